@@ -1,0 +1,106 @@
+//! Durable file primitives: every rewritten file goes through a temp file,
+//! fsync, rename and a directory fsync, so a crash leaves either the old or
+//! the new content, never a torn file.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, Write};
+use std::path::Path;
+
+/// Prefix of temporary files; loaders delete leftovers with this prefix.
+pub const TMP_PREFIX: &str = ".tmp-";
+
+/// Atomically replace `path` with `bytes` and make the result durable.
+pub fn atomic_write(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let dir = path
+        .parent()
+        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "path has no parent"))?;
+    let name = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "path has no file name"))?;
+    let tmp = dir.join(format!(
+        "{TMP_PREFIX}{}-{name}",
+        uuid::Uuid::new_v4().simple()
+    ));
+    let result = (|| {
+        let mut file = OpenOptions::new().write(true).create_new(true).open(&tmp)?;
+        file.write_all(bytes)?;
+        file.sync_all()?;
+        fs::rename(&tmp, path)?;
+        fsync_dir(dir)
+    })();
+    if result.is_err() {
+        let _ = fs::remove_file(&tmp);
+    }
+    result
+}
+
+/// Serialize `value` as pretty JSON and write it atomically.
+pub fn atomic_write_json<T: serde::Serialize>(path: &Path, value: &T) -> io::Result<()> {
+    let mut bytes = serde_json::to_vec_pretty(value).map_err(io::Error::other)?;
+    bytes.push(b'\n');
+    atomic_write(path, &bytes)
+}
+
+/// fsync a directory so that renames and creations inside it are durable.
+pub fn fsync_dir(dir: &Path) -> io::Result<()> {
+    File::open(dir)?.sync_all()
+}
+
+/// Create `dir` (and parents) and fsync it and its parent.
+pub fn create_dir_durable(dir: &Path) -> io::Result<()> {
+    fs::create_dir_all(dir)?;
+    fsync_dir(dir)?;
+    if let Some(parent) = dir.parent() {
+        fsync_dir(parent)?;
+    }
+    Ok(())
+}
+
+/// Remove leftover temp files (from a crash mid-write) directly inside `dir`.
+pub fn remove_tmp_files(dir: &Path) -> io::Result<usize> {
+    let mut removed = 0;
+    let entries = match fs::read_dir(dir) {
+        Ok(e) => e,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(0),
+        Err(e) => return Err(e),
+    };
+    for entry in entries {
+        let entry = entry?;
+        if entry.file_name().to_string_lossy().starts_with(TMP_PREFIX) {
+            fs::remove_file(entry.path())?;
+            removed += 1;
+        }
+    }
+    Ok(removed)
+}
+
+/// Read and parse a JSON file.
+pub fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> io::Result<T> {
+    let bytes = fs::read(path)?;
+    serde_json::from_slice(&bytes).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn atomic_write_replaces_and_leaves_no_temp() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("a.json");
+        atomic_write(&p, b"one").unwrap();
+        atomic_write(&p, b"two").unwrap();
+        assert_eq!(fs::read(&p).unwrap(), b"two");
+        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn remove_tmp_files_only_touches_temp_files() {
+        let dir = tempfile::tempdir().unwrap();
+        fs::write(dir.path().join(format!("{TMP_PREFIX}x")), b"x").unwrap();
+        fs::write(dir.path().join("keep"), b"k").unwrap();
+        assert_eq!(remove_tmp_files(dir.path()).unwrap(), 1);
+        assert!(dir.path().join("keep").exists());
+    }
+}

@@ -1,0 +1,50 @@
+//! Git operations, one per module, as plain blocking functions over git2
+//! (the asyncgit `sync/` layout). Callers run them off the event loop.
+
+mod commit;
+mod init;
+mod locks;
+mod log;
+mod trailers;
+
+pub use commit::{commit_paths, CommitOutcome};
+pub use init::{init_repo, open_repo};
+pub use locks::remove_stale_locks;
+pub use log::{log, CommitInfo};
+pub use trailers::{head_trailers, Trailers};
+pub mod trailers_keys {
+    pub use super::trailers::{HEAD_NODE, LAST_SEQ, SESSION, TURN};
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum GitError {
+    #[error("git: {0}")]
+    Git(#[from] git2::Error),
+    #[error("io: {0}")]
+    Io(#[from] std::io::Error),
+    #[error("nothing to commit")]
+    Empty,
+}
+
+/// Turn on libgit2's fsync of objects, refs and the index, once per process.
+/// Without it an acknowledged commit could vanish on power loss.
+pub fn enable_fsync() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        // Any git2 option call runs libgit2's global init first.
+        git2::opts::enable_caching(true);
+        // SAFETY: git_libgit2_opts with ENABLE_FSYNC_GITDIR takes one int
+        // argument; libgit2 has been initialised by the call above.
+        unsafe {
+            libgit2_sys::git_libgit2_opts(
+                libgit2_sys::GIT_OPT_ENABLE_FSYNC_GITDIR as std::ffi::c_int,
+                1 as std::ffi::c_int,
+            );
+        }
+    });
+}
+
+/// The identity of session-repo commits.
+pub fn store_signature() -> Result<git2::Signature<'static>, git2::Error> {
+    git2::Signature::now("OpenProgram", "sessions@openprogram.local")
+}

@@ -1,0 +1,48 @@
+use git2::Repository;
+
+/// The trailers a turn commit carries, mapping it back to the DAG.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Trailers {
+    pub turn: u64,
+    pub head_node: Option<String>,
+    pub last_seq: u64,
+}
+
+pub const TURN: &str = "Openprogram-Turn";
+pub const HEAD_NODE: &str = "Openprogram-Head-Node";
+pub const LAST_SEQ: &str = "Openprogram-Last-Seq";
+pub const SESSION: &str = "Openprogram-Session";
+
+impl Trailers {
+    pub fn parse(message: &str) -> Trailers {
+        let mut t = Trailers::default();
+        if let Ok(list) = git2::message_trailers_strs(message) {
+            for (key, value) in list.iter() {
+                match key {
+                    TURN => t.turn = value.trim().parse().unwrap_or(0),
+                    HEAD_NODE => t.head_node = Some(value.trim().to_string()),
+                    LAST_SEQ => t.last_seq = value.trim().parse().unwrap_or(0),
+                    _ => {}
+                }
+            }
+        }
+        t
+    }
+}
+
+/// Trailers of the HEAD commit; all zero for a repository without commits.
+pub fn head_trailers(repo: &Repository) -> Result<Trailers, git2::Error> {
+    match repo.head() {
+        Ok(head) => {
+            let commit = head.peel_to_commit()?;
+            Ok(Trailers::parse(commit.message().unwrap_or("")))
+        }
+        Err(e)
+            if e.code() == git2::ErrorCode::UnbornBranch
+                || e.code() == git2::ErrorCode::NotFound =>
+        {
+            Ok(Trailers::default())
+        }
+        Err(e) => Err(e),
+    }
+}

@@ -1,0 +1,14 @@
+//! openprogram-actors: the entity-memory engine. Domain types, git storage
+//! and the actix actors that own them; usable without HTTP.
+
+pub mod engine;
+pub mod fsio;
+pub mod git;
+pub mod ids;
+mod lru;
+pub mod manager;
+pub mod meta;
+pub mod node;
+pub mod session;
+
+pub use engine::Engine;

@@ -1,0 +1,103 @@
+//! The session manager: routes a session id to its live actor, starting it
+//! on demand and keeping at most `cap` of them (LRU). Eviction is lossless:
+//! everything a session acknowledged is on disk, and an evicted actor stops
+//! once its last in-flight request is answered. A per-session lease makes a
+//! new actor for the same session wait until the old one has let go, so one
+//! repository never has two writers.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use actix::prelude::*;
+use tokio::sync::Mutex;
+
+use crate::ids;
+use crate::lru::Lru;
+use crate::session::{SessionActor, SessionChanged, SessionError};
+
+pub struct SessionManager {
+    sessions_dir: PathBuf,
+    cap: usize,
+    live: Lru<String, Addr<SessionActor>>,
+    leases: HashMap<String, Arc<Mutex<()>>>,
+    events: Option<Recipient<SessionChanged>>,
+}
+
+impl SessionManager {
+    pub fn new(
+        sessions_dir: PathBuf,
+        cap: usize,
+        events: Option<Recipient<SessionChanged>>,
+    ) -> Self {
+        SessionManager {
+            sessions_dir,
+            cap,
+            live: Lru::new(cap),
+            leases: HashMap::new(),
+            events,
+        }
+    }
+}
+
+impl Actor for SessionManager {
+    type Context = Context<Self>;
+}
+
+/// The actor of a session (started if needed). The session itself may not
+/// exist yet: the actor answers `NotFound` until something creates it.
+#[derive(Message)]
+#[rtype(result = "Result<Addr<SessionActor>, SessionError>")]
+pub struct Resolve {
+    pub id: String,
+}
+
+impl Handler<Resolve> for SessionManager {
+    type Result = Result<Addr<SessionActor>, SessionError>;
+
+    fn handle(&mut self, msg: Resolve, _: &mut Self::Context) -> Self::Result {
+        ids::validate("session id", &msg.id)?;
+        if let Some(addr) = self.live.get(&msg.id) {
+            if addr.connected() {
+                return Ok(addr.clone());
+            }
+        }
+        let lease = self.leases.entry(msg.id.clone()).or_default().clone();
+        let dir = self.sessions_dir.join(&msg.id);
+        let addr = SessionActor::new(dir, lease, self.events.clone()).start();
+        // Evicted actors are dropped here: each stops when idle.
+        drop(self.live.insert(msg.id, addr.clone()));
+        if self.leases.len() > 4 * self.cap {
+            self.leases.retain(|_, lease| Arc::strong_count(lease) > 1);
+        }
+        Ok(addr)
+    }
+}
+
+/// Drop the live actor of a session (after its deletion).
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct Forget {
+    pub id: String,
+}
+
+impl Handler<Forget> for SessionManager {
+    type Result = ();
+
+    fn handle(&mut self, msg: Forget, _: &mut Self::Context) {
+        self.live.remove(&msg.id);
+    }
+}
+
+/// Number of live session actors (for health and tests).
+#[derive(Message)]
+#[rtype(result = "usize")]
+pub struct LiveCount;
+
+impl Handler<LiveCount> for SessionManager {
+    type Result = usize;
+
+    fn handle(&mut self, _: LiveCount, _: &mut Self::Context) -> usize {
+        self.live.len()
+    }
+}

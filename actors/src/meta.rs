@@ -1,0 +1,261 @@
+//! `meta.json`: a session's metadata and the cached state of its turns.
+//! The history files are the source of truth; the turn fields here are a
+//! cache that the session core repairs from them when it loads.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default, Hash)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    #[default]
+    Idle,
+    Running,
+    Done,
+    Failed,
+    NeedsInput,
+}
+
+impl Status {
+    pub fn parse(s: &str) -> Option<Status> {
+        Some(match s {
+            "idle" => Status::Idle,
+            "running" => Status::Running,
+            "done" => Status::Done,
+            "failed" => Status::Failed,
+            "needs_input" => Status::NeedsInput,
+            _ => return None,
+        })
+    }
+}
+
+/// The turn in progress: opened by a user message.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OpenTurn {
+    pub number: u64,
+    pub user_node: String,
+    /// Sequence number of the first node that belongs to this turn.
+    pub first_seq: u64,
+    pub started_at: f64,
+}
+
+/// What the client reported when it ended the last turn; the commit message
+/// is built from it, so a commit interrupted by a crash can be redone.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct TurnRecord {
+    pub number: u64,
+    pub first_seq: u64,
+    pub last_seq: u64,
+    pub head: Option<String>,
+    pub duration_s: Option<f64>,
+    pub tokens: Option<u64>,
+    pub tool_calls: Option<u64>,
+    pub context_file: Option<String>,
+    pub ended_at: f64,
+}
+
+fn default_agent() -> String {
+    "main".into()
+}
+fn default_source() -> String {
+    "api".into()
+}
+fn default_project() -> String {
+    "default".into()
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SessionMeta {
+    pub id: String,
+    #[serde(default = "default_agent")]
+    pub agent_id: String,
+    #[serde(default)]
+    pub title: String,
+    pub created_at: f64,
+    #[serde(default)]
+    pub updated_at: f64,
+    #[serde(default = "default_source")]
+    pub source: String,
+    #[serde(default)]
+    pub channel: Option<String>,
+    #[serde(default)]
+    pub account_id: Option<String>,
+    #[serde(default)]
+    pub peer_display: Option<String>,
+    #[serde(default)]
+    pub peer_id: Option<String>,
+    #[serde(default)]
+    pub pinned: bool,
+    #[serde(default)]
+    pub archived: bool,
+    #[serde(default)]
+    pub group: Option<String>,
+    #[serde(default)]
+    pub status: Status,
+    #[serde(default)]
+    pub unread: bool,
+    #[serde(default = "default_project")]
+    pub project_id: String,
+    #[serde(default)]
+    pub model: Option<String>,
+    /// Current tip of the conversational chain.
+    #[serde(default)]
+    pub head: Option<String>,
+    /// Number of ended turns.
+    #[serde(default)]
+    pub turn_count: u64,
+    #[serde(default)]
+    pub open_turn: Option<OpenTurn>,
+    #[serde(default)]
+    pub last_turn: Option<TurnRecord>,
+    #[serde(default, rename = "_user_titled")]
+    pub user_titled: bool,
+    #[serde(default, rename = "_auto_titled")]
+    pub auto_titled: bool,
+    #[serde(default, rename = "_title_gen_count")]
+    pub title_gen_count: u32,
+    /// Fields this version does not know are kept as they are.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl SessionMeta {
+    pub fn new(id: String, now: f64) -> SessionMeta {
+        SessionMeta {
+            id,
+            agent_id: default_agent(),
+            title: String::new(),
+            created_at: now,
+            updated_at: now,
+            source: default_source(),
+            channel: None,
+            account_id: None,
+            peer_display: None,
+            peer_id: None,
+            pinned: false,
+            archived: false,
+            group: None,
+            status: Status::Idle,
+            unread: false,
+            project_id: default_project(),
+            model: None,
+            head: None,
+            turn_count: 0,
+            open_turn: None,
+            last_turn: None,
+            user_titled: false,
+            auto_titled: false,
+            title_gen_count: 0,
+            extra: Map::new(),
+        }
+    }
+}
+
+/// Seconds since the Unix epoch, as the spec's timestamps are.
+pub fn now() -> f64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs_f64())
+        .unwrap_or(0.0)
+}
+
+/// A partial update of the user-visible metadata: only the fields given are
+/// written (spec 003, "Updating fields").
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MetaPatch {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pinned: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub archived: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unread: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<Status>,
+    /// `Some(None)` clears the group.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "double_option"
+    )]
+    pub group: Option<Option<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// Set by a user rename: the permanent title lock.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        rename = "_user_titled"
+    )]
+    pub user_titled: Option<bool>,
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        rename = "_auto_titled"
+    )]
+    pub auto_titled: Option<bool>,
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        rename = "_title_gen_count"
+    )]
+    pub title_gen_count: Option<u32>,
+}
+
+impl MetaPatch {
+    pub fn is_empty(&self) -> bool {
+        *self == MetaPatch::default()
+    }
+
+    /// Apply the given fields. `updated_at` is left alone: only appended
+    /// content moves it (the index consistency contract).
+    pub fn apply(&self, meta: &mut SessionMeta) {
+        if let Some(v) = &self.title {
+            meta.title = v.clone();
+        }
+        if let Some(v) = self.pinned {
+            meta.pinned = v;
+        }
+        if let Some(v) = self.archived {
+            meta.archived = v;
+        }
+        if let Some(v) = self.unread {
+            meta.unread = v;
+        }
+        if let Some(v) = self.status {
+            meta.status = v;
+        }
+        if let Some(v) = &self.group {
+            meta.group = v.clone();
+        }
+        if let Some(v) = &self.model {
+            meta.model = Some(v.clone());
+        }
+        if let Some(v) = self.user_titled {
+            meta.user_titled = v;
+        }
+        if let Some(v) = self.auto_titled {
+            meta.auto_titled = v;
+        }
+        if let Some(v) = self.title_gen_count {
+            meta.title_gen_count = v;
+        }
+    }
+}
+
+/// Distinguish an absent field from an explicit `null`.
+mod double_option {
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    pub fn serialize<S: Serializer>(v: &Option<Option<String>>, s: S) -> Result<S::Ok, S::Error> {
+        v.serialize(s)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<Option<Option<String>>, D::Error> {
+        Option::<String>::deserialize(d).map(Some)
+    }
+}

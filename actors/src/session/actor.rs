@@ -1,0 +1,351 @@
+//! The session actor: the only writer of one session's repository.
+//!
+//! Every mutation moves the `SessionCore` into a blocking thread and back
+//! inside an `AtomicResponse`, so operations on one session run strictly one
+//! after another, git work never runs on an event-loop thread, and no lock
+//! guards the core. Reads are answered from memory.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use actix::prelude::*;
+use tokio::sync::{Mutex, OwnedMutexGuard};
+
+use super::core::{AppendOutcome, EndTurn, NewNode, NodePatch, SessionCore, TurnOutcome};
+use super::error::SessionError;
+use crate::git::CommitInfo;
+use crate::meta::{MetaPatch, SessionMeta};
+use crate::node::Node;
+
+/// What changed in a session, for whoever keeps an index of sessions.
+#[derive(Debug, Clone, Message)]
+#[rtype(result = "()")]
+pub struct SessionChanged {
+    pub meta: SessionMeta,
+    /// Preview from the latest user message.
+    pub preview: Option<String>,
+    pub kind: ChangeKind,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChangeKind {
+    Created,
+    /// Content was appended (debounced in the registry).
+    Appended,
+    /// Metadata or turn state changed (written through at once).
+    Updated,
+}
+
+pub struct SessionActor {
+    dir: PathBuf,
+    /// `None` while an operation runs on a blocking thread.
+    slot: Option<Slot>,
+    lease: Option<Arc<Mutex<()>>>,
+    _guard: Option<OwnedMutexGuard<()>>,
+    events: Option<Recipient<SessionChanged>>,
+}
+
+/// The session, or its absence (an actor may exist for an id that has no
+/// session yet: the first user message creates it).
+struct Slot {
+    core: Option<SessionCore>,
+}
+
+impl SessionActor {
+    pub fn new(
+        dir: PathBuf,
+        lease: Arc<Mutex<()>>,
+        events: Option<Recipient<SessionChanged>>,
+    ) -> Self {
+        SessionActor {
+            dir,
+            slot: None,
+            lease: Some(lease),
+            _guard: None,
+            events,
+        }
+    }
+
+    /// Run `f` on a blocking thread with the slot, then put it back.
+    fn blocking<R, F>(&mut self, f: F) -> ResponseActFuture<Self, Result<R, SessionError>>
+    where
+        R: Send + 'static,
+        F: FnOnce(&mut Slot, &PathBuf) -> Result<R, SessionError> + Send + 'static,
+    {
+        let Some(mut slot) = self.slot.take() else {
+            return Box::pin(fut::ready(Err(SessionError::Unavailable)));
+        };
+        let dir = self.dir.clone();
+        let job = tokio::task::spawn_blocking(move || {
+            let result = f(&mut slot, &dir);
+            (slot, result)
+        });
+        Box::pin(job.into_actor(self).map(|joined, act, ctx| match joined {
+            Ok((slot, result)) => {
+                act.slot = Some(slot);
+                result
+            }
+            Err(e) => {
+                // The core is gone with the panicked thread; stop, and the
+                // next request reloads the session from disk.
+                tracing::error!(dir = %act.dir.display(), error = %e, "session operation panicked");
+                ctx.stop();
+                Err(SessionError::Unavailable)
+            }
+        }))
+    }
+
+    fn notify(&self, kind: ChangeKind) {
+        if let (Some(events), Some(core)) = (
+            &self.events,
+            self.slot.as_ref().and_then(|s| s.core.as_ref()),
+        ) {
+            events.do_send(SessionChanged {
+                meta: core.meta().clone(),
+                preview: core
+                    .last_user_text()
+                    .as_deref()
+                    .and_then(crate::node::preview),
+                kind,
+            });
+        }
+    }
+
+    fn core(&self) -> Result<&SessionCore, SessionError> {
+        match &self.slot {
+            Some(Slot { core: Some(core) }) => Ok(core),
+            Some(Slot { core: None }) => Err(SessionError::NotFound),
+            None => Err(SessionError::Unavailable),
+        }
+    }
+}
+
+impl Actor for SessionActor {
+    type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Self::Context) {
+        // Wait for the lease: an evicted actor for the same session may still
+        // be finishing; only then load from disk.
+        let Some(lease) = self.lease.take() else {
+            return;
+        };
+        let dir = self.dir.clone();
+        let load = async move {
+            let guard = lease.lock_owned().await;
+            let loaded = tokio::task::spawn_blocking(move || match SessionCore::load(&dir) {
+                Ok(core) => Ok(Some(core)),
+                Err(SessionError::NotFound) => Ok(None),
+                Err(e) => Err(e),
+            })
+            .await;
+            (guard, loaded)
+        };
+        ctx.wait(load.into_actor(self).map(|(guard, loaded), act, ctx| {
+            act._guard = Some(guard);
+            match loaded {
+                Ok(Ok(core)) => act.slot = Some(Slot { core }),
+                Ok(Err(e)) => {
+                    tracing::error!(dir = %act.dir.display(), error = %e, "session failed to load");
+                    ctx.stop();
+                }
+                Err(e) => {
+                    tracing::error!(dir = %act.dir.display(), error = %e, "session load panicked");
+                    ctx.stop();
+                }
+            }
+        }));
+    }
+}
+
+// ----- messages -------------------------------------------------------------
+
+/// Create the session explicitly (no message yet).
+#[derive(Message, Clone)]
+#[rtype(result = "Result<SessionMeta, SessionError>")]
+pub struct Create {
+    pub meta: SessionMeta,
+}
+
+impl Handler<Create> for SessionActor {
+    type Result = AtomicResponse<Self, Result<SessionMeta, SessionError>>;
+
+    fn handle(&mut self, msg: Create, _: &mut Self::Context) -> Self::Result {
+        let fut = self.blocking(move |slot, dir| {
+            if slot.core.is_some() {
+                return Err(SessionError::AlreadyExists);
+            }
+            let (core, _) = SessionCore::create(dir, msg.meta, None)?;
+            let meta = core.meta().clone();
+            slot.core = Some(core);
+            Ok(meta)
+        });
+        notify_after(fut, ChangeKind::Created)
+    }
+}
+
+/// Append a node; with `create` set, the first user message creates the
+/// session in the same atomic step.
+#[derive(Message, Clone)]
+#[rtype(result = "Result<AppendOutcome, SessionError>")]
+pub struct Append {
+    pub node: NewNode,
+    pub create: Option<SessionMeta>,
+}
+
+impl Handler<Append> for SessionActor {
+    type Result = AtomicResponse<Self, Result<AppendOutcome, SessionError>>;
+
+    fn handle(&mut self, msg: Append, _: &mut Self::Context) -> Self::Result {
+        let fut = self.blocking(move |slot, dir| match (&mut slot.core, msg.create) {
+            (Some(core), _) => core.append(msg.node),
+            (None, Some(meta)) if msg.node.role == crate::node::Role::User => {
+                let (core, outcome) = SessionCore::create(dir, meta, Some(msg.node))?;
+                slot.core = Some(core);
+                outcome.ok_or(SessionError::Unavailable)
+            }
+            (None, _) => Err(SessionError::NotFound),
+        });
+        AtomicResponse::new(Box::pin(fut.map(|res, act, _| {
+            if let Ok(out) = &res {
+                if out.closed_interrupted_turn.is_some() {
+                    act.notify(ChangeKind::Updated);
+                }
+                if out.created && out.node.seq == 1 {
+                    act.notify(ChangeKind::Created);
+                } else if out.created && out.node.is_conversational() {
+                    act.notify(ChangeKind::Appended);
+                }
+            }
+            res
+        })))
+    }
+}
+
+#[derive(Message, Clone)]
+#[rtype(result = "Result<Node, SessionError>")]
+pub struct UpdateNode {
+    pub node_id: String,
+    pub patch: NodePatch,
+}
+
+impl Handler<UpdateNode> for SessionActor {
+    type Result = AtomicResponse<Self, Result<Node, SessionError>>;
+
+    fn handle(&mut self, msg: UpdateNode, _: &mut Self::Context) -> Self::Result {
+        AtomicResponse::new(self.blocking(move |slot, _| {
+            slot.core
+                .as_mut()
+                .ok_or(SessionError::NotFound)?
+                .update_node(&msg.node_id, msg.patch)
+        }))
+    }
+}
+
+#[derive(Message, Clone)]
+#[rtype(result = "Result<TurnOutcome, SessionError>")]
+pub struct EndTurnMsg(pub EndTurn);
+
+impl Handler<EndTurnMsg> for SessionActor {
+    type Result = AtomicResponse<Self, Result<TurnOutcome, SessionError>>;
+
+    fn handle(&mut self, msg: EndTurnMsg, _: &mut Self::Context) -> Self::Result {
+        let fut = self.blocking(move |slot, _| {
+            slot.core
+                .as_mut()
+                .ok_or(SessionError::NotFound)?
+                .end_turn(msg.0)
+        });
+        notify_after(fut, ChangeKind::Updated)
+    }
+}
+
+/// Change metadata fields (title, flags, status, …) and save them.
+#[derive(Message, Clone)]
+#[rtype(result = "Result<SessionMeta, SessionError>")]
+pub struct UpdateMeta(pub MetaPatch);
+
+impl Handler<UpdateMeta> for SessionActor {
+    type Result = AtomicResponse<Self, Result<SessionMeta, SessionError>>;
+
+    fn handle(&mut self, msg: UpdateMeta, _: &mut Self::Context) -> Self::Result {
+        let fut = self.blocking(move |slot, _| {
+            let patch = msg.0;
+            let core = slot.core.as_mut().ok_or(SessionError::NotFound)?;
+            Ok(core.update_meta(|m| patch.apply(m))?.clone())
+        });
+        notify_after(fut, ChangeKind::Updated)
+    }
+}
+
+/// Snapshot of the metadata (the live `updated_at` included).
+#[derive(Message, Clone)]
+#[rtype(result = "Result<SessionMeta, SessionError>")]
+pub struct GetMeta;
+
+impl Handler<GetMeta> for SessionActor {
+    type Result = Result<SessionMeta, SessionError>;
+
+    fn handle(&mut self, _: GetMeta, _: &mut Self::Context) -> Self::Result {
+        Ok(self.core()?.meta().clone())
+    }
+}
+
+/// The rendered conversation ending at `head` (default: current head).
+#[derive(Message, Clone)]
+#[rtype(result = "Result<Vec<Node>, SessionError>")]
+pub struct GetBranch {
+    pub head: Option<String>,
+}
+
+impl Handler<GetBranch> for SessionActor {
+    type Result = Result<Vec<Node>, SessionError>;
+
+    fn handle(&mut self, msg: GetBranch, _: &mut Self::Context) -> Self::Result {
+        self.core()?.branch(msg.head.as_deref())
+    }
+}
+
+/// Every node of every branch, in sequence order.
+#[derive(Message, Clone)]
+#[rtype(result = "Result<Vec<Node>, SessionError>")]
+pub struct GetNodes;
+
+impl Handler<GetNodes> for SessionActor {
+    type Result = Result<Vec<Node>, SessionError>;
+
+    fn handle(&mut self, _: GetNodes, _: &mut Self::Context) -> Self::Result {
+        Ok(self.core()?.nodes().to_vec())
+    }
+}
+
+#[derive(Message, Clone)]
+#[rtype(result = "Result<Vec<CommitInfo>, SessionError>")]
+pub struct GetCommits {
+    pub limit: usize,
+}
+
+impl Handler<GetCommits> for SessionActor {
+    type Result = AtomicResponse<Self, Result<Vec<CommitInfo>, SessionError>>;
+
+    fn handle(&mut self, msg: GetCommits, _: &mut Self::Context) -> Self::Result {
+        AtomicResponse::new(self.blocking(move |slot, _| {
+            slot.core
+                .as_ref()
+                .ok_or(SessionError::NotFound)?
+                .commits(msg.limit)
+        }))
+    }
+}
+
+/// Send a change event after a successful mutation.
+fn notify_after<R: 'static>(
+    fut: ResponseActFuture<SessionActor, Result<R, SessionError>>,
+    kind: ChangeKind,
+) -> AtomicResponse<SessionActor, Result<R, SessionError>> {
+    AtomicResponse::new(Box::pin(fut.map(move |res, act: &mut SessionActor, _| {
+        if res.is_ok() {
+            act.notify(kind);
+        }
+        res
+    })))
+}

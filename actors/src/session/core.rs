@@ -1,0 +1,739 @@
+//! `SessionCore`: one session's repository, its history files and the
+//! in-memory DAG built from them. All methods block (file and git I/O); the
+//! session actor runs them on a blocking thread, one at a time.
+//!
+//! The history files are the event log. `meta.json` caches the head, the
+//! open turn and the count of ended turns; `load` repairs that cache from the
+//! files and from the trailers of the last commit, so a crash at any point
+//! leaves a state that loading completes.
+
+use std::collections::HashMap;
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use git2::Repository;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use super::commit_message::TurnSummary;
+use super::error::SessionError;
+use super::layout::{self, GITIGNORE, GITIGNORE_BODY, META};
+use crate::fsio;
+use crate::git::{self, GitError};
+use crate::ids;
+use crate::meta::{now, OpenTurn, SessionMeta, Status, TurnRecord};
+use crate::node::{self, Node, Role};
+
+/// A node as a client sends it; the store fills in seq and timestamps.
+#[derive(Debug, Clone, Deserialize)]
+pub struct NewNode {
+    #[serde(default)]
+    pub id: Option<String>,
+    pub role: Role,
+    #[serde(default)]
+    pub content: Value,
+    #[serde(default)]
+    pub predecessor: Option<String>,
+    #[serde(default)]
+    pub caller: Option<String>,
+    #[serde(default)]
+    pub metadata: Map<String, Value>,
+    #[serde(default)]
+    pub name: Option<String>,
+    #[serde(default)]
+    pub output: Option<Value>,
+}
+
+/// Changes to a node of the open turn (filling the assistant placeholder).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NodePatch {
+    #[serde(default)]
+    pub content: Option<Value>,
+    /// Merged key by key into the node's metadata.
+    #[serde(default)]
+    pub metadata: Option<Map<String, Value>>,
+    #[serde(default)]
+    pub output: Option<Value>,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    #[default]
+    Ok,
+    Failed,
+    NeedsInput,
+}
+
+/// The end-of-turn call, with what the client reports about the turn.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EndTurn {
+    #[serde(default)]
+    pub outcome: Outcome,
+    /// A background turn ends as `done` + `unread`.
+    #[serde(default)]
+    pub background: bool,
+    #[serde(default)]
+    pub duration_s: Option<f64>,
+    #[serde(default)]
+    pub tokens: Option<u64>,
+    #[serde(default)]
+    pub tool_calls: Option<u64>,
+    /// Optional LLM context snapshot, stored in `context/commits/<id>.json`.
+    #[serde(default)]
+    pub context: Option<Value>,
+    #[serde(default)]
+    pub context_id: Option<String>,
+}
+
+/// Session fields a creator may set.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CreateSpec {
+    #[serde(default)]
+    pub id: Option<String>,
+    #[serde(default)]
+    pub agent_id: Option<String>,
+    #[serde(default)]
+    pub title: Option<String>,
+    #[serde(default)]
+    pub source: Option<String>,
+    #[serde(default)]
+    pub channel: Option<String>,
+    #[serde(default)]
+    pub account_id: Option<String>,
+    #[serde(default)]
+    pub peer_display: Option<String>,
+    #[serde(default)]
+    pub peer_id: Option<String>,
+    #[serde(default)]
+    pub model: Option<String>,
+    #[serde(default)]
+    pub group: Option<String>,
+}
+
+impl CreateSpec {
+    pub fn into_meta(self, id: String) -> SessionMeta {
+        let mut meta = SessionMeta::new(id, now());
+        if let Some(v) = self.agent_id {
+            meta.agent_id = v;
+        }
+        if let Some(v) = self.title {
+            meta.title = v;
+        }
+        if let Some(v) = self.source {
+            meta.source = v;
+        }
+        meta.channel = self.channel;
+        meta.account_id = self.account_id;
+        meta.peer_display = self.peer_display;
+        meta.peer_id = self.peer_id;
+        meta.model = self.model;
+        meta.group = self.group;
+        meta
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct AppendOutcome {
+    pub node: Node,
+    /// False when the node id already existed (an idempotent retry).
+    pub created: bool,
+    /// The turn this node belongs to, if one is open.
+    pub turn: Option<u64>,
+    /// Set when this user message first closed a turn left open by a crash.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub closed_interrupted_turn: Option<TurnOutcome>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct TurnOutcome {
+    pub turn: u64,
+    pub commit: String,
+    pub short_sha: String,
+    pub status: Status,
+}
+
+pub struct SessionCore {
+    dir: PathBuf,
+    repo: Repository,
+    meta: SessionMeta,
+    /// All nodes, in sequence order.
+    nodes: Vec<Node>,
+    by_id: HashMap<String, usize>,
+}
+
+impl SessionCore {
+    // ----- creation and loading -------------------------------------------
+
+    /// Create a session directory at `dir`, optionally with its first node,
+    /// as one atomic step: everything is built in a temporary sibling folder
+    /// and renamed into place, so a crash never leaves an empty shell.
+    pub fn create(
+        dir: &Path,
+        meta: SessionMeta,
+        first: Option<NewNode>,
+    ) -> Result<(SessionCore, Option<AppendOutcome>), SessionError> {
+        if dir.exists() {
+            return Err(SessionError::AlreadyExists);
+        }
+        let parent = dir
+            .parent()
+            .ok_or_else(|| SessionError::Invalid("session directory has no parent".into()))?;
+        fs::create_dir_all(parent)?;
+        let tmp = parent.join(format!("{}create-{}", fsio::TMP_PREFIX, ids::new_id()));
+        let built = (|| -> Result<Option<AppendOutcome>, SessionError> {
+            fs::create_dir(&tmp)?;
+            let repo = git::init_repo(&tmp)?;
+            for sub in [layout::HISTORY, layout::CONTEXT_COMMITS, layout::WORKDIR] {
+                fs::create_dir_all(tmp.join(sub))?;
+            }
+            fsio::atomic_write(&tmp.join(GITIGNORE), GITIGNORE_BODY.as_bytes())?;
+            fsio::atomic_write_json(&tmp.join(META), &meta)?;
+            let mut core = SessionCore {
+                dir: tmp.clone(),
+                repo,
+                meta,
+                nodes: Vec::new(),
+                by_id: HashMap::new(),
+            };
+            let outcome = first.map(|n| core.append(n)).transpose()?;
+            for sub in ["context", layout::HISTORY, ""] {
+                fsio::fsync_dir(&tmp.join(sub))?;
+            }
+            Ok(outcome)
+        })();
+        let outcome = match built {
+            Ok(o) => o,
+            Err(e) => {
+                let _ = fs::remove_dir_all(&tmp);
+                return Err(e);
+            }
+        };
+        if let Err(e) = fs::rename(&tmp, dir) {
+            let _ = fs::remove_dir_all(&tmp);
+            return Err(if dir.exists() {
+                SessionError::AlreadyExists
+            } else {
+                e.into()
+            });
+        }
+        fsio::fsync_dir(parent)?;
+        let core = SessionCore::load(dir)?;
+        Ok((core, outcome))
+    }
+
+    /// Load a session directory, repairing what a crash may have left: temp
+    /// files, stale git locks, a turn whose end was recorded but whose commit
+    /// did not finish, and the cached head and open turn.
+    pub fn load(dir: &Path) -> Result<SessionCore, SessionError> {
+        let mut meta: SessionMeta = match fsio::read_json(&dir.join(META)) {
+            Ok(m) => m,
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::NotFound | io::ErrorKind::InvalidData
+                ) =>
+            {
+                return Err(SessionError::NotFound)
+            }
+            Err(e) => return Err(e.into()),
+        };
+        if let Some(name) = dir.file_name().and_then(|n| n.to_str()) {
+            meta.id = name.to_string();
+        }
+        fsio::remove_tmp_files(dir)?;
+        let repo = if dir.join(".git").exists() {
+            git::open_repo(dir)?
+        } else {
+            git::init_repo(dir)?
+        };
+        git::remove_stale_locks(repo.path())?;
+        let nodes = read_history(&dir.join(layout::HISTORY))?;
+        let by_id = nodes
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (n.id.clone(), i))
+            .collect();
+        let mut core = SessionCore {
+            dir: dir.to_path_buf(),
+            repo,
+            meta,
+            nodes,
+            by_id,
+        };
+        core.reconcile()?;
+        Ok(core)
+    }
+
+    fn reconcile(&mut self) -> Result<(), SessionError> {
+        let committed = git::head_trailers(&self.repo)?;
+        let mut dirty = false;
+        // A turn whose end was recorded but whose commit did not happen.
+        if self.meta.turn_count > committed.turn {
+            if let Some(record) = self
+                .meta
+                .last_turn
+                .clone()
+                .filter(|r| r.number == self.meta.turn_count)
+            {
+                tracing::warn!(session = %self.meta.id, turn = record.number, "committing a turn interrupted by a crash");
+                self.commit_turn(&record)?;
+            }
+        } else if self.meta.turn_count < committed.turn {
+            self.meta.turn_count = committed.turn;
+            dirty = true;
+        }
+        // Replay the head over nodes appended since it was last saved.
+        let mut head = self
+            .meta
+            .head
+            .clone()
+            .filter(|h| self.by_id.contains_key(h));
+        let from = head.as_ref().map_or(0, |h| self.nodes[self.by_id[h]].seq);
+        for n in self.nodes.iter().filter(|n| n.seq > from) {
+            if n.is_conversational() && n.predecessor == head {
+                head = Some(n.id.clone());
+            }
+        }
+        if head != self.meta.head {
+            self.meta.head = head;
+            dirty = true;
+        }
+        // The open turn: the user node that opened it must exist; a user
+        // node written just before a crash (meta not yet saved) opens it.
+        let ended = self.ended_seq();
+        match &self.meta.open_turn {
+            Some(open) if !self.by_id.contains_key(&open.user_node) => {
+                self.meta.open_turn = None;
+                dirty = true;
+            }
+            Some(_) => {}
+            None => {
+                if let Some(user) = self
+                    .nodes
+                    .iter()
+                    .find(|n| n.seq > ended && n.role == Role::User && n.caller.is_none())
+                {
+                    self.meta.open_turn = Some(OpenTurn {
+                        number: self.meta.turn_count + 1,
+                        user_node: user.id.clone(),
+                        first_seq: ended + 1,
+                        started_at: user.created_at,
+                    });
+                    dirty = true;
+                }
+            }
+        }
+        if let Some(last) = self.nodes.iter().rev().find(|n| n.is_conversational()) {
+            self.meta.updated_at = self.meta.updated_at.max(last.created_at);
+        }
+        if dirty {
+            self.write_meta()?;
+        }
+        Ok(())
+    }
+
+    // ----- reads ----------------------------------------------------------
+
+    pub fn id(&self) -> &str {
+        &self.meta.id
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    pub fn meta(&self) -> &SessionMeta {
+        &self.meta
+    }
+
+    pub fn nodes(&self) -> &[Node] {
+        &self.nodes
+    }
+
+    pub fn node(&self, id: &str) -> Option<&Node> {
+        self.by_id.get(id).map(|&i| &self.nodes[i])
+    }
+
+    pub fn last_seq(&self) -> u64 {
+        self.nodes.last().map_or(0, |n| n.seq)
+    }
+
+    /// Text of the latest user message (for previews).
+    pub fn last_user_text(&self) -> Option<String> {
+        self.nodes
+            .iter()
+            .rev()
+            .find(|n| n.role == Role::User && n.caller.is_none())
+            .map(Node::text)
+    }
+
+    /// Text of the first user message (for titles).
+    pub fn first_user_text(&self) -> Option<String> {
+        self.nodes
+            .iter()
+            .find(|n| n.role == Role::User && n.caller.is_none())
+            .map(Node::text)
+    }
+
+    /// The rendered conversation ending at `head` (default: the current
+    /// head): the chain of predecessors from the root, each node followed by
+    /// the nodes it called (tool results), in sequence order.
+    pub fn branch(&self, head: Option<&str>) -> Result<Vec<Node>, SessionError> {
+        let start = match head {
+            Some(h) => Some(
+                self.node(h)
+                    .ok_or_else(|| SessionError::UnknownNode(h.to_string()))?,
+            ),
+            None => self.meta.head.as_deref().and_then(|h| self.node(h)),
+        };
+        let mut chain = Vec::new();
+        let mut cursor = start;
+        while let Some(n) = cursor {
+            chain.push(n);
+            if chain.len() > self.nodes.len() {
+                break; // a cycle in hand-edited files; never loop forever
+            }
+            cursor = n.predecessor.as_deref().and_then(|p| self.node(p));
+        }
+        chain.reverse();
+        let mut called: HashMap<&str, Vec<&Node>> = HashMap::new();
+        for n in &self.nodes {
+            if let Some(c) = n.caller.as_deref() {
+                called.entry(c).or_default().push(n);
+            }
+        }
+        let mut out = Vec::with_capacity(chain.len());
+        for n in chain {
+            out.push(n.clone());
+            if let Some(children) = called.get(n.id.as_str()) {
+                out.extend(children.iter().map(|c| (*c).clone()));
+            }
+        }
+        Ok(out)
+    }
+
+    pub fn commits(&self, limit: usize) -> Result<Vec<git::CommitInfo>, SessionError> {
+        Ok(git::log(&self.repo, limit)?)
+    }
+
+    // ----- writes ---------------------------------------------------------
+
+    /// Append a node. Acknowledged only once its file (and, when the node
+    /// opens a turn, `meta.json`) is durable.
+    pub fn append(&mut self, new: NewNode) -> Result<AppendOutcome, SessionError> {
+        let id = match new.id {
+            Some(id) => {
+                ids::validate("node id", &id)?;
+                id
+            }
+            None => ids::new_id(),
+        };
+        if let Some(existing) = self.node(&id) {
+            if existing.role != new.role {
+                return Err(SessionError::NodeConflict(id));
+            }
+            return Ok(AppendOutcome {
+                node: existing.clone(),
+                created: false,
+                turn: self.meta.open_turn.as_ref().map(|t| t.number),
+                closed_interrupted_turn: None,
+            });
+        }
+        if new.role.needs_name() && new.name.as_deref().is_none_or(str::is_empty) {
+            return Err(SessionError::MissingName(if new.role == Role::Tool {
+                "tool"
+            } else {
+                "code"
+            }));
+        }
+        if let Some(c) = &new.caller {
+            if !self.by_id.contains_key(c) {
+                return Err(SessionError::UnknownCaller(c.clone()));
+            }
+        } else if new.role == Role::Tool {
+            return Err(SessionError::MissingCaller);
+        }
+        if let Some(p) = &new.predecessor {
+            if !self.by_id.contains_key(p) {
+                return Err(SessionError::UnknownPredecessor(p.clone()));
+            }
+        }
+        let conversational =
+            new.caller.is_none() && matches!(new.role, Role::User | Role::Assistant);
+        let opens_turn = new.role == Role::User && new.caller.is_none();
+        let mut closed = None;
+        if opens_turn {
+            if self.meta.open_turn.is_some() {
+                if self.meta.status == Status::Running {
+                    return Err(SessionError::RunActive);
+                }
+                // A turn left open by a crash: close it before the next one.
+                closed = Some(self.end_turn_inner(EndTurn::default(), true)?);
+            }
+        } else if matches!(new.role, Role::Assistant | Role::Tool) && self.meta.open_turn.is_none()
+        {
+            return Err(SessionError::NoOpenTurn);
+        }
+        let seq = self.last_seq() + 1;
+        if seq > layout::MAX_SEQ {
+            return Err(SessionError::Full);
+        }
+        let predecessor = if conversational {
+            new.predecessor.or_else(|| self.meta.head.clone())
+        } else {
+            new.predecessor
+        };
+        let node = Node {
+            id: id.clone(),
+            role: new.role,
+            content: new.content,
+            predecessor,
+            caller: new.caller,
+            seq,
+            created_at: now(),
+            metadata: new.metadata,
+            name: new.name,
+            output: new.output,
+        };
+        self.write_node(&node)?;
+        self.by_id.insert(id.clone(), self.nodes.len());
+        self.nodes.push(node.clone());
+        if conversational {
+            let off_chain = node.predecessor != self.meta.head;
+            self.meta.head = Some(id.clone());
+            self.meta.updated_at = node.created_at;
+            if opens_turn {
+                self.meta.open_turn = Some(OpenTurn {
+                    number: self.meta.turn_count + 1,
+                    user_node: id,
+                    first_seq: self.ended_seq() + 1,
+                    started_at: node.created_at,
+                });
+                self.meta.status = Status::Running;
+                self.write_meta()?;
+            } else if off_chain {
+                // Replay cannot follow a jump; persist the head now.
+                self.write_meta()?;
+            }
+        }
+        Ok(AppendOutcome {
+            node,
+            created: true,
+            turn: self.meta.open_turn.as_ref().map(|t| t.number),
+            closed_interrupted_turn: closed,
+        })
+    }
+
+    /// Fill or amend a node of the open turn.
+    pub fn update_node(&mut self, id: &str, patch: NodePatch) -> Result<Node, SessionError> {
+        let &i = self
+            .by_id
+            .get(id)
+            .ok_or_else(|| SessionError::UnknownNode(id.to_string()))?;
+        match &self.meta.open_turn {
+            Some(open) if self.nodes[i].seq >= open.first_seq => {}
+            _ => return Err(SessionError::Immutable(id.to_string())),
+        }
+        let mut node = self.nodes[i].clone();
+        if let Some(c) = patch.content {
+            node.content = c;
+        }
+        if let Some(m) = patch.metadata {
+            node.metadata.extend(m);
+        }
+        if let Some(o) = patch.output {
+            node.output = Some(o);
+        }
+        self.write_node(&node)?;
+        self.nodes[i] = node.clone();
+        Ok(node)
+    }
+
+    /// End the open turn: record it in `meta.json`, then make its one commit.
+    /// Acknowledged only once the commit exists.
+    pub fn end_turn(&mut self, req: EndTurn) -> Result<TurnOutcome, SessionError> {
+        self.end_turn_inner(req, false)
+    }
+
+    fn end_turn_inner(
+        &mut self,
+        req: EndTurn,
+        interrupted: bool,
+    ) -> Result<TurnOutcome, SessionError> {
+        let open = self
+            .meta
+            .open_turn
+            .clone()
+            .ok_or(SessionError::NoOpenTurn)?;
+        let context_file = match req.context {
+            Some(ctx) => {
+                let cid = req
+                    .context_id
+                    .unwrap_or_else(|| format!("turn-{:06}", open.number));
+                ids::validate("context id", &cid)?;
+                let rel = layout::context_rel_path(&cid);
+                fs::create_dir_all(self.dir.join(layout::CONTEXT_COMMITS))?;
+                fsio::atomic_write_json(&self.dir.join(&rel), &ctx)?;
+                Some(rel.to_string_lossy().into_owned())
+            }
+            None => None,
+        };
+        let ended_at = now();
+        let record = TurnRecord {
+            number: open.number,
+            first_seq: open.first_seq,
+            last_seq: self.last_seq(),
+            head: self.meta.head.clone(),
+            duration_s: Some(
+                req.duration_s
+                    .unwrap_or((ended_at - open.started_at).max(0.0)),
+            ),
+            tokens: req.tokens,
+            tool_calls: req.tool_calls,
+            context_file,
+            ended_at,
+        };
+        let (status, unread) = match (interrupted, req.outcome, req.background) {
+            (true, _, _) => (Status::Idle, self.meta.unread),
+            (_, Outcome::Failed, _) => (Status::Failed, self.meta.unread),
+            (_, Outcome::NeedsInput, _) => (Status::NeedsInput, self.meta.unread),
+            (_, Outcome::Ok, true) => (Status::Done, true),
+            (_, Outcome::Ok, false) => (Status::Idle, self.meta.unread),
+        };
+        self.meta.status = status;
+        self.meta.unread = unread;
+        self.meta.open_turn = None;
+        self.meta.turn_count = open.number;
+        self.meta.last_turn = Some(record.clone());
+        self.write_meta()?;
+        let sha = self.commit_turn(&record)?;
+        Ok(TurnOutcome {
+            turn: open.number,
+            short_sha: sha[..7].to_string(),
+            commit: sha,
+            status,
+        })
+    }
+
+    /// Apply `f` to the metadata and save it durably.
+    pub fn update_meta(
+        &mut self,
+        f: impl FnOnce(&mut SessionMeta),
+    ) -> Result<&SessionMeta, SessionError> {
+        let mut next = self.meta.clone();
+        f(&mut next);
+        next.id = self.meta.id.clone();
+        let previous = std::mem::replace(&mut self.meta, next);
+        if let Err(e) = self.write_meta() {
+            self.meta = previous;
+            return Err(e);
+        }
+        Ok(&self.meta)
+    }
+
+    // ----- internals ------------------------------------------------------
+
+    /// Last sequence number covered by an ended turn.
+    fn ended_seq(&self) -> u64 {
+        self.meta.last_turn.as_ref().map_or(0, |r| r.last_seq)
+    }
+
+    fn write_node(&self, node: &Node) -> Result<(), SessionError> {
+        let path = self
+            .dir
+            .join(layout::node_rel_path(node.seq, node.role, &node.id));
+        if let Some(parent) = path.parent() {
+            if !parent.exists() {
+                fsio::create_dir_durable(parent)?;
+                if let Some(grand) = parent.parent() {
+                    fsio::fsync_dir(grand)?;
+                }
+            }
+        }
+        fsio::atomic_write_json(&path, node)?;
+        Ok(())
+    }
+
+    fn write_meta(&self) -> Result<(), SessionError> {
+        fsio::atomic_write_json(&self.dir.join(META), &self.meta)?;
+        Ok(())
+    }
+
+    /// Commit the files of one ended turn. Deterministic from the files and
+    /// the record, so the repair after a crash makes the same commit.
+    fn commit_turn(&mut self, record: &TurnRecord) -> Result<String, SessionError> {
+        let turn_nodes: Vec<&Node> = self
+            .nodes
+            .iter()
+            .filter(|n| n.seq >= record.first_seq && n.seq <= record.last_seq)
+            .collect();
+        let mut summary = TurnSummary::from_nodes(&self.meta.id, record.number, &turn_nodes);
+        summary.duration_s = record.duration_s.unwrap_or(0.0);
+        if let Some(tc) = record.tool_calls {
+            summary.tool_calls = tc;
+        }
+        summary.tokens = record.tokens;
+        summary.head = record.head.as_deref();
+        summary.last_seq = record.last_seq;
+        let message = summary.message();
+        let mut paths: Vec<PathBuf> = turn_nodes
+            .iter()
+            .map(|n| layout::node_rel_path(n.seq, n.role, &n.id))
+            .collect();
+        paths.push(PathBuf::from(META));
+        paths.push(PathBuf::from(GITIGNORE));
+        if let Some(ctx) = &record.context_file {
+            paths.push(PathBuf::from(ctx));
+        }
+        let refs: Vec<&Path> = paths.iter().map(PathBuf::as_path).collect();
+        let oid = match git::commit_paths(&self.repo, &refs, &message) {
+            Ok(o) => o.oid,
+            Err(GitError::Empty) => self.repo.head()?.peel_to_commit()?.id(),
+            Err(e) => return Err(e.into()),
+        };
+        Ok(oid.to_string())
+    }
+}
+
+/// Read every node file under `history/`, removing temp-file leftovers.
+/// Unreadable files are logged and skipped (they are still on disk).
+fn read_history(history: &Path) -> Result<Vec<Node>, SessionError> {
+    let mut nodes = Vec::new();
+    let mut stack = vec![history.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        let entries = match fs::read_dir(&dir) {
+            Ok(e) => e,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
+            Err(e) => return Err(e.into()),
+        };
+        for entry in entries {
+            let entry = entry?;
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let path = entry.path();
+            if entry.file_type()?.is_dir() {
+                stack.push(path);
+            } else if name.starts_with(fsio::TMP_PREFIX) {
+                fs::remove_file(&path)?;
+            } else if let Some((seq, role, id)) = layout::parse_node_file_name(&name) {
+                match fsio::read_json::<Node>(&path) {
+                    Ok(n) if n.seq == seq && n.role == role && n.id == id => nodes.push(n),
+                    Ok(_) => {
+                        tracing::warn!(path = %path.display(), "node file name and content disagree; skipped")
+                    }
+                    Err(e) => {
+                        tracing::warn!(path = %path.display(), error = %e, "unreadable node file; skipped")
+                    }
+                }
+            }
+        }
+    }
+    nodes.sort_by_key(|n| n.seq);
+    Ok(nodes)
+}
+
+pub use node::preview;

@@ -1,0 +1,104 @@
+use crate::git::GitError;
+use crate::ids::IdError;
+
+/// How a caller should classify an engine error (the service maps these to
+/// HTTP statuses; the engine knows nothing of HTTP).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorKind {
+    BadRequest,
+    NotFound,
+    Conflict,
+    Internal,
+    Unavailable,
+}
+
+/// Text of the busy-turn refusal, as the spec words it.
+pub const RUN_ACTIVE: &str =
+    "a run is currently active in this session — wait for it to finish or stop it first";
+
+#[derive(Debug, thiserror::Error)]
+pub enum SessionError {
+    #[error(transparent)]
+    InvalidId(#[from] IdError),
+    #[error("unknown session")]
+    NotFound,
+    #[error("session already exists")]
+    AlreadyExists,
+    #[error("unknown node '{0}'")]
+    UnknownNode(String),
+    #[error("predecessor '{0}' does not exist")]
+    UnknownPredecessor(String),
+    #[error("caller '{0}' does not exist")]
+    UnknownCaller(String),
+    #[error("{0} nodes need a name")]
+    MissingName(&'static str),
+    #[error("tool nodes need a caller (the assistant node that called the tool)")]
+    MissingCaller,
+    #[error("invalid input: {0}")]
+    Invalid(String),
+    #[error("no open turn: send a user message first")]
+    NoOpenTurn,
+    #[error("{}", RUN_ACTIVE)]
+    RunActive,
+    #[error("node '{0}' belongs to an ended turn and is immutable")]
+    Immutable(String),
+    #[error("node '{0}' already exists with another role")]
+    NodeConflict(String),
+    #[error("session is full: at most 999999 nodes")]
+    Full,
+    #[error("storage error: {0}")]
+    Git(#[from] GitError),
+    #[error("storage error: {0}")]
+    Io(#[from] std::io::Error),
+    #[error("session is temporarily unavailable, retry")]
+    Unavailable,
+}
+
+impl From<git2::Error> for SessionError {
+    fn from(e: git2::Error) -> Self {
+        SessionError::Git(GitError::Git(e))
+    }
+}
+
+impl SessionError {
+    pub fn kind(&self) -> ErrorKind {
+        use SessionError::*;
+        match self {
+            InvalidId(_)
+            | UnknownPredecessor(_)
+            | UnknownCaller(_)
+            | MissingName(_)
+            | MissingCaller
+            | Invalid(_) => ErrorKind::BadRequest,
+            NotFound | UnknownNode(_) => ErrorKind::NotFound,
+            AlreadyExists | NoOpenTurn | RunActive | Immutable(_) | NodeConflict(_) | Full => {
+                ErrorKind::Conflict
+            }
+            Git(_) | Io(_) => ErrorKind::Internal,
+            Unavailable => ErrorKind::Unavailable,
+        }
+    }
+
+    /// A stable machine-readable code for clients.
+    pub fn code(&self) -> &'static str {
+        use SessionError::*;
+        match self {
+            InvalidId(_) => "invalid_id",
+            NotFound => "unknown_session",
+            AlreadyExists => "session_exists",
+            UnknownNode(_) => "unknown_node",
+            UnknownPredecessor(_) => "unknown_predecessor",
+            UnknownCaller(_) => "unknown_caller",
+            MissingName(_) => "missing_name",
+            MissingCaller => "missing_caller",
+            Invalid(_) => "invalid_input",
+            NoOpenTurn => "no_open_turn",
+            RunActive => "run_active",
+            Immutable(_) => "node_immutable",
+            NodeConflict(_) => "node_conflict",
+            Full => "session_full",
+            Git(_) | Io(_) => "storage_error",
+            Unavailable => "unavailable",
+        }
+    }
+}

@@ -1,0 +1,13 @@
+//! One session: its repository layout, the blocking core and its actor.
+
+pub mod actor;
+mod commit_message;
+pub mod core;
+pub mod error;
+pub mod layout;
+
+pub use actor::{ChangeKind, SessionActor, SessionChanged};
+pub use core::{
+    AppendOutcome, CreateSpec, EndTurn, NewNode, NodePatch, Outcome, SessionCore, TurnOutcome,
+};
+pub use error::{ErrorKind, SessionError, RUN_ACTIVE};

@@ -1,0 +1,9 @@
+//! The openprogram service: HTTP wiring, CLI and configuration around the
+//! engine of `openprogram-actors`.
+
+pub mod cli;
+pub mod config;
+pub mod error;
+pub mod routes;
+pub mod startup;
+pub mod telemetry;

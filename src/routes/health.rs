@@ -1,0 +1,12 @@
+use actix_web::{web, HttpResponse};
+
+use crate::startup::AppState;
+
+#[tracing::instrument(name = "health", skip(state))]
+pub async fn health(state: web::Data<AppState>) -> HttpResponse {
+    HttpResponse::Ok().json(serde_json::json!({
+        "status": "ok",
+        "version": env!("CARGO_PKG_VERSION"),
+        "live_sessions": state.engine.live_sessions().await,
+    }))
+}

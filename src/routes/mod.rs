@@ -1,0 +1,26 @@
+//! HTTP routes, one module per resource.
+
+mod health;
+mod messages;
+mod sessions;
+mod turns;
+
+use actix_web::web;
+
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    cfg.service(
+        web::scope("/api")
+            .route("/health", web::get().to(health::health))
+            .route("/sessions", web::post().to(sessions::create))
+            .route("/sessions/{id}", web::get().to(sessions::get))
+            .route("/sessions/{id}/nodes", web::get().to(sessions::nodes))
+            .route("/sessions/{id}/commits", web::get().to(sessions::commits))
+            .route("/sessions/{id}/messages", web::post().to(messages::append))
+            .route("/sessions/{id}/messages", web::get().to(messages::list))
+            .route(
+                "/sessions/{id}/messages/{node_id}",
+                web::patch().to(messages::update),
+            )
+            .route("/sessions/{id}/turns", web::post().to(turns::end_turn)),
+    );
+}

@@ -1,0 +1,172 @@
+//! Building and running the application: state directory, engine actors,
+//! HTTP server, and the graceful shutdown (drain requests, then flush).
+
+use std::fs::File;
+use std::net::{SocketAddr, TcpListener};
+use std::path::{Path, PathBuf};
+
+use actix_web::dev::Server;
+use actix_web::{web, App, HttpServer};
+use openprogram_actors::{fsio, Engine};
+use serde::{Deserialize, Serialize};
+
+use crate::config::{Config, ConfigError};
+use crate::error;
+use crate::routes;
+
+/// Shared state handed to every handler.
+pub struct AppState {
+    pub engine: Engine,
+}
+
+/// Written to `<state>/server.json` so the CLI and tests find the server.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct ServerInfo {
+    pub url: String,
+    pub pid: u32,
+}
+
+pub const SERVER_INFO: &str = "server.json";
+const LOCK_FILE: &str = "server.lock";
+
+#[derive(Debug, thiserror::Error)]
+pub enum StartupError {
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    #[error("state directory {path}: {source}")]
+    StateDir {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("another openprogram server is using {0}")]
+    Locked(PathBuf),
+    #[error("cannot listen on {bind}: {source}")]
+    Bind {
+        bind: String,
+        source: std::io::Error,
+    },
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+}
+
+pub struct Application {
+    server: Server,
+    addr: SocketAddr,
+    state_dir: PathBuf,
+    _lock: File,
+}
+
+impl Application {
+    pub fn build(config: &Config) -> Result<Application, StartupError> {
+        let state_dir = config.state_dir()?;
+        let sessions_dir = state_dir.join("sessions");
+        let dir_err = |source| StartupError::StateDir {
+            path: state_dir.clone(),
+            source,
+        };
+        std::fs::create_dir_all(&sessions_dir).map_err(dir_err)?;
+        // One server per state directory: a session repo has one writer.
+        let lock = File::create(state_dir.join(LOCK_FILE)).map_err(dir_err)?;
+        if lock.try_lock().is_err() {
+            return Err(StartupError::Locked(state_dir));
+        }
+        remove_create_leftovers(&sessions_dir)?;
+
+        let engine = Engine::start(sessions_dir, config.store.session_cache_cap, None);
+        let state = web::Data::new(AppState { engine });
+        let body_limit = config.server.body_limit;
+        let listener =
+            TcpListener::bind(&config.server.bind).map_err(|source| StartupError::Bind {
+                bind: config.server.bind.clone(),
+                source,
+            })?;
+        let addr = listener.local_addr()?;
+        let mut server = HttpServer::new(move || {
+            App::new()
+                .app_data(state.clone())
+                .app_data(
+                    web::JsonConfig::default()
+                        .limit(body_limit)
+                        .error_handler(|e, _| error::json_error(e)),
+                )
+                .app_data(web::QueryConfig::default().error_handler(|e, _| error::query_error(e)))
+                .app_data(web::PathConfig::default().error_handler(|e, _| error::path_error(e)))
+                .configure(routes::configure)
+                .default_service(web::to(not_found))
+        })
+        .disable_signals()
+        .shutdown_timeout(config.server.shutdown_timeout);
+        if config.server.workers > 0 {
+            server = server.workers(config.server.workers);
+        }
+        let server = server.listen(listener)?.run();
+        let info = ServerInfo {
+            url: format!("http://{addr}"),
+            pid: std::process::id(),
+        };
+        fsio::atomic_write_json(&state_dir.join(SERVER_INFO), &info)?;
+        tracing::info!(url = %info.url, state_dir = %state_dir.display(), "openprogram listening");
+        Ok(Application {
+            server,
+            addr,
+            state_dir,
+            _lock: lock,
+        })
+    }
+
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// Serve until SIGINT or SIGTERM, then stop accepting, let in-flight
+    /// requests (and their commits) finish, and clean up.
+    pub async fn run_until_stopped(self) -> std::io::Result<()> {
+        let handle = self.server.handle();
+        actix_web::rt::spawn(async move {
+            wait_for_signal().await;
+            tracing::info!("shutdown requested: draining in-flight requests");
+            handle.stop(true).await;
+        });
+        let result = self.server.await;
+        let _ = std::fs::remove_file(self.state_dir.join(SERVER_INFO));
+        tracing::info!("openprogram stopped");
+        result
+    }
+}
+
+async fn wait_for_signal() {
+    use tokio::signal::unix::{signal, SignalKind};
+    match signal(SignalKind::terminate()) {
+        Ok(mut term) => {
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                _ = term.recv() => {}
+            }
+        }
+        Err(e) => {
+            tracing::warn!(error = %e, "no SIGTERM handler; waiting for Ctrl-C only");
+            let _ = tokio::signal::ctrl_c().await;
+        }
+    }
+}
+
+async fn not_found() -> Result<actix_web::HttpResponse, error::ApiError> {
+    Err(error::ApiError::not_found("no such route"))
+}
+
+/// Remove half-built session folders of a creation that a crash interrupted.
+fn remove_create_leftovers(sessions_dir: &Path) -> std::io::Result<()> {
+    for entry in std::fs::read_dir(sessions_dir)? {
+        let entry = entry?;
+        if entry
+            .file_name()
+            .to_string_lossy()
+            .starts_with(fsio::TMP_PREFIX)
+            && entry.file_type()?.is_dir()
+        {
+            tracing::warn!(path = %entry.path().display(), "removing an interrupted session creation");
+            std::fs::remove_dir_all(entry.path())?;
+        }
+    }
+    Ok(())
+}
