@@ -12,17 +12,11 @@ pub struct CommitInfo {
 
 /// Commits reachable from HEAD, newest first, at most `limit`.
 pub fn log(repo: &Repository, limit: usize) -> Result<Vec<CommitInfo>, git2::Error> {
+    let Some(head) = super::head_commit(repo)? else {
+        return Ok(Vec::new()); // a session without turns has no commits yet
+    };
     let mut walk = repo.revwalk()?;
-    match walk.push_head() {
-        Ok(()) => {}
-        Err(e)
-            if e.code() == git2::ErrorCode::UnbornBranch
-                || e.code() == git2::ErrorCode::NotFound =>
-        {
-            return Ok(Vec::new())
-        }
-        Err(e) => return Err(e),
-    }
+    walk.push(head.id())?;
     walk.set_sorting(Sort::TOPOLOGICAL | Sort::TIME)?;
     let mut out = Vec::new();
     for oid in walk.take(limit) {
@@ -37,4 +31,19 @@ pub fn log(repo: &Repository, limit: usize) -> Result<Vec<CommitInfo>, git2::Err
         });
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn log_of_a_repo_without_commits_is_empty() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = super::super::init_repo(dir.path()).unwrap();
+        let r = super::log(&repo, 10);
+        assert_eq!(
+            r.map(|v| v.len())
+                .map_err(|e| format!("{:?} {:?} {e}", e.code(), e.class())),
+            Ok(0)
+        );
+    }
 }

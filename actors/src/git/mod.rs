@@ -2,12 +2,15 @@
 //! (the asyncgit `sync/` layout). Callers run them off the event loop.
 
 mod commit;
+mod index_file;
 mod init;
 mod locks;
 mod log;
+mod repack;
 mod trailers;
 
 pub use commit::{commit_paths, CommitOutcome};
+pub use index_file::IndexFile;
 pub use init::{init_repo, open_repo};
 pub use locks::remove_stale_locks;
 pub use log::{log, CommitInfo};
@@ -42,6 +45,15 @@ pub fn enable_fsync() {
             );
         }
     });
+}
+
+/// The commit HEAD points at; `None` on an unborn branch (no commits yet).
+pub fn head_commit(repo: &git2::Repository) -> Result<Option<git2::Commit<'_>>, git2::Error> {
+    match repo.head() {
+        Ok(head) => head.peel_to_commit().map(Some),
+        Err(e) if e.code() == git2::ErrorCode::UnbornBranch => Ok(None),
+        Err(e) => Err(e),
+    }
 }
 
 /// The identity of session-repo commits.

@@ -32,17 +32,7 @@ impl Trailers {
 
 /// Trailers of the HEAD commit; all zero for a repository without commits.
 pub fn head_trailers(repo: &Repository) -> Result<Trailers, git2::Error> {
-    match repo.head() {
-        Ok(head) => {
-            let commit = head.peel_to_commit()?;
-            Ok(Trailers::parse(commit.message().unwrap_or("")))
-        }
-        Err(e)
-            if e.code() == git2::ErrorCode::UnbornBranch
-                || e.code() == git2::ErrorCode::NotFound =>
-        {
-            Ok(Trailers::default())
-        }
-        Err(e) => Err(e),
-    }
+    Ok(super::head_commit(repo)?
+        .map(|c| Trailers::parse(c.message().unwrap_or("")))
+        .unwrap_or_default())
 }

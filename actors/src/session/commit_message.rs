@@ -136,7 +136,7 @@ mod tests {
         let first = m.lines().next().unwrap();
         assert_eq!(
             first,
-            "turn 3: please fix the bug in the parser that breaks on unicode input "
+            "turn 3: please fix the bug in the parser that breaks on unicode inpu"
         );
         assert!(m.contains("\n\nassistant: done\ntools: read, grep × 3, list\n\n[meta: turn took 12.3s, 5 tools, 4521 tokens]\n"));
         let t = Trailers::parse(&m);

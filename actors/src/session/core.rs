@@ -160,6 +160,8 @@ pub struct TurnOutcome {
 pub struct SessionCore {
     dir: PathBuf,
     repo: Repository,
+    /// The repository's index, kept in memory and updated per commit.
+    index: git::IndexFile,
     meta: SessionMeta,
     /// All nodes, in sequence order.
     nodes: Vec<Node>,
@@ -188,6 +190,7 @@ impl SessionCore {
         let built = (|| -> Result<Option<AppendOutcome>, SessionError> {
             fs::create_dir(&tmp)?;
             let repo = git::init_repo(&tmp)?;
+            let index = git::IndexFile::load(&repo)?;
             for sub in [layout::HISTORY, layout::CONTEXT_COMMITS, layout::WORKDIR] {
                 fs::create_dir_all(tmp.join(sub))?;
             }
@@ -196,6 +199,7 @@ impl SessionCore {
             let mut core = SessionCore {
                 dir: tmp.clone(),
                 repo,
+                index,
                 meta,
                 nodes: Vec::new(),
                 by_id: HashMap::new(),
@@ -252,6 +256,7 @@ impl SessionCore {
             git::init_repo(dir)?
         };
         git::remove_stale_locks(repo.path())?;
+        let index = git::IndexFile::load(&repo)?;
         let nodes = read_history(&dir.join(layout::HISTORY))?;
         let by_id = nodes
             .iter()
@@ -261,6 +266,7 @@ impl SessionCore {
         let mut core = SessionCore {
             dir: dir.to_path_buf(),
             repo,
+            index,
             meta,
             nodes,
             by_id,
@@ -273,16 +279,13 @@ impl SessionCore {
         let committed = git::head_trailers(&self.repo)?;
         let mut dirty = false;
         // A turn whose end was recorded but whose commit did not happen.
+        let mut pending = None;
         if self.meta.turn_count > committed.turn {
-            if let Some(record) = self
+            pending = self
                 .meta
                 .last_turn
                 .clone()
-                .filter(|r| r.number == self.meta.turn_count)
-            {
-                tracing::warn!(session = %self.meta.id, turn = record.number, "committing a turn interrupted by a crash");
-                self.commit_turn(&record)?;
-            }
+                .filter(|r| r.number == self.meta.turn_count);
         } else if self.meta.turn_count < committed.turn {
             self.meta.turn_count = committed.turn;
             dirty = true;
@@ -333,6 +336,11 @@ impl SessionCore {
         }
         if dirty {
             self.write_meta()?;
+        }
+        // Commit last, so the commit holds the repaired meta.json.
+        if let Some(record) = pending {
+            tracing::warn!(session = %self.meta.id, turn = record.number, "committing a turn interrupted by a crash");
+            self.commit_turn(&record)?;
         }
         Ok(())
     }
@@ -691,9 +699,17 @@ impl SessionCore {
             paths.push(PathBuf::from(ctx));
         }
         let refs: Vec<&Path> = paths.iter().map(PathBuf::as_path).collect();
-        let oid = match git::commit_paths(&self.repo, &refs, &message) {
-            Ok(o) => o.oid,
-            Err(GitError::Empty) => self.repo.head()?.peel_to_commit()?.id(),
+        let oid = match git::commit_paths(&self.repo, &mut self.index, &refs, &message) {
+            Ok(o) => {
+                if o.repacked {
+                    self.repo = git::open_repo(&self.dir)?;
+                }
+                o.oid
+            }
+            Err(GitError::Empty) => match git::head_commit(&self.repo)? {
+                Some(c) => c.id(),
+                None => return Err(GitError::Empty.into()),
+            },
             Err(e) => return Err(e.into()),
         };
         Ok(oid.to_string())

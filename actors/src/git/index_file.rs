@@ -1,0 +1,216 @@
+//! The repository's index (`.git/index`), kept in memory and written by us.
+//!
+//! libgit2 rewrites and re-hashes the whole index from its entry list on
+//! every write; with thousands of history files that is the one part of a
+//! turn commit that grows with the session. Here each entry keeps its
+//! serialized bytes, so a write is one copy of cached bytes plus a SHA-1
+//! (hardware-accelerated where the CPU has it) — the file stays a plain
+//! version-2 index that every git reads.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::io::{self, Write};
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+
+use git2::{Oid, Repository};
+use sha1::{Digest, Sha1};
+
+use super::{head_commit, GitError};
+
+const HEADER_LEN: usize = 12;
+const FILE_MODE: u32 = 0o100644;
+
+pub struct IndexFile {
+    path: PathBuf,
+    /// Path bytes → the serialized entry, in git's order (byte order).
+    entries: BTreeMap<Vec<u8>, Vec<u8>>,
+}
+
+impl IndexFile {
+    /// Load the index of `repo`, first making it match HEAD if a crash left
+    /// it behind (stat data of unchanged entries is kept).
+    pub fn load(repo: &Repository) -> Result<IndexFile, GitError> {
+        let mut index = repo.index()?;
+        if let Some(head) = head_commit(repo)? {
+            let tree = head.tree()?;
+            if !index_matches_tree(&index, &tree)? {
+                index.read_tree(&tree)?;
+                index.write()?;
+            }
+        }
+        let mut entries = BTreeMap::new();
+        for e in index.iter() {
+            let stat = Stat {
+                ctime: (e.ctime.seconds() as u32, e.ctime.nanoseconds()),
+                mtime: (e.mtime.seconds() as u32, e.mtime.nanoseconds()),
+                dev: e.dev,
+                ino: e.ino,
+                uid: e.uid,
+                gid: e.gid,
+                size: e.file_size,
+            };
+            entries.insert(
+                e.path.clone(),
+                serialize_entry(&e.path, &stat, e.mode, e.id),
+            );
+        }
+        Ok(IndexFile {
+            path: repo.path().join("index"),
+            entries,
+        })
+    }
+
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// Record `path` (relative, '/'-separated) as `id` with the stat data of
+    /// the file on disk, so `git status` sees it clean.
+    pub fn upsert(&mut self, path: &Path, meta: &fs::Metadata, id: Oid) {
+        let key = path_bytes(path);
+        let stat = Stat::of(meta);
+        let bytes = serialize_entry(&key, &stat, FILE_MODE, id);
+        self.entries.insert(key, bytes);
+    }
+
+    pub fn remove(&mut self, path: &Path) {
+        self.entries.remove(&path_bytes(path));
+    }
+
+    /// Write the index atomically (via `index.lock`, as git does). It is
+    /// derived data (repaired from HEAD at load), so it is not fsynced.
+    pub fn write(&self) -> io::Result<()> {
+        let body_len: usize = self.entries.values().map(Vec::len).sum();
+        let mut buf = Vec::with_capacity(HEADER_LEN + body_len + 20);
+        buf.extend_from_slice(b"DIRC");
+        buf.extend_from_slice(&2u32.to_be_bytes());
+        buf.extend_from_slice(&(self.entries.len() as u32).to_be_bytes());
+        for bytes in self.entries.values() {
+            buf.extend_from_slice(bytes);
+        }
+        let digest = Sha1::digest(&buf);
+        buf.extend_from_slice(&digest);
+        let lock = self.path.with_file_name("index.lock");
+        let mut file = fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&lock)?;
+        let written = file
+            .write_all(&buf)
+            .and_then(|_| fs::rename(&lock, &self.path));
+        if written.is_err() {
+            let _ = fs::remove_file(&lock);
+        }
+        written
+    }
+}
+
+struct Stat {
+    ctime: (u32, u32),
+    mtime: (u32, u32),
+    dev: u32,
+    ino: u32,
+    uid: u32,
+    gid: u32,
+    size: u32,
+}
+
+impl Stat {
+    fn of(m: &fs::Metadata) -> Stat {
+        Stat {
+            ctime: (m.ctime() as u32, m.ctime_nsec() as u32),
+            mtime: (m.mtime() as u32, m.mtime_nsec() as u32),
+            dev: m.dev() as u32,
+            ino: m.ino() as u32,
+            uid: m.uid(),
+            gid: m.gid(),
+            size: m.size() as u32,
+        }
+    }
+}
+
+fn path_bytes(path: &Path) -> Vec<u8> {
+    path.to_string_lossy().replace('\\', "/").into_bytes()
+}
+
+/// One version-2 index entry: stat data, mode, id, flags, the path and
+/// 1–8 NUL bytes so the entry length is a multiple of 8.
+fn serialize_entry(path: &[u8], stat: &Stat, mode: u32, id: Oid) -> Vec<u8> {
+    let fixed = 62;
+    let len = (fixed + path.len() + 8) & !7;
+    let mut b = Vec::with_capacity(len);
+    for v in [
+        stat.ctime.0,
+        stat.ctime.1,
+        stat.mtime.0,
+        stat.mtime.1,
+        stat.dev,
+        stat.ino,
+        mode,
+        stat.uid,
+        stat.gid,
+        stat.size,
+    ] {
+        b.extend_from_slice(&v.to_be_bytes());
+    }
+    b.extend_from_slice(id.as_bytes());
+    b.extend_from_slice(&(path.len().min(0xfff) as u16).to_be_bytes());
+    b.extend_from_slice(path);
+    b.resize(len, 0);
+    b
+}
+
+/// Every blob of `tree` is in `index` with the same id, and nothing else is.
+fn index_matches_tree(index: &git2::Index, tree: &git2::Tree<'_>) -> Result<bool, git2::Error> {
+    let mut matches = true;
+    let mut count = 0usize;
+    tree.walk(git2::TreeWalkMode::PreOrder, |dir, entry| {
+        if entry.kind() == Some(git2::ObjectType::Blob) {
+            count += 1;
+            let p = format!("{dir}{}", entry.name().unwrap_or(""));
+            if index.get_path(Path::new(&p), 0).map(|e| e.id) != Some(entry.id()) {
+                matches = false;
+                return git2::TreeWalkResult::Abort;
+            }
+        }
+        git2::TreeWalkResult::Ok
+    })?;
+    Ok(matches && count == index.len())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn written_index_reads_back_through_libgit2() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = crate::git::init_repo(dir.path()).unwrap();
+        let mut idx = IndexFile::load(&repo).unwrap();
+        for name in ["b.txt", "a/long/path/name.json", "c"] {
+            let p = dir.path().join(name);
+            fs::create_dir_all(p.parent().unwrap()).unwrap();
+            fs::write(&p, name).unwrap();
+            let id = repo.blob(name.as_bytes()).unwrap();
+            idx.upsert(Path::new(name), &fs::metadata(&p).unwrap(), id);
+        }
+        idx.remove(Path::new("c"));
+        idx.write().unwrap();
+        let mut index = repo.index().unwrap();
+        index.read(true).unwrap();
+        let paths: Vec<String> = index
+            .iter()
+            .map(|e| String::from_utf8(e.path).unwrap())
+            .collect();
+        assert_eq!(paths, vec!["a/long/path/name.json", "b.txt"]);
+        assert_eq!(
+            index.get_path(Path::new("b.txt"), 0).unwrap().id,
+            repo.blob(b"b.txt").unwrap()
+        );
+    }
+}

@@ -1,0 +1,147 @@
+//! Geometric pack consolidation. Every commit adds one small pack; merging
+//! the smallest packs whenever they are no longer each at least twice the
+//! sum of the smaller ones keeps the number of packs logarithmic in the
+//! number of objects, and the amortised cost per object constant.
+
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use git2::{Oid, Repository};
+
+use super::GitError;
+
+/// Merging starts once there are more packs than this.
+const MAX_PACKS: usize = 8;
+
+struct Pack {
+    idx: PathBuf,
+    objects: usize,
+}
+
+/// Object ids listed in a version-2 pack index.
+fn idx_oids(path: &Path) -> io::Result<Vec<Oid>> {
+    let bytes = fs::read(path)?;
+    let bad = || {
+        io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("bad pack index {}", path.display()),
+        )
+    };
+    if bytes.len() < 8 + 256 * 4
+        || bytes[0..4] != [0xff, b't', b'O', b'c']
+        || bytes[4..8] != [0, 0, 0, 2]
+    {
+        return Err(bad());
+    }
+    let count = u32::from_be_bytes(
+        bytes[8 + 255 * 4..8 + 256 * 4]
+            .try_into()
+            .map_err(|_| bad())?,
+    ) as usize;
+    let start = 8 + 256 * 4;
+    let end = start + count * 20;
+    if bytes.len() < end {
+        return Err(bad());
+    }
+    bytes[start..end]
+        .chunks(20)
+        .map(|c| Oid::from_bytes(c).map_err(|_| bad()))
+        .collect()
+}
+
+fn object_count(path: &Path) -> io::Result<usize> {
+    // The count is the last fan-out entry; no need to read the whole file.
+    use std::io::{Read, Seek, SeekFrom};
+    let mut f = fs::File::open(path)?;
+    f.seek(SeekFrom::Start(8 + 255 * 4))?;
+    let mut n = [0u8; 4];
+    f.read_exact(&mut n)?;
+    Ok(u32::from_be_bytes(n) as usize)
+}
+
+fn packs(pack_dir: &Path) -> io::Result<Vec<Pack>> {
+    let mut out = Vec::new();
+    for entry in fs::read_dir(pack_dir)? {
+        let path = entry?.path();
+        if path.extension().is_some_and(|e| e == "idx") && path.with_extension("pack").exists() {
+            let objects = object_count(&path)?;
+            out.push(Pack { idx: path, objects });
+        }
+    }
+    out.sort_by_key(|p| p.objects);
+    Ok(out)
+}
+
+/// Merge small packs if there are too many.
+pub fn maybe_repack(repo: &Repository) -> Result<bool, GitError> {
+    let pack_dir = repo.path().join("objects/pack");
+    let all = packs(&pack_dir)?;
+    if all.len() <= MAX_PACKS {
+        return Ok(false);
+    }
+    // Smallest prefix to merge so that what remains is geometric: find the
+    // largest i where pack i is smaller than twice the sum of packs 0..i.
+    let mut merge_upto = 0;
+    let mut sum = 0usize;
+    for (i, p) in all.iter().enumerate() {
+        if i > 0 && p.objects < 2 * sum {
+            merge_upto = i + 1;
+        }
+        sum += p.objects;
+    }
+    let merge_upto = merge_upto.max(all.len() - MAX_PACKS + 1).min(all.len());
+    if merge_upto < 2 {
+        return Ok(false);
+    }
+    let victims = &all[..merge_upto];
+    let mut builder = repo.packbuilder()?;
+    for p in victims {
+        for oid in idx_oids(&p.idx)? {
+            builder.insert_object(oid, None)?;
+        }
+    }
+    builder.write(&pack_dir, 0o444)?;
+    for p in victims {
+        // The new pack is durable (written with fsync); drop the old ones.
+        for ext in ["keep", "rev", "pack", "idx"] {
+            let _ = fs::remove_file(p.idx.with_extension(ext));
+        }
+    }
+    crate::fsio::fsync_dir(&pack_dir)?;
+    Ok(true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn many_commits_keep_few_packs_and_a_sound_repo() {
+        crate::git::enable_fsync();
+        let dir = tempfile::tempdir().unwrap();
+        let repo = crate::git::init_repo(dir.path()).unwrap();
+        let mut index = crate::git::IndexFile::load(&repo).unwrap();
+        for i in 0..60 {
+            let name = format!("f{i}.txt");
+            fs::write(dir.path().join(&name), format!("content {i}")).unwrap();
+            crate::git::commit_paths(&repo, &mut index, &[Path::new(&name)], &format!("c{i}"))
+                .unwrap();
+        }
+        let n = packs(&repo.path().join("objects/pack")).unwrap().len();
+        assert!(n <= MAX_PACKS, "{n} packs");
+        // Every commit and blob is still readable after the merges.
+        let reopened = crate::git::open_repo(dir.path()).unwrap();
+        let log = crate::git::log(&reopened, 100).unwrap();
+        assert_eq!(log.len(), 60);
+        let tree = crate::git::head_commit(&reopened)
+            .unwrap()
+            .unwrap()
+            .tree()
+            .unwrap();
+        assert_eq!(tree.len(), 60);
+        for entry in tree.iter() {
+            reopened.find_blob(entry.id()).unwrap();
+        }
+    }
+}

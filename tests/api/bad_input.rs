@@ -1,0 +1,218 @@
+use serde_json::json;
+
+use crate::helpers::TestServer;
+
+fn assert_error(res: (u16, serde_json::Value), status: u16, code: &str) {
+    assert_eq!(res.0, status, "{}", res.1);
+    assert_eq!(res.1["code"], code, "{}", res.1);
+    assert!(
+        res.1["error"].as_str().is_some_and(|e| !e.is_empty()),
+        "{}",
+        res.1
+    );
+}
+
+#[test]
+fn hostile_session_and_node_ids_are_refused_and_nothing_is_written() {
+    let s = TestServer::start();
+    let long = "x".repeat(129);
+    for bad in [
+        ".hidden",
+        "a%2Fb",
+        "a%5Cb",
+        "a%0Ab",
+        "a%00b",
+        "a%20b",
+        long.as_str(),
+    ] {
+        let res = s.post(
+            &format!("/api/sessions/{bad}/messages"),
+            json!({"role": "user", "content": "x"}),
+        );
+        assert_error(res, 400, "invalid_id");
+        assert_error(s.get(&format!("/api/sessions/{bad}")), 400, "invalid_id");
+    }
+    for bad in ["..", "a/b", "with space", long.as_str()] {
+        let res = s.post(
+            "/api/sessions/fine/messages",
+            json!({"id": bad, "role": "user", "content": "x"}),
+        );
+        assert_error(res, 400, "invalid_id");
+        let res = s.post("/api/sessions", json!({"id": bad}));
+        assert_error(res, 400, "invalid_id");
+    }
+    // Clients normalise `..` away, so send it raw.
+    for raw in [
+        "/api/sessions/../messages",
+        "/api/sessions/%2e%2e/messages",
+        "/api/sessions/./messages",
+    ] {
+        let status = s.raw_request("POST", raw, r#"{"role":"user","content":"x"}"#);
+        assert!(status == 400 || status == 404, "{raw} gave {status}");
+    }
+    let entries: Vec<_> = std::fs::read_dir(s.state_dir.join("sessions"))
+        .unwrap()
+        .collect();
+    assert!(entries.is_empty(), "nothing may be written: {entries:?}");
+    assert!(!s.state_dir.parent().unwrap().join("b").exists());
+}
+
+#[test]
+fn malformed_bodies_get_clear_errors() {
+    let s = TestServer::start_with_env(&[("OPENPROGRAM_BODY_LIMIT", "2048")]);
+    assert_error(
+        s.post_raw("/api/sessions/m/messages", "application/json", b"{not json"),
+        400,
+        "invalid_body",
+    );
+    assert_error(
+        s.post(
+            "/api/sessions/m/messages",
+            json!({"role": "wizard", "content": "x"}),
+        ),
+        400,
+        "invalid_body",
+    );
+    assert_error(
+        s.post("/api/sessions/m/messages", json!({"content": "no role"})),
+        400,
+        "invalid_body",
+    );
+    assert_error(
+        s.post_raw("/api/sessions/m/messages", "text/plain", b"hi"),
+        415,
+        "unsupported_media_type",
+    );
+    let big = "x".repeat(4096);
+    assert_error(
+        s.post(
+            "/api/sessions/m/messages",
+            json!({"role": "user", "content": big}),
+        ),
+        413,
+        "body_too_large",
+    );
+    assert!(!s.session_dir("m").exists());
+    assert_error(
+        s.get("/api/sessions/m/commits?limit=0"),
+        400,
+        "invalid_query",
+    );
+    assert_error(
+        s.get("/api/sessions/m/commits?limit=abc"),
+        400,
+        "invalid_query",
+    );
+    assert_error(s.get("/api/nope"), 404, "not_found");
+}
+
+#[test]
+fn dag_and_turn_rules_are_enforced() {
+    let s = TestServer::start();
+    // Unknown sessions: reads are 404; only a user message creates one.
+    assert_error(s.get("/api/sessions/ghost"), 404, "unknown_session");
+    assert_error(
+        s.get("/api/sessions/ghost/messages"),
+        404,
+        "unknown_session",
+    );
+    assert_error(s.get("/api/sessions/ghost/nodes"), 404, "unknown_session");
+    assert_error(s.get("/api/sessions/ghost/commits"), 404, "unknown_session");
+    assert_error(
+        s.post("/api/sessions/ghost/turns", json!({})),
+        404,
+        "unknown_session",
+    );
+    assert_error(
+        s.post(
+            "/api/sessions/ghost/messages",
+            json!({"role": "assistant", "content": "x"}),
+        ),
+        404,
+        "unknown_session",
+    );
+    assert!(!s.session_dir("ghost").exists());
+
+    s.post("/api/sessions", json!({"id": "r"}));
+    assert_error(
+        s.post(
+            "/api/sessions/r/messages",
+            json!({"role": "assistant", "content": "x"}),
+        ),
+        409,
+        "no_open_turn",
+    );
+    assert_error(
+        s.post("/api/sessions/r/turns", json!({})),
+        409,
+        "no_open_turn",
+    );
+    assert_error(
+        s.post(
+            "/api/sessions/r/messages",
+            json!({"role": "user", "content": "x", "predecessor": "nope"}),
+        ),
+        400,
+        "unknown_predecessor",
+    );
+    s.append("r", json!({"id": "u1", "role": "user", "content": "hello"}));
+    assert_error(
+        s.post(
+            "/api/sessions/r/messages",
+            json!({"role": "tool", "name": "read", "content": "x"}),
+        ),
+        400,
+        "missing_caller",
+    );
+    assert_error(
+        s.post(
+            "/api/sessions/r/messages",
+            json!({"role": "tool", "caller": "u1", "content": "x"}),
+        ),
+        400,
+        "missing_name",
+    );
+    assert_error(
+        s.post(
+            "/api/sessions/r/messages",
+            json!({"role": "tool", "name": "read", "caller": "zz"}),
+        ),
+        400,
+        "unknown_caller",
+    );
+    // One writer per session: a second user message during a run is refused.
+    let (st, err) = s.post(
+        "/api/sessions/r/messages",
+        json!({"role": "user", "content": "again"}),
+    );
+    assert_eq!(st, 409);
+    assert_eq!(err["code"], "run_active");
+    assert_eq!(
+        err["error"],
+        "a run is currently active in this session — wait for it to finish or stop it first"
+    );
+    let (_, nodes) = s.get("/api/sessions/r/nodes");
+    assert_eq!(
+        nodes["nodes"].as_array().unwrap().len(),
+        1,
+        "refused input changes nothing"
+    );
+    assert_error(
+        s.post(
+            "/api/sessions/r/turns",
+            json!({"context": {}, "context_id": "../x"}),
+        ),
+        400,
+        "invalid_id",
+    );
+    assert_error(
+        s.post("/api/sessions/r/turns", json!({"outcome": "exploded"})),
+        400,
+        "invalid_body",
+    );
+    let (_, meta) = s.get("/api/sessions/r");
+    assert!(
+        meta["open_turn"].is_object(),
+        "a refused end of turn leaves the turn open"
+    );
+}

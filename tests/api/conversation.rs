@@ -1,0 +1,359 @@
+use serde_json::json;
+
+use crate::helpers::{assert_clean_repo, git, TestServer};
+
+#[test]
+fn whole_conversation_makes_one_commit_per_turn() {
+    let s = TestServer::start();
+    let long_user =
+        "Please refactor the tokenizer so that it handles unicode escapes properly and add tests";
+    let t1 = s.turn(
+        "conv1",
+        long_user,
+        "I refactored the tokenizer.\nSecond line.",
+        &["read", "grep", "grep", "list", "grep"],
+    );
+    let t2 = s.turn(
+        "conv1",
+        "thanks, now run the tests",
+        "All 12 tests pass.",
+        &[],
+    );
+    let t3 = s.turn("conv1", "ship it", "Shipped.", &["bash"]);
+    assert_eq!(t1["turn"], 1);
+    assert_eq!(t3["turn"], 3);
+
+    let dir = s.session_dir("conv1");
+    assert_clean_repo(&dir);
+    assert_eq!(git(&dir, &["rev-list", "--count", "HEAD"]).trim(), "3");
+    assert_eq!(
+        git(&dir, &["rev-parse", "HEAD"]).trim(),
+        t3["commit"].as_str().unwrap()
+    );
+    assert_eq!(
+        git(&dir, &["rev-parse", "HEAD~1"]).trim(),
+        t2["commit"].as_str().unwrap()
+    );
+    assert_eq!(
+        git(&dir, &["rev-parse", "--abbrev-ref", "HEAD"]).trim(),
+        "main"
+    );
+
+    // Message format of spec 001 §2.2.
+    let msg1 = git(
+        &dir,
+        &["log", "-1", "--format=%B", t1["commit"].as_str().unwrap()],
+    );
+    let mut lines = msg1.lines();
+    assert_eq!(
+        lines.next().unwrap(),
+        format!("turn 1: {}", &long_user[..60])
+    );
+    assert_eq!(lines.next().unwrap(), "");
+    assert_eq!(
+        lines.next().unwrap(),
+        "assistant: I refactored the tokenizer. Second line."
+    );
+    assert_eq!(lines.next().unwrap(), "tools: read, grep × 3, list");
+    assert_eq!(lines.next().unwrap(), "");
+    let meta_line = lines.next().unwrap();
+    assert!(
+        meta_line.starts_with("[meta: turn took ") && meta_line.ends_with("s, 5 tools]"),
+        "{meta_line}"
+    );
+    let msg2 = git(
+        &dir,
+        &["log", "-1", "--format=%B", t2["commit"].as_str().unwrap()],
+    );
+    assert!(
+        !msg2.contains("tools:"),
+        "a turn without tools lists none: {msg2}"
+    );
+
+    // Trailers map each commit back to the DAG.
+    let trailers = git(&dir, &["log", "--format=%(trailers:key=Openprogram-Turn,valueonly,separator=)|%(trailers:key=Openprogram-Last-Seq,valueonly,separator=)"]);
+    let rows: Vec<&str> = trailers.lines().filter(|l| !l.is_empty()).collect();
+    assert_eq!(rows, vec!["3|12", "2|9", "1|7"]);
+    let head_node = git(
+        &dir,
+        &[
+            "log",
+            "-1",
+            "--format=%(trailers:key=Openprogram-Head-Node,valueonly,separator=)",
+        ],
+    );
+    let (_, msgs) = s.get("/api/sessions/conv1/messages");
+    assert_eq!(head_node.trim(), msgs["head"].as_str().unwrap());
+
+    // File names: six-digit sequence, role letter, node id; chronological.
+    let files = git(&dir, &["ls-files", "history"]);
+    let names: Vec<&str> = files.lines().collect();
+    assert_eq!(names.len(), 12);
+    let mut sorted = names.clone();
+    sorted.sort();
+    assert_eq!(names, sorted);
+    let letters: String = names
+        .iter()
+        .map(|p| p.rsplit('/').next().unwrap().chars().nth(7).unwrap())
+        .collect();
+    assert_eq!(letters, "uatttttuauat");
+    for (i, p) in names.iter().enumerate() {
+        let name = p.rsplit('/').next().unwrap();
+        assert!(name.starts_with(&format!("{:06}-", i + 1)), "{p}");
+        assert!(p.starts_with("history/00/00/"), "{p}");
+    }
+    // Each commit holds exactly its own turn's files (plus meta.json).
+    let changed = git(
+        &dir,
+        &[
+            "diff-tree",
+            "--no-commit-id",
+            "--name-only",
+            "-r",
+            "HEAD~1",
+            "HEAD",
+        ],
+    );
+    let changed: Vec<&str> = changed.lines().collect();
+    assert_eq!(changed.len(), 4, "{changed:?}");
+    assert!(changed.contains(&"meta.json"));
+
+    // The commit log endpoint agrees with git.
+    let (st, log) = s.get("/api/sessions/conv1/commits?limit=2");
+    assert_eq!(st, 200);
+    let commits = log["commits"].as_array().unwrap();
+    assert_eq!(commits.len(), 2);
+    assert_eq!(commits[0]["sha"], t3["commit"]);
+    assert_eq!(
+        commits[0]["short_sha"].as_str().unwrap(),
+        &t3["commit"].as_str().unwrap()[..7]
+    );
+    assert!(commits[0]["message"]
+        .as_str()
+        .unwrap()
+        .starts_with("turn 3: ship it"));
+
+    // The rendered branch: user/assistant chain with tool results after their caller.
+    let roles: Vec<&str> = msgs["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        roles,
+        vec![
+            "user",
+            "assistant",
+            "tool",
+            "tool",
+            "tool",
+            "tool",
+            "tool",
+            "user",
+            "assistant",
+            "user",
+            "assistant",
+            "tool"
+        ]
+    );
+    let (_, nodes) = s.get("/api/sessions/conv1/nodes");
+    assert_eq!(nodes["nodes"].as_array().unwrap().len(), 12);
+    // A user message with no predecessor continues from the head.
+    let all = nodes["nodes"].as_array().unwrap();
+    assert_eq!(all[7]["predecessor"], all[1]["id"]);
+    assert_eq!(all[2]["caller"], all[1]["id"]);
+
+    let (_, meta) = s.get("/api/sessions/conv1");
+    assert_eq!(meta["turn_count"], 3);
+    assert_eq!(meta["status"], "idle");
+    assert!(meta["open_turn"].is_null());
+}
+
+#[test]
+fn ids_are_kept_and_appends_are_idempotent() {
+    let s = TestServer::start();
+    let (st, first) = s.post(
+        "/api/sessions/idem/messages",
+        json!({"id": "u-1", "role": "user", "content": "hi"}),
+    );
+    assert_eq!(st, 201);
+    assert_eq!(first["node"]["id"], "u-1");
+    let (st, again) = s.post(
+        "/api/sessions/idem/messages",
+        json!({"id": "u-1", "role": "user", "content": "hi"}),
+    );
+    assert_eq!(st, 200);
+    assert_eq!(again["created"], false);
+    assert_eq!(again["node"], first["node"]);
+    let (_, nodes) = s.get("/api/sessions/idem/nodes");
+    assert_eq!(nodes["nodes"].as_array().unwrap().len(), 1);
+    assert!(s
+        .session_dir("idem")
+        .join("history/00/00/000001-u-u-1.json")
+        .is_file());
+    // The same id with another role is a conflict.
+    let (st, err) = s.post(
+        "/api/sessions/idem/messages",
+        json!({"id": "u-1", "role": "assistant"}),
+    );
+    assert_eq!(st, 409);
+    assert_eq!(err["code"], "node_conflict");
+}
+
+#[test]
+fn ended_turns_are_immutable_and_open_ones_fillable() {
+    let s = TestServer::start();
+    s.append("imm", json!({"id": "u", "role": "user", "content": "q"}));
+    s.append(
+        "imm",
+        json!({"id": "a", "role": "assistant", "content": ""}),
+    );
+    let (st, node) = s.patch(
+        "/api/sessions/imm/messages/a",
+        json!({"content": "partial", "metadata": {"k": 1}}),
+    );
+    assert_eq!(st, 200);
+    assert_eq!(node["content"], "partial");
+    let (st, node) = s.patch(
+        "/api/sessions/imm/messages/a",
+        json!({"content": "final", "metadata": {"j": 2}}),
+    );
+    assert_eq!(st, 200);
+    assert_eq!(node["metadata"], json!({"k": 1, "j": 2}));
+    s.end_turn("imm", json!({}));
+    let (st, err) = s.patch(
+        "/api/sessions/imm/messages/a",
+        json!({"content": "rewrite history"}),
+    );
+    assert_eq!(st, 409);
+    assert_eq!(err["code"], "node_immutable");
+    let (st, _) = s.patch("/api/sessions/imm/messages/nope", json!({"content": "x"}));
+    assert_eq!(st, 404);
+    let dir = s.session_dir("imm");
+    let stored = std::fs::read_to_string(dir.join("history/00/00/000002-a-a.json")).unwrap();
+    assert!(stored.contains("\"final\""));
+    assert_clean_repo(&dir);
+}
+
+#[test]
+fn end_of_turn_sets_status_and_stores_context() {
+    let s = TestServer::start();
+    s.append("st", json!({"role": "user", "content": "one"}));
+    let (_, meta) = s.get("/api/sessions/st");
+    assert_eq!(meta["status"], "running");
+    s.append("st", json!({"role": "assistant", "content": "r"}));
+    let out = s.end_turn(
+        "st",
+        json!({"background": true, "duration_s": 12.34, "tokens": 4521, "tool_calls": 18,
+               "context": {"messages": [{"role": "system", "content": "be brief"}]}, "context_id": "ctx-1"}),
+    );
+    assert_eq!(out["status"], "done");
+    let (_, meta) = s.get("/api/sessions/st");
+    assert_eq!(meta["status"], "done");
+    assert_eq!(meta["unread"], true);
+    let dir = s.session_dir("st");
+    let msg = git(&dir, &["log", "-1", "--format=%B"]);
+    assert!(
+        msg.contains("[meta: turn took 12.3s, 18 tools, 4521 tokens]"),
+        "{msg}"
+    );
+    let files = git(&dir, &["ls-files", "context"]);
+    assert_eq!(files.trim(), "context/commits/ctx-1.json");
+    assert_clean_repo(&dir);
+
+    for (outcome, status) in [
+        ("failed", "failed"),
+        ("needs_input", "needs_input"),
+        ("ok", "idle"),
+    ] {
+        s.append("st", json!({"role": "user", "content": outcome}));
+        s.append("st", json!({"role": "assistant", "content": "r"}));
+        let out = s.end_turn("st", json!({"outcome": outcome}));
+        assert_eq!(out["status"], status);
+    }
+    assert_eq!(git(&dir, &["rev-list", "--count", "HEAD"]).trim(), "4");
+}
+
+#[test]
+fn explicit_creation_and_reads() {
+    let s = TestServer::start();
+    let (st, meta) = s.post(
+        "/api/sessions",
+        json!({"id": "made", "agent_id": "coder", "title": "T", "model": "m1"}),
+    );
+    assert_eq!(st, 201, "{meta}");
+    assert_eq!(meta["agent_id"], "coder");
+    assert_eq!(meta["project_id"], "default");
+    let (st, err) = s.post("/api/sessions", json!({"id": "made"}));
+    assert_eq!(st, 409);
+    assert_eq!(err["code"], "session_exists");
+    let dir = s.session_dir("made");
+    assert!(
+        dir.join("meta.json").is_file()
+            && dir.join("history").is_dir()
+            && dir.join("workdir").is_dir()
+    );
+    assert!(dir.join("context/commits").is_dir());
+    assert_eq!(
+        git(&dir, &["rev-list", "--all", "--count"]).trim(),
+        "0",
+        "no empty commits"
+    );
+    let (st, log) = s.get("/api/sessions/made/commits");
+    assert_eq!(st, 200);
+    assert_eq!(log["commits"], json!([]));
+    // Server-made ids.
+    let (st, meta) = s.post("/api/sessions", json!({}));
+    assert_eq!(st, 201);
+    assert_eq!(meta["id"].as_str().unwrap().len(), 32);
+    // The rendered branch up to a given node.
+    s.append("made", json!({"id": "u1", "role": "user", "content": "a"}));
+    s.append(
+        "made",
+        json!({"id": "a1", "role": "assistant", "content": "b"}),
+    );
+    let (_, msgs) = s.get("/api/sessions/made/messages?head=u1");
+    assert_eq!(msgs["messages"].as_array().unwrap().len(), 1);
+    let (st, _) = s.get("/api/sessions/made/messages?head=zzz");
+    assert_eq!(st, 404);
+    // workdir is the agent's scratch space, never committed.
+    std::fs::write(dir.join("workdir/scratch.txt"), "x").unwrap();
+    s.end_turn("made", json!({}));
+    assert_clean_repo(&dir);
+}
+
+#[test]
+fn many_sessions_through_a_tiny_actor_cache_lose_nothing() {
+    let s = TestServer::start_with_env(&[("OPENPROGRAM_SESSION_CACHE_CAP", "2")]);
+    let ids: Vec<String> = (0..6).map(|i| format!("lru{i}")).collect();
+    std::thread::scope(|scope| {
+        for id in &ids {
+            let s = &s;
+            scope.spawn(move || {
+                for t in 0..3 {
+                    s.turn(id, &format!("{id} message {t}"), "reply", &["read"]);
+                }
+            });
+        }
+    });
+    for id in &ids {
+        let dir = s.session_dir(id);
+        assert_eq!(
+            git(&dir, &["rev-list", "--count", "HEAD"]).trim(),
+            "3",
+            "{id}"
+        );
+        assert_clean_repo(&dir);
+        let (_, nodes) = s.get(&format!("/api/sessions/{id}/nodes"));
+        let seqs: Vec<u64> = nodes["nodes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|n| n["seq"].as_u64().unwrap())
+            .collect();
+        assert_eq!(seqs, (1..=9).collect::<Vec<_>>(), "{id}");
+    }
+    let (_, health) = s.get("/api/health");
+    assert!(health["live_sessions"].as_u64().unwrap() <= 2);
+}

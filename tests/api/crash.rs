@@ -1,0 +1,163 @@
+use serde_json::json;
+
+use crate::helpers::{assert_clean_repo, git, TestServer};
+
+#[test]
+fn sigkill_mid_turn_keeps_every_acknowledged_node_and_the_open_turn() {
+    let mut s = TestServer::start();
+    s.turn("k", "first turn", "first reply", &["read"]);
+    s.append(
+        "k",
+        json!({"id": "u2", "role": "user", "content": "second turn"}),
+    );
+    s.append("k", json!({"id": "a2", "role": "assistant", "content": ""}));
+    s.append(
+        "k",
+        json!({"id": "t2", "role": "tool", "name": "grep", "caller": "a2", "content": "hits"}),
+    );
+    s.patch(
+        "/api/sessions/k/messages/a2",
+        json!({"content": "filled before the crash"}),
+    );
+    s.restart_after_kill();
+
+    let (_, nodes) = s.get("/api/sessions/k/nodes");
+    let ids: Vec<&str> = nodes["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids.len(), 6);
+    assert_eq!(&ids[3..], &["u2", "a2", "t2"]);
+    assert_eq!(nodes["nodes"][4]["content"], "filled before the crash");
+    let (_, meta) = s.get("/api/sessions/k");
+    assert_eq!(meta["open_turn"]["number"], 2);
+    assert_eq!(meta["head"], "a2");
+    let dir = s.session_dir("k");
+    assert_eq!(
+        git(&dir, &["rev-list", "--count", "HEAD"]).trim(),
+        "1",
+        "an open turn is not committed"
+    );
+
+    // The turn can go on and end normally after the restart.
+    s.append(
+        "k",
+        json!({"role": "tool", "name": "grep", "caller": "a2", "content": "more"}),
+    );
+    let out = s.end_turn("k", json!({}));
+    assert_eq!(out["turn"], 2);
+    assert_eq!(git(&dir, &["rev-list", "--count", "HEAD"]).trim(), "2");
+    assert_eq!(git(&dir, &["ls-files", "history"]).lines().count(), 7);
+    assert_clean_repo(&dir);
+}
+
+#[test]
+fn sigkill_after_end_of_turn_keeps_the_commit() {
+    let mut s = TestServer::start();
+    let out = s.turn("k2", "hello", "world", &[]);
+    s.restart_after_kill();
+    let dir = s.session_dir("k2");
+    assert_eq!(
+        git(&dir, &["rev-parse", "HEAD"]).trim(),
+        out["commit"].as_str().unwrap()
+    );
+    assert_clean_repo(&dir);
+    let (_, meta) = s.get("/api/sessions/k2");
+    assert_eq!(meta["turn_count"], 1);
+    assert!(meta["open_turn"].is_null());
+    // Nothing is committed twice on the next start either.
+    s.turn("k2", "again", "more", &[]);
+    assert_eq!(git(&dir, &["rev-list", "--count", "HEAD"]).trim(), "2");
+}
+
+/// The end of a turn is recorded in meta.json before its commit is made.
+/// Recreate the state a crash between the two leaves, then restart.
+#[test]
+fn a_recorded_but_uncommitted_turn_is_committed_at_startup() {
+    let mut s = TestServer::start();
+    s.turn("k3", "turn one", "r1", &[]);
+    s.append(
+        "k3",
+        json!({"id": "u2", "role": "user", "content": "turn two"}),
+    );
+    s.append(
+        "k3",
+        json!({"id": "a2", "role": "assistant", "content": "r2"}),
+    );
+    s.kill();
+    let dir = s.session_dir("k3");
+    let meta_path = dir.join("meta.json");
+    let mut meta: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&meta_path).unwrap()).unwrap();
+    let open = meta["open_turn"].clone();
+    assert_eq!(open["number"], 2);
+    meta["open_turn"] = serde_json::Value::Null;
+    meta["turn_count"] = json!(2);
+    meta["status"] = json!("idle");
+    meta["last_turn"] = json!({"number": 2, "first_seq": open["first_seq"], "last_seq": 4, "head": "a2",
+                               "duration_s": 1.5, "tokens": 7, "tool_calls": null, "context_file": null, "ended_at": 1.0});
+    std::fs::write(&meta_path, serde_json::to_vec_pretty(&meta).unwrap()).unwrap();
+    // A stale lock from the killed process must not block the repair.
+    std::fs::write(dir.join(".git/index.lock"), b"").unwrap();
+    s.spawn();
+    let (_, m) = s.get("/api/sessions/k3");
+    assert_eq!(m["turn_count"], 2);
+    assert_eq!(git(&dir, &["rev-list", "--count", "HEAD"]).trim(), "2");
+    let msg = git(&dir, &["log", "-1", "--format=%B"]);
+    assert!(
+        msg.starts_with("turn 2: turn two\n\nassistant: r2\n"),
+        "{msg}"
+    );
+    assert!(
+        msg.contains("[meta: turn took 1.5s, 0 tools, 7 tokens]"),
+        "{msg}"
+    );
+    assert_clean_repo(&dir);
+    // Loading again commits nothing twice.
+    s.restart_after_kill();
+    s.get("/api/sessions/k3");
+    assert_eq!(git(&dir, &["rev-list", "--count", "HEAD"]).trim(), "2");
+}
+
+#[test]
+fn a_turn_left_open_by_a_crash_is_closed_by_the_next_user_message() {
+    let mut s = TestServer::start();
+    s.append("k4", json!({"role": "user", "content": "before crash"}));
+    s.append("k4", json!({"role": "assistant", "content": "partial"}));
+    s.restart_after_kill();
+    // After a restart the turn is no longer running, so a new message is
+    // accepted: the interrupted turn is committed first.
+    let out = s.append("k4", json!({"role": "user", "content": "after crash"}));
+    assert_eq!(out["turn"], 2);
+    assert_eq!(out["closed_interrupted_turn"]["turn"], 1);
+    s.append("k4", json!({"role": "assistant", "content": "ok"}));
+    s.end_turn("k4", json!({}));
+    let dir = s.session_dir("k4");
+    let subjects = git(&dir, &["log", "--format=%s"]);
+    assert_eq!(subjects, "turn 2: after crash\nturn 1: before crash\n");
+    assert_clean_repo(&dir);
+}
+
+#[test]
+fn sigterm_drains_and_exits_cleanly() {
+    let mut s = TestServer::start();
+    s.turn("g", "hello", "world", &[]);
+    assert_eq!(s.terminate(), Some(0), "{}", s.log());
+    assert!(!s.state_dir.join("server.json").exists());
+    s.spawn();
+    assert_clean_repo(&s.session_dir("g"));
+}
+
+#[test]
+fn an_interrupted_creation_leaves_no_session_behind() {
+    let mut s = TestServer::start();
+    s.kill();
+    // What a crash in the middle of creating a session leaves.
+    let tmp = s.state_dir.join("sessions/.tmp-create-abc");
+    std::fs::create_dir_all(tmp.join("history")).unwrap();
+    std::fs::write(tmp.join("meta.json"), "{}").unwrap();
+    s.spawn();
+    assert!(!tmp.exists());
+}

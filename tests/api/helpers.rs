@@ -1,0 +1,273 @@
+//! Test harness: runs the real `openprogram` binary on 127.0.0.1:0 with a
+//! temporary state directory, and talks to it over HTTP.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+pub struct TestServer {
+    child: Option<Child>,
+    pub url: String,
+    pub state_dir: PathBuf,
+    env: Vec<(String, String)>,
+    agent: ureq::Agent,
+    _tmp: Option<tempfile::TempDir>,
+}
+
+impl TestServer {
+    pub fn start() -> TestServer {
+        Self::start_with_env(&[])
+    }
+
+    pub fn start_with_env(env: &[(&str, &str)]) -> TestServer {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let state_dir = tmp.path().join("state");
+        let env = env
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        let mut s = TestServer {
+            child: None,
+            url: String::new(),
+            state_dir,
+            env,
+            agent: ureq::AgentBuilder::new()
+                .timeout(Duration::from_secs(60))
+                .build(),
+            _tmp: Some(tmp),
+        };
+        s.spawn();
+        s
+    }
+
+    /// Start (again) on the same state directory.
+    pub fn spawn(&mut self) {
+        let info = self.state_dir.join("server.json");
+        let _ = std::fs::remove_file(&info);
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(self.state_dir.with_file_name("server.log"))
+            .expect("log file");
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_openprogram"));
+        cmd.args(["serve", "--bind", "127.0.0.1:0", "--state-dir"])
+            .arg(&self.state_dir)
+            .env("RUST_LOG", "info")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(log);
+        for (k, v) in &self.env {
+            cmd.env(k, v);
+        }
+        let child = cmd.spawn().expect("spawn openprogram");
+        let pid = child.id();
+        self.child = Some(child);
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            if let Ok(text) = std::fs::read_to_string(&info) {
+                if let Ok(v) = serde_json::from_str::<Value>(&text) {
+                    if v["pid"].as_u64() == Some(pid as u64) {
+                        self.url = v["url"].as_str().expect("url").to_string();
+                        break;
+                    }
+                }
+            }
+            if let Some(status) = self
+                .child
+                .as_mut()
+                .and_then(|c| c.try_wait().ok().flatten())
+            {
+                panic!("server exited at startup with {status}: {}", self.log());
+            }
+            assert!(
+                Instant::now() < deadline,
+                "server did not start: {}",
+                self.log()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let (status, _) = self.get("/api/health");
+        assert_eq!(status, 200);
+    }
+
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(self.state_dir.with_file_name("server.log")).unwrap_or_default()
+    }
+
+    /// SIGKILL: no chance to flush anything.
+    pub fn kill(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            c.kill().expect("kill");
+            c.wait().expect("wait");
+        }
+    }
+
+    /// SIGTERM and wait for a graceful exit; returns the exit code.
+    pub fn terminate(&mut self) -> Option<i32> {
+        let mut c = self.child.take()?;
+        let ok = Command::new("kill")
+            .args(["-TERM", &c.id().to_string()])
+            .status()
+            .expect("kill -TERM");
+        assert!(ok.success());
+        c.wait().expect("wait").code()
+    }
+
+    pub fn restart_after_kill(&mut self) {
+        self.kill();
+        self.spawn();
+    }
+
+    pub fn session_dir(&self, id: &str) -> PathBuf {
+        self.state_dir.join("sessions").join(id)
+    }
+
+    fn call(&self, req: ureq::Request, body: Option<&Value>) -> (u16, Value) {
+        let res = match body {
+            Some(b) => req.send_json(b),
+            None => req.call(),
+        };
+        let resp = match res {
+            Ok(r) => r,
+            Err(ureq::Error::Status(_, r)) => r,
+            Err(e) => panic!("request failed: {e}"),
+        };
+        let status = resp.status();
+        let text = resp.into_string().unwrap_or_default();
+        let json = if text.is_empty() {
+            Value::Null
+        } else {
+            serde_json::from_str(&text).unwrap_or(Value::String(text))
+        };
+        (status, json)
+    }
+
+    pub fn get(&self, path: &str) -> (u16, Value) {
+        self.call(self.agent.get(&format!("{}{path}", self.url)), None)
+    }
+
+    pub fn post(&self, path: &str, body: Value) -> (u16, Value) {
+        self.call(self.agent.post(&format!("{}{path}", self.url)), Some(&body))
+    }
+
+    pub fn patch(&self, path: &str, body: Value) -> (u16, Value) {
+        self.call(
+            self.agent.request("PATCH", &format!("{}{path}", self.url)),
+            Some(&body),
+        )
+    }
+
+    /// POST a raw body with a content type.
+    pub fn post_raw(&self, path: &str, content_type: &str, body: &[u8]) -> (u16, Value) {
+        let req = self
+            .agent
+            .post(&format!("{}{path}", self.url))
+            .set("Content-Type", content_type);
+        let res = match req.send_bytes(body) {
+            Ok(r) => r,
+            Err(ureq::Error::Status(_, r)) => r,
+            Err(e) => panic!("request failed: {e}"),
+        };
+        let status = res.status();
+        (status, res.into_json().unwrap_or(Value::Null))
+    }
+
+    /// Send a request byte for byte (no client-side path normalisation);
+    /// returns the status code.
+    pub fn raw_request(&self, method: &str, path: &str, body: &str) -> u16 {
+        use std::io::{Read, Write};
+        let addr = self.url.trim_start_matches("http://");
+        let mut stream = std::net::TcpStream::connect(addr).expect("connect");
+        write!(
+            stream,
+            "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        )
+        .expect("write");
+        let mut resp = String::new();
+        stream.read_to_string(&mut resp).expect("read");
+        resp.split_whitespace()
+            .nth(1)
+            .and_then(|c| c.parse().ok())
+            .expect("status line")
+    }
+
+    /// Append a node and assert it was accepted.
+    pub fn append(&self, session: &str, body: Value) -> Value {
+        let (status, v) = self.post(&format!("/api/sessions/{session}/messages"), body);
+        assert!(
+            status == 201 || status == 200,
+            "append failed: {status} {v}\n{}",
+            self.log()
+        );
+        v
+    }
+
+    pub fn end_turn(&self, session: &str, body: Value) -> Value {
+        let (status, v) = self.post(&format!("/api/sessions/{session}/turns"), body);
+        assert_eq!(status, 201, "end turn failed: {v}\n{}", self.log());
+        v
+    }
+
+    /// One whole turn: user, assistant placeholder, tools, fill, end.
+    pub fn turn(&self, session: &str, user: &str, reply: &str, tools: &[&str]) -> Value {
+        let u = self.append(
+            session,
+            serde_json::json!({"role": "user", "content": user}),
+        );
+        let a = self.append(
+            session,
+            serde_json::json!({"role": "assistant", "content": ""}),
+        );
+        let aid = a["node"]["id"].as_str().expect("assistant id").to_string();
+        for t in tools {
+            self.append(
+                session,
+                serde_json::json!({"role": "tool", "name": t, "caller": aid, "content": "ok"}),
+            );
+        }
+        let (s, _) = self.patch(
+            &format!("/api/sessions/{session}/messages/{aid}"),
+            serde_json::json!({"content": reply}),
+        );
+        assert_eq!(s, 200);
+        assert!(u["turn"].is_u64());
+        self.end_turn(session, serde_json::json!({}))
+    }
+}
+
+impl Drop for TestServer {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// Run `git` in `dir` and return stdout; panics on failure.
+pub fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("HOME", dir)
+        .output()
+        .expect("run git");
+    assert!(
+        out.status.success(),
+        "git {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// The repo is an ordinary, healthy git repository with a clean tree.
+pub fn assert_clean_repo(dir: &Path) {
+    git(dir, &["fsck", "--strict", "--no-progress"]);
+    assert_eq!(
+        git(dir, &["status", "--porcelain"]),
+        "",
+        "work tree not clean in {}",
+        dir.display()
+    );
+}

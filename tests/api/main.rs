@@ -1,0 +1,7 @@
+//! Integration tests: a real `openprogram` server on loopback, driven over
+//! HTTP, with its repositories checked by the `git` CLI.
+
+mod bad_input;
+mod conversation;
+mod crash;
+mod helpers;
