@@ -30,6 +30,22 @@ pub enum ConfigError {
 pub struct Config {
     pub server: ServerConfig,
     pub store: StoreConfig,
+    pub registry: RegistryConfig,
+    pub maintenance: MaintenanceConfig,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RegistryConfig {
+    pub index_debounce_ms: u64,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MaintenanceConfig {
+    pub empty_shell_max_age_s: f64,
+    pub archive_ttl_days: f64,
+    pub max_sessions: usize,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -108,6 +124,9 @@ impl Config {
         }
         if let Some(v) = get("OPENPROGRAM_WORKERS") {
             self.server.workers = num("OPENPROGRAM_WORKERS", v)?;
+        }
+        if let Some(v) = get("OPENPROGRAM_INDEX_DEBOUNCE_MS") {
+            self.registry.index_debounce_ms = num("OPENPROGRAM_INDEX_DEBOUNCE_MS", v)?;
         }
         if let Some(v) = get("OPENPROGRAM_SESSION_CACHE_CAP") {
             self.store.session_cache_cap = num("OPENPROGRAM_SESSION_CACHE_CAP", v)?;

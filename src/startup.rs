@@ -7,6 +7,8 @@ use std::path::{Path, PathBuf};
 
 use actix_web::dev::Server;
 use actix_web::{web, App, HttpServer};
+use openprogram_actors::engine::EngineConfig;
+use openprogram_actors::registry::Policy;
 use openprogram_actors::{fsio, Engine};
 use serde::{Deserialize, Serialize};
 
@@ -51,6 +53,7 @@ pub enum StartupError {
 
 pub struct Application {
     server: Server,
+    engine: Engine,
     addr: SocketAddr,
     state_dir: PathBuf,
     _lock: File,
@@ -72,8 +75,26 @@ impl Application {
         }
         remove_create_leftovers(&sessions_dir)?;
 
-        let engine = Engine::start(sessions_dir, config.store.session_cache_cap, None);
-        let state = web::Data::new(AppState { engine });
+        let m = &config.maintenance;
+        let (engine, report) = Engine::start(EngineConfig {
+            sessions_dir,
+            cache_cap: config.store.session_cache_cap,
+            policy: Policy {
+                empty_shell_max_age_s: m.empty_shell_max_age_s,
+                archive_ttl_days: m.archive_ttl_days,
+                max_sessions: m.max_sessions,
+            },
+            index_debounce: std::time::Duration::from_millis(config.registry.index_debounce_ms),
+        })
+        .map_err(dir_err)?;
+        tracing::info!(
+            rebuilt = report.rebuilt,
+            repaired = report.repaired,
+            reset_running = report.reset_running,
+            deleted = report.deleted.len(),
+            "session registry loaded"
+        );
+        let state = web::Data::new(AppState { engine: engine.clone() });
         let body_limit = config.server.body_limit;
         let listener =
             TcpListener::bind(&config.server.bind).map_err(|source| StartupError::Bind {
@@ -108,6 +129,7 @@ impl Application {
         tracing::info!(url = %info.url, state_dir = %state_dir.display(), "openprogram listening");
         Ok(Application {
             server,
+            engine,
             addr,
             state_dir,
             _lock: lock,
@@ -128,6 +150,8 @@ impl Application {
             handle.stop(true).await;
         });
         let result = self.server.await;
+        // Requests are drained; persist the debounced registry changes.
+        self.engine.flush().await;
         let _ = std::fs::remove_file(self.state_dir.join(SERVER_INFO));
         tracing::info!("openprogram stopped");
         result

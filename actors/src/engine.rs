@@ -4,37 +4,62 @@
 //! on a fresh actor.
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use actix::prelude::*;
 
 use crate::git::CommitInfo;
-use crate::manager::{LiveCount, Resolve, SessionManager};
+use crate::manager::{Forget, LiveCount, Resolve, SessionManager};
+use crate::registry::actor::{Flush, GetRow, List, Stats};
+use crate::registry::startup::{self, Report};
+use crate::registry::writer::Writer;
+use crate::registry::{ListQuery, Page, Policy, Registry, RegistryStats, SessionRow};
 use crate::meta::{MetaPatch, SessionMeta};
 use crate::node::Node;
 use crate::session::actor::{
-    Append, Create, EndTurnMsg, GetBranch, GetCommits, GetMeta, GetNodes, UpdateMeta, UpdateNode,
+    Append, Create, Delete, EndTurnMsg, GetBranch, GetCommits, GetMeta, GetNodes, UpdateMeta, UpdateNode,
 };
 use crate::session::{
     AppendOutcome, EndTurn, NewNode, NodePatch, SessionActor, SessionChanged, SessionError,
     TurnOutcome,
 };
 
+/// How to run the engine.
+#[derive(Debug, Clone)]
+pub struct EngineConfig {
+    /// `<state>/sessions`.
+    pub sessions_dir: PathBuf,
+    /// Live session actors kept (LRU).
+    pub cache_cap: usize,
+    /// Automatic deletion rules applied at startup.
+    pub policy: Policy,
+    /// Interval of the debounced index writes.
+    pub index_debounce: Duration,
+}
+
 #[derive(Clone)]
 pub struct Engine {
     manager: Addr<SessionManager>,
+    registry: Addr<Registry>,
 }
 
 impl Engine {
-    /// Start the engine's manager on the current arbiter.
-    pub fn start(
-        sessions_dir: PathBuf,
-        cache_cap: usize,
-        events: Option<Recipient<SessionChanged>>,
-    ) -> Engine {
+    /// Run the registry's startup maintenance (blocking: call it before
+    /// serving), then start the registry and session manager actors on the
+    /// current arbiter.
+    pub fn start(config: EngineConfig) -> std::io::Result<(Engine, Report)> {
         crate::git::enable_fsync();
-        Engine {
-            manager: SessionManager::new(sessions_dir, cache_cap, events).start(),
-        }
+        std::fs::create_dir_all(&config.sessions_dir)?;
+        let loaded = startup::open(&config.sessions_dir, &config.policy)?;
+        let writer = Writer::spawn(config.sessions_dir.join(startup::INDEX))?;
+        let registry = Registry::new(loaded.rows.into_values(), writer, config.index_debounce).start();
+        let manager = SessionManager::new(
+            config.sessions_dir,
+            config.cache_cap,
+            Some(registry.clone().recipient::<SessionChanged>()),
+        )
+        .start();
+        Ok((Engine { manager, registry }, loaded.report))
     }
 
     async fn call<M>(&self, id: &str, msg: M) -> Result<M::Result, SessionError>
@@ -114,6 +139,32 @@ impl Engine {
 
     pub async fn commits(&self, id: &str, limit: usize) -> Result<Vec<CommitInfo>, SessionError> {
         self.call(id, GetCommits { limit }).await?
+    }
+
+    /// Delete a session and everything in its directory.
+    pub async fn delete(&self, id: &str) -> Result<(), SessionError> {
+        self.call(id, Delete).await??;
+        self.manager.do_send(Forget { id: id.to_string() });
+        Ok(())
+    }
+
+    /// The session list, from memory.
+    pub async fn list(&self, query: ListQuery) -> Result<Page, SessionError> {
+        self.registry.send(List(query)).await.map_err(|_| SessionError::Unavailable)
+    }
+
+    /// One registry row, from memory.
+    pub async fn row(&self, id: &str) -> Result<Option<SessionRow>, SessionError> {
+        self.registry.send(GetRow(id.to_string())).await.map_err(|_| SessionError::Unavailable)
+    }
+
+    /// Write index.json now and wait for it (graceful shutdown).
+    pub async fn flush(&self) {
+        let _ = self.registry.send(Flush).await;
+    }
+
+    pub async fn registry_stats(&self) -> Option<RegistryStats> {
+        self.registry.send(Stats).await.ok()
     }
 
     pub async fn live_sessions(&self) -> usize {

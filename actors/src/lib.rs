@@ -9,6 +9,7 @@ mod lru;
 pub mod manager;
 pub mod meta;
 pub mod node;
+pub mod registry;
 pub mod session;
 
 pub use engine::Engine;

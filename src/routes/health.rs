@@ -8,5 +8,6 @@ pub async fn health(state: web::Data<AppState>) -> HttpResponse {
         "status": "ok",
         "version": env!("CARGO_PKG_VERSION"),
         "live_sessions": state.engine.live_sessions().await,
+        "registry": state.engine.registry_stats().await,
     }))
 }

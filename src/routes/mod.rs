@@ -1,5 +1,6 @@
 //! HTTP routes, one module per resource.
 
+mod archive;
 mod health;
 mod messages;
 mod sessions;
@@ -12,7 +13,12 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         web::scope("/api")
             .route("/health", web::get().to(health::health))
             .route("/sessions", web::post().to(sessions::create))
+            .route("/sessions", web::get().to(sessions::list))
+            .route("/sessions/archive", web::post().to(archive::archive))
+            .route("/sessions/unarchive", web::post().to(archive::unarchive))
             .route("/sessions/{id}", web::get().to(sessions::get))
+            .route("/sessions/{id}", web::patch().to(sessions::update))
+            .route("/sessions/{id}", web::delete().to(sessions::delete))
             .route("/sessions/{id}/nodes", web::get().to(sessions::nodes))
             .route("/sessions/{id}/commits", web::get().to(sessions::commits))
             .route("/sessions/{id}/messages", web::post().to(messages::append))

@@ -1,5 +1,8 @@
 use actix_web::{web, HttpResponse};
 use openprogram_actors::ids;
+use openprogram_actors::meta::{MetaPatch, Status};
+use openprogram_actors::registry::query::MAX_LIMIT;
+use openprogram_actors::registry::{ListQuery, SessionRow};
 use openprogram_actors::session::CreateSpec;
 use serde::Deserialize;
 
@@ -62,4 +65,81 @@ pub async fn commits(
     }
     let commits = state.engine.commits(&id, limit).await?;
     Ok(HttpResponse::Ok().json(serde_json::json!({"session_id": id.as_str(), "commits": commits})))
+}
+
+/// A registry row as clients see it: the 15 fields, the preview, and the
+/// project (filled in when listing).
+pub fn present(row: SessionRow) -> serde_json::Value {
+    let project = serde_json::json!({ "id": row.project_id });
+    let mut v = serde_json::to_value(row).unwrap_or_default();
+    if let Some(obj) = v.as_object_mut() {
+        obj.remove("project_id");
+        obj.insert("project".into(), project);
+    }
+    v
+}
+
+/// `GET /api/sessions`: the session list, from memory.
+#[tracing::instrument(name = "list_sessions", skip(state))]
+pub async fn list(state: web::Data<AppState>, query: web::Query<ListQuery>) -> Result<HttpResponse, ApiError> {
+    let query = query.into_inner();
+    if query.limit.is_some_and(|l| l == 0 || l > MAX_LIMIT) {
+        return Err(ApiError::bad_request("invalid_query", format!("limit must be 1..={MAX_LIMIT}")));
+    }
+    let page = state.engine.list(query).await?;
+    let sessions: Vec<serde_json::Value> = page.sessions.into_iter().map(present).collect();
+    Ok(HttpResponse::Ok().json(serde_json::json!({"total": page.total, "sessions": sessions})))
+}
+
+/// Fields a client may change with `PATCH /api/sessions/{id}`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SessionPatch {
+    title: Option<String>,
+    pinned: Option<bool>,
+    archived: Option<bool>,
+    unread: Option<bool>,
+    status: Option<Status>,
+    #[serde(default, deserialize_with = "present_or_null")]
+    group: Option<Option<String>>,
+}
+
+fn present_or_null<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Option<String>>, D::Error> {
+    Option::<String>::deserialize(d).map(Some)
+}
+
+/// `PATCH /api/sessions/{id}`: change title and flags. Only the fields
+/// given are written; the list order (updated_at) is not touched. A title
+/// typed by the user locks it against automatic naming.
+#[tracing::instrument(name = "update_session", skip(state, body))]
+pub async fn update(
+    state: web::Data<AppState>,
+    id: web::Path<String>,
+    body: web::Json<SessionPatch>,
+) -> Result<HttpResponse, ApiError> {
+    let p = body.into_inner();
+    let user_titled = p.title.as_deref().is_some_and(|t| !t.trim().is_empty()).then_some(true);
+    let patch = MetaPatch {
+        title: p.title.map(|t| t.trim().to_string()),
+        pinned: p.pinned,
+        archived: p.archived,
+        unread: p.unread,
+        status: p.status,
+        group: p.group,
+        user_titled,
+        ..MetaPatch::default()
+    };
+    if patch.is_empty() {
+        return Err(ApiError::bad_request("invalid_body", "nothing to update"));
+    }
+    let meta = state.engine.update_meta(&id, patch).await?;
+    Ok(HttpResponse::Ok().json(meta))
+}
+
+/// `DELETE /api/sessions/{id}`: remove the session directory (with `.git/`)
+/// and its registry row.
+#[tracing::instrument(name = "delete_session", skip(state))]
+pub async fn delete(state: web::Data<AppState>, id: web::Path<String>) -> Result<HttpResponse, ApiError> {
+    state.engine.delete(&id).await?;
+    Ok(HttpResponse::Ok().json(serde_json::json!({"session_id": id.as_str(), "deleted": true})))
 }

@@ -34,6 +34,9 @@ pub enum ChangeKind {
     Appended,
     /// Metadata or turn state changed (written through at once).
     Updated,
+    /// The actor loaded the session (refreshes a row a crash left stale).
+    Loaded,
+    Deleted,
 }
 
 pub struct SessionActor {
@@ -143,7 +146,13 @@ impl Actor for SessionActor {
         ctx.wait(load.into_actor(self).map(|(guard, loaded), act, ctx| {
             act._guard = Some(guard);
             match loaded {
-                Ok(Ok(core)) => act.slot = Some(Slot { core }),
+                Ok(Ok(core)) => {
+                    let exists = core.is_some();
+                    act.slot = Some(Slot { core });
+                    if exists {
+                        act.notify(ChangeKind::Loaded);
+                    }
+                }
                 Ok(Err(e)) => {
                     tracing::error!(dir = %act.dir.display(), error = %e, "session failed to load");
                     ctx.stop();
@@ -274,6 +283,36 @@ impl Handler<UpdateMeta> for SessionActor {
             Ok(core.update_meta(|m| patch.apply(m))?.clone())
         });
         notify_after(fut, ChangeKind::Updated)
+    }
+}
+
+/// Delete the session: its whole directory (with `.git/`) goes.
+#[derive(Message, Clone)]
+#[rtype(result = "Result<(), SessionError>")]
+pub struct Delete;
+
+impl Handler<Delete> for SessionActor {
+    type Result = AtomicResponse<Self, Result<(), SessionError>>;
+
+    fn handle(&mut self, _: Delete, _: &mut Self::Context) -> Self::Result {
+        let fut = self.blocking(move |slot, dir| {
+            if slot.core.is_none() {
+                return Err(SessionError::NotFound);
+            }
+            let parent = dir.parent().ok_or(SessionError::NotFound)?;
+            let id = dir.file_name().and_then(|n| n.to_str()).ok_or(SessionError::NotFound)?;
+            crate::registry::startup::remove_session_dir(parent, id)?;
+            Ok(())
+        });
+        AtomicResponse::new(Box::pin(fut.map(|res, act, _| {
+            if res.is_ok() {
+                act.notify(ChangeKind::Deleted);
+                if let Some(slot) = act.slot.as_mut() {
+                    slot.core = None;
+                }
+            }
+            res
+        })))
     }
 }
 

@@ -5,6 +5,7 @@ mod commit_message;
 pub mod core;
 pub mod error;
 pub mod layout;
+pub mod summary;
 
 pub use actor::{ChangeKind, SessionActor, SessionChanged};
 pub use core::{

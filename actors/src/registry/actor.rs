@@ -1,0 +1,184 @@
+//! The registry actor: sole owner of `index.json` and of the in-memory list
+//! of sessions. Listing is answered from memory; changes from session actors
+//! arrive as `SessionChanged` events. Appends are written with a debounce
+//! (at most one write per interval); every other change is written at once.
+
+use std::collections::{BTreeSet, HashMap};
+use std::sync::Arc;
+use std::time::Duration;
+
+use actix::prelude::*;
+use serde::Serialize;
+
+use super::query::ListQuery;
+use super::row::{OrderKey, SessionRow};
+use super::writer::{Job, Writer};
+use crate::meta::now;
+use crate::session::{ChangeKind, SessionChanged};
+
+pub struct Registry {
+    rows: HashMap<String, Arc<SessionRow>>,
+    order: BTreeSet<OrderKey>,
+    writer: Writer,
+    debounce: Duration,
+    pending: Option<SpawnHandle>,
+}
+
+impl Registry {
+    pub fn new(rows: impl IntoIterator<Item = SessionRow>, writer: Writer, debounce: Duration) -> Registry {
+        let mut reg = Registry { rows: HashMap::new(), order: BTreeSet::new(), writer, debounce, pending: None };
+        for row in rows {
+            reg.put(row);
+        }
+        reg
+    }
+
+    fn put(&mut self, row: SessionRow) -> bool {
+        if let Some(old) = self.rows.get(&row.id) {
+            if **old == row {
+                return false;
+            }
+            self.order.remove(&old.order_key());
+        }
+        self.order.insert(row.order_key());
+        self.rows.insert(row.id.clone(), Arc::new(row));
+        true
+    }
+
+    fn remove(&mut self, id: &str) -> bool {
+        match self.rows.remove(id) {
+            Some(old) => {
+                self.order.remove(&old.order_key());
+                true
+            }
+            None => false,
+        }
+    }
+
+    fn snapshot(&self, done: Option<tokio::sync::oneshot::Sender<()>>) -> Job {
+        Job { rows: self.rows.values().cloned().collect(), taken_at: now(), done }
+    }
+
+    /// Write now; a pending debounced write is covered by this one.
+    fn write_now(&mut self, ctx: &mut Context<Self>, done: Option<tokio::sync::oneshot::Sender<()>>) {
+        if let Some(h) = self.pending.take() {
+            ctx.cancel_future(h);
+        }
+        self.writer.submit(self.snapshot(done));
+    }
+
+    fn write_later(&mut self, ctx: &mut Context<Self>) {
+        if self.pending.is_none() {
+            self.pending = Some(ctx.run_later(self.debounce, |act, _| {
+                act.pending = None;
+                act.writer.submit(act.snapshot(None));
+            }));
+        }
+    }
+}
+
+impl Actor for Registry {
+    type Context = Context<Self>;
+}
+
+impl Handler<SessionChanged> for Registry {
+    type Result = ();
+
+    fn handle(&mut self, msg: SessionChanged, ctx: &mut Context<Self>) {
+        let id = msg.meta.id.clone();
+        match msg.kind {
+            ChangeKind::Deleted => {
+                if self.remove(&id) {
+                    self.write_now(ctx, None);
+                }
+            }
+            kind => {
+                let changed = self.put(SessionRow::from_meta(&msg.meta, msg.preview));
+                match kind {
+                    _ if !changed => {}
+                    ChangeKind::Appended | ChangeKind::Loaded => self.write_later(ctx),
+                    _ => self.write_now(ctx, None),
+                }
+            }
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Page {
+    /// Rows matching the filters, before offset/limit.
+    pub total: usize,
+    pub sessions: Vec<SessionRow>,
+}
+
+/// List rows (snapshots) by `updated_at`, newest first.
+#[derive(Message)]
+#[rtype(result = "Page")]
+pub struct List(pub ListQuery);
+
+impl Handler<List> for Registry {
+    type Result = MessageResult<List>;
+
+    fn handle(&mut self, List(q): List, _: &mut Context<Self>) -> Self::Result {
+        let (offset, limit) = (q.offset, q.limit());
+        let mut total = 0;
+        let mut sessions = Vec::new();
+        for key in &self.order {
+            let Some(row) = self.rows.get(&key.1) else { continue };
+            if q.matches(row) {
+                if total >= offset && sessions.len() < limit {
+                    sessions.push(SessionRow::clone(row));
+                }
+                total += 1;
+            }
+        }
+        MessageResult(Page { total, sessions })
+    }
+}
+
+#[derive(Message)]
+#[rtype(result = "Option<SessionRow>")]
+pub struct GetRow(pub String);
+
+impl Handler<GetRow> for Registry {
+    type Result = Option<SessionRow>;
+
+    fn handle(&mut self, msg: GetRow, _: &mut Context<Self>) -> Self::Result {
+        self.rows.get(&msg.0).map(|r| SessionRow::clone(r))
+    }
+}
+
+/// Write `index.json` now and wait until it is durable (graceful shutdown).
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct Flush;
+
+impl Handler<Flush> for Registry {
+    type Result = ResponseFuture<()>;
+
+    fn handle(&mut self, _: Flush, ctx: &mut Context<Self>) -> Self::Result {
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        self.write_now(ctx, Some(tx));
+        Box::pin(async move {
+            let _ = rx.await;
+        })
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct RegistryStats {
+    pub sessions: usize,
+    pub index_writes: u64,
+}
+
+#[derive(Message)]
+#[rtype(result = "RegistryStats")]
+pub struct Stats;
+
+impl Handler<Stats> for Registry {
+    type Result = MessageResult<Stats>;
+
+    fn handle(&mut self, _: Stats, _: &mut Context<Self>) -> Self::Result {
+        MessageResult(RegistryStats { sessions: self.rows.len(), index_writes: self.writer.writes() })
+    }
+}

@@ -1,0 +1,13 @@
+//! The session registry: `<state>/sessions/index.json` and the list every
+//! client reads.
+
+pub mod actor;
+pub mod query;
+pub mod row;
+pub mod startup;
+pub mod writer;
+
+pub use actor::{Page, Registry, RegistryStats};
+pub use query::ListQuery;
+pub use row::SessionRow;
+pub use startup::Policy;

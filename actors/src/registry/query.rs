@@ -1,0 +1,52 @@
+//! Filters of `list_sessions`.
+
+use serde::Deserialize;
+
+use super::row::SessionRow;
+use crate::meta::Status;
+
+/// Default page size when the caller gives no `limit`.
+pub const DEFAULT_LIMIT: usize = 200;
+/// Largest page a caller may ask for.
+pub const MAX_LIMIT: usize = 10_000;
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ListQuery {
+    pub agent_id: Option<String>,
+    pub source: Option<String>,
+    pub channel: Option<String>,
+    pub status: Option<Status>,
+    pub pinned: Option<bool>,
+    pub group: Option<String>,
+    pub project_id: Option<String>,
+    /// Archived and active rows together.
+    #[serde(default)]
+    pub include_archived: bool,
+    /// Only archived rows (`true`) or only active ones (`false`).
+    pub archived: Option<bool>,
+    #[serde(default)]
+    pub offset: usize,
+    pub limit: Option<usize>,
+}
+
+impl ListQuery {
+    pub fn matches(&self, r: &SessionRow) -> bool {
+        let archived_ok = match self.archived {
+            Some(a) => r.archived == a,
+            None => self.include_archived || !r.archived,
+        };
+        archived_ok
+            && self.agent_id.as_ref().is_none_or(|v| *v == r.agent_id)
+            && self.source.as_ref().is_none_or(|v| *v == r.source)
+            && self.channel.as_ref().is_none_or(|v| Some(v) == r.channel.as_ref())
+            && self.status.is_none_or(|v| v == r.status)
+            && self.pinned.is_none_or(|v| v == r.pinned)
+            && self.group.as_ref().is_none_or(|v| Some(v) == r.group.as_ref())
+            && self.project_id.as_ref().is_none_or(|v| *v == r.project_id)
+    }
+
+    pub fn limit(&self) -> usize {
+        self.limit.unwrap_or(DEFAULT_LIMIT).min(MAX_LIMIT)
+    }
+}

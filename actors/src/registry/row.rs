@@ -1,0 +1,59 @@
+//! A registry row: what the session list shows, derived from `meta.json`
+//! plus the preview of the latest user message.
+
+use serde::{Deserialize, Serialize};
+
+use crate::meta::{SessionMeta, Status};
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SessionRow {
+    pub id: String,
+    pub agent_id: String,
+    pub title: String,
+    pub created_at: f64,
+    pub updated_at: f64,
+    pub source: String,
+    pub channel: Option<String>,
+    pub account_id: Option<String>,
+    pub peer_display: Option<String>,
+    pub peer_id: Option<String>,
+    pub pinned: bool,
+    pub archived: bool,
+    pub group: Option<String>,
+    pub status: Status,
+    pub unread: bool,
+    pub preview: Option<String>,
+    pub project_id: String,
+}
+
+impl SessionRow {
+    pub fn from_meta(meta: &SessionMeta, preview: Option<String>) -> SessionRow {
+        SessionRow {
+            id: meta.id.clone(),
+            agent_id: meta.agent_id.clone(),
+            title: meta.title.clone(),
+            created_at: meta.created_at,
+            updated_at: meta.updated_at,
+            source: meta.source.clone(),
+            channel: meta.channel.clone(),
+            account_id: meta.account_id.clone(),
+            peer_display: meta.peer_display.clone(),
+            peer_id: meta.peer_id.clone(),
+            pinned: meta.pinned,
+            archived: meta.archived,
+            group: meta.group.clone(),
+            status: meta.status,
+            unread: meta.unread,
+            preview,
+            project_id: meta.project_id.clone(),
+        }
+    }
+
+    /// Key of the list order: newest `updated_at` first, then id.
+    pub fn order_key(&self) -> OrderKey {
+        OrderKey(std::cmp::Reverse((self.updated_at * 1e6) as i64), self.id.clone())
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct OrderKey(pub std::cmp::Reverse<i64>, pub String);

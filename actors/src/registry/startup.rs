@@ -1,0 +1,177 @@
+//! Startup of the registry, in the order of spec 003: load `index.json` (or
+//! rebuild it from every `meta.json`), reconcile it with the session
+//! directories, reset `running` to `idle`, delete empty shells, expire old
+//! archived sessions, and enforce the capacity cap. Runs before the server
+//! accepts requests, so no session actor exists yet.
+
+use std::collections::HashMap;
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use super::row::SessionRow;
+use super::writer::IndexFile;
+use crate::fsio;
+use crate::meta::{now, SessionMeta, Status};
+use crate::session::summary::read_summary;
+
+pub const INDEX: &str = "index.json";
+
+/// The automatic-deletion policy (all of it configurable; 0 turns a rule off).
+#[derive(Debug, Clone)]
+pub struct Policy {
+    /// Delete sessions without any message older than this many seconds.
+    pub empty_shell_max_age_s: f64,
+    /// Delete archived sessions idle for longer than this many days.
+    pub archive_ttl_days: f64,
+    /// Above this many sessions, delete the oldest archived ones.
+    pub max_sessions: usize,
+}
+
+impl Default for Policy {
+    fn default() -> Self {
+        Policy { empty_shell_max_age_s: 3600.0, archive_ttl_days: 90.0, max_sessions: 1000 }
+    }
+}
+
+#[derive(Debug, Default)]
+pub struct Report {
+    pub rebuilt: bool,
+    pub repaired: usize,
+    pub reset_running: usize,
+    pub deleted: Vec<(String, &'static str)>,
+}
+
+pub struct Loaded {
+    pub rows: HashMap<String, SessionRow>,
+    pub report: Report,
+}
+
+/// Session directories (names not starting with '.').
+fn session_dirs(sessions_dir: &Path) -> io::Result<Vec<(String, PathBuf)>> {
+    let mut out = Vec::new();
+    for entry in fs::read_dir(sessions_dir)? {
+        let entry = entry?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if !name.starts_with('.') && entry.file_type()?.is_dir() {
+            out.push((name, entry.path()));
+        }
+    }
+    Ok(out)
+}
+
+fn row_of(dir: &Path) -> Option<SessionRow> {
+    read_summary(dir).map(|s| SessionRow::from_meta(&s.meta, s.preview))
+}
+
+pub fn open(sessions_dir: &Path, policy: &Policy) -> io::Result<Loaded> {
+    let mut report = Report::default();
+    let index_path = sessions_dir.join(INDEX);
+    let dirs = session_dirs(sessions_dir)?;
+    let mut rows: HashMap<String, SessionRow> = HashMap::new();
+    match fsio::read_json::<IndexFile>(&index_path) {
+        Ok(index) => {
+            let known: HashMap<String, SessionRow> = index.sessions.into_iter().map(|r| (r.id.clone(), r)).collect();
+            for (id, dir) in &dirs {
+                // A session changed after the snapshot (or missing from it)
+                // is read from its own files; the rest is taken as is.
+                let stale = match known.get(id) {
+                    None => true,
+                    Some(_) => fs::metadata(dir.join("meta.json"))
+                        .and_then(|m| m.modified())
+                        .map(|t| {
+                            let secs = t.duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs_f64()).unwrap_or(0.0);
+                            secs + 1.0 >= index.written_at
+                        })
+                        .unwrap_or(true),
+                };
+                let row = if stale {
+                    report.repaired += 1;
+                    row_of(dir)
+                } else {
+                    known.get(id).cloned()
+                };
+                if let Some(row) = row {
+                    rows.insert(id.clone(), row);
+                }
+            }
+            report.repaired += known.keys().filter(|id| !rows.contains_key(*id)).count();
+        }
+        Err(e) => {
+            if e.kind() != io::ErrorKind::NotFound {
+                tracing::warn!(error = %e, "index.json unreadable; rebuilding it from the sessions");
+            }
+            report.rebuilt = true;
+            for (id, dir) in &dirs {
+                if let Some(row) = row_of(dir) {
+                    rows.insert(id.clone(), row);
+                }
+            }
+        }
+    }
+
+    // Crash recovery: nothing runs at startup.
+    for row in rows.values_mut().filter(|r| r.status == Status::Running) {
+        let meta_path = sessions_dir.join(&row.id).join("meta.json");
+        let mut meta: SessionMeta = fsio::read_json(&meta_path)?;
+        meta.status = Status::Idle;
+        fsio::atomic_write_json(&meta_path, &meta)?;
+        row.status = Status::Idle;
+        report.reset_running += 1;
+    }
+
+    let now = now();
+    let mut doomed: Vec<(String, &'static str)> = Vec::new();
+    if policy.empty_shell_max_age_s > 0.0 {
+        for row in rows.values() {
+            if row.preview.is_none() && now - row.created_at > policy.empty_shell_max_age_s {
+                let empty = read_summary(&sessions_dir.join(&row.id)).is_none_or(|s| !s.has_messages);
+                if empty {
+                    doomed.push((row.id.clone(), "empty shell"));
+                }
+            }
+        }
+    }
+    if policy.archive_ttl_days > 0.0 {
+        let ttl = policy.archive_ttl_days * 86_400.0;
+        for row in rows.values() {
+            if row.archived && now - row.updated_at > ttl {
+                doomed.push((row.id.clone(), "archived and idle past the retention period"));
+            }
+        }
+    }
+    for (id, _) in &doomed {
+        rows.remove(id);
+    }
+    if policy.max_sessions > 0 && rows.len() > policy.max_sessions {
+        let mut archived: Vec<&SessionRow> = rows.values().filter(|r| r.archived).collect();
+        archived.sort_by(|a, b| a.updated_at.total_cmp(&b.updated_at));
+        let excess = rows.len() - policy.max_sessions;
+        let extra: Vec<String> = archived.iter().take(excess).map(|r| r.id.clone()).collect();
+        for id in extra {
+            rows.remove(&id);
+            doomed.push((id, "oldest archived session over the capacity cap"));
+        }
+    }
+    for (id, reason) in doomed {
+        tracing::info!(session = %id, reason, "deleting session automatically");
+        remove_session_dir(sessions_dir, &id)?;
+        report.deleted.push((id, reason));
+    }
+    Ok(Loaded { rows, report })
+}
+
+/// Delete a session directory: renamed aside first (atomic), then removed,
+/// so a crash midway leaves a `.tmp-` folder that startup clears, never a
+/// half-deleted session.
+pub fn remove_session_dir(sessions_dir: &Path, id: &str) -> io::Result<()> {
+    let dir = sessions_dir.join(id);
+    let aside = sessions_dir.join(format!("{}delete-{}", fsio::TMP_PREFIX, crate::ids::new_id()));
+    match fs::rename(&dir, &aside) {
+        Ok(()) => {}
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(e),
+    }
+    fsio::fsync_dir(sessions_dir)?;
+    fs::remove_dir_all(&aside)
+}

@@ -1,0 +1,49 @@
+//! `POST /api/sessions/archive` and `/unarchive`, exactly as spec 003 names
+//! them: body `{"session_id": ...}`.
+
+use actix_web::http::StatusCode;
+use actix_web::{web, HttpResponse};
+use openprogram_actors::meta::MetaPatch;
+use openprogram_actors::session::SessionError;
+use serde::Deserialize;
+
+use crate::error::ApiError;
+use crate::startup::AppState;
+
+#[derive(Debug, Deserialize)]
+pub struct ArchiveBody {
+    #[serde(default)]
+    session_id: Option<String>,
+}
+
+async fn set_archived(
+    state: &AppState,
+    body: Option<web::Json<ArchiveBody>>,
+    archived: bool,
+) -> Result<HttpResponse, ApiError> {
+    let id = body
+        .and_then(|b| b.into_inner().session_id)
+        .filter(|s| !s.is_empty())
+        .ok_or_else(|| ApiError::bad_request("session_id_required", "session_id required"))?;
+    let patch = MetaPatch { archived: Some(archived), ..MetaPatch::default() };
+    match state.engine.update_meta(&id, patch).await {
+        Ok(_) => Ok(HttpResponse::Ok().json(serde_json::json!({"session_id": id, "archived": archived}))),
+        Err(SessionError::NotFound) => {
+            Err(ApiError::new(StatusCode::NOT_FOUND, "unknown_session", "unknown session"))
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+#[tracing::instrument(name = "archive_session", skip(state, body))]
+pub async fn archive(state: web::Data<AppState>, body: Option<web::Json<ArchiveBody>>) -> Result<HttpResponse, ApiError> {
+    set_archived(&state, body, true).await
+}
+
+#[tracing::instrument(name = "unarchive_session", skip(state, body))]
+pub async fn unarchive(
+    state: web::Data<AppState>,
+    body: Option<web::Json<ArchiveBody>>,
+) -> Result<HttpResponse, ApiError> {
+    set_archived(&state, body, false).await
+}
