@@ -19,6 +19,46 @@ pub struct Cli {
 pub enum Command {
     /// Run the HTTP/WebSocket service.
     Serve(ServeArgs),
+    /// Manage sessions of a running server.
+    Sessions {
+        #[command(flatten)]
+        target: ServerTarget,
+        #[command(subcommand)]
+        command: SessionsCommand,
+    },
+}
+
+/// How the CLI finds the running server: `--url`, else the address the
+/// server records in its state directory.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ServerTarget {
+    /// Base URL of the server, e.g. http://127.0.0.1:8765.
+    #[arg(long, env = "OPENPROGRAM_URL", global = true)]
+    pub url: Option<String>,
+    /// State directory of the server (default ~/.openprogram).
+    #[arg(long, env = "OPENPROGRAM_STATE_DIR", global = true, value_name = "DIR")]
+    pub state_dir: Option<PathBuf>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SessionsCommand {
+    /// List sessions, newest first (active ones unless told otherwise).
+    List {
+        /// Only archived sessions.
+        #[arg(long, conflicts_with = "all")]
+        archived: bool,
+        /// Archived and active sessions.
+        #[arg(long)]
+        all: bool,
+    },
+    /// Show one session's metadata.
+    Show { id: String },
+    /// Archive a session (hidden from the default list, nothing deleted).
+    Archive { id: String },
+    /// Bring an archived session back, at its old place in the list.
+    Unarchive { id: String },
+    /// Delete a session and its whole repository.
+    Delete { id: String },
 }
 
 #[derive(Debug, clap::Args)]

@@ -2,6 +2,7 @@
 //! engine of `openprogram-actors`.
 
 pub mod cli;
+pub mod commands;
 pub mod config;
 pub mod error;
 pub mod routes;

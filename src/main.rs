@@ -34,5 +34,8 @@ fn main() -> ExitCode {
                 }
             }
         }
+        Command::Sessions { target, command } => {
+            openprogram::commands::sessions::run(&target, command)
+        }
     }
 }

@@ -94,7 +94,9 @@ impl Application {
             deleted = report.deleted.len(),
             "session registry loaded"
         );
-        let state = web::Data::new(AppState { engine: engine.clone() });
+        let state = web::Data::new(AppState {
+            engine: engine.clone(),
+        });
         let body_limit = config.server.body_limit;
         let listener =
             TcpListener::bind(&config.server.bind).map_err(|source| StartupError::Bind {

@@ -10,14 +10,15 @@ use actix::prelude::*;
 
 use crate::git::CommitInfo;
 use crate::manager::{Forget, LiveCount, Resolve, SessionManager};
+use crate::meta::{MetaPatch, SessionMeta};
+use crate::node::Node;
 use crate::registry::actor::{Flush, GetRow, List, Stats};
 use crate::registry::startup::{self, Report};
 use crate::registry::writer::Writer;
 use crate::registry::{ListQuery, Page, Policy, Registry, RegistryStats, SessionRow};
-use crate::meta::{MetaPatch, SessionMeta};
-use crate::node::Node;
 use crate::session::actor::{
-    Append, Create, Delete, EndTurnMsg, GetBranch, GetCommits, GetMeta, GetNodes, UpdateMeta, UpdateNode,
+    Append, Create, Delete, EndTurnMsg, GetBranch, GetCommits, GetMeta, GetNodes, UpdateMeta,
+    UpdateNode,
 };
 use crate::session::{
     AppendOutcome, EndTurn, NewNode, NodePatch, SessionActor, SessionChanged, SessionError,
@@ -52,7 +53,8 @@ impl Engine {
         std::fs::create_dir_all(&config.sessions_dir)?;
         let loaded = startup::open(&config.sessions_dir, &config.policy)?;
         let writer = Writer::spawn(config.sessions_dir.join(startup::INDEX))?;
-        let registry = Registry::new(loaded.rows.into_values(), writer, config.index_debounce).start();
+        let registry =
+            Registry::new(loaded.rows.into_values(), writer, config.index_debounce).start();
         let manager = SessionManager::new(
             config.sessions_dir,
             config.cache_cap,
@@ -150,12 +152,18 @@ impl Engine {
 
     /// The session list, from memory.
     pub async fn list(&self, query: ListQuery) -> Result<Page, SessionError> {
-        self.registry.send(List(query)).await.map_err(|_| SessionError::Unavailable)
+        self.registry
+            .send(List(query))
+            .await
+            .map_err(|_| SessionError::Unavailable)
     }
 
     /// One registry row, from memory.
     pub async fn row(&self, id: &str) -> Result<Option<SessionRow>, SessionError> {
-        self.registry.send(GetRow(id.to_string())).await.map_err(|_| SessionError::Unavailable)
+        self.registry
+            .send(GetRow(id.to_string()))
+            .await
+            .map_err(|_| SessionError::Unavailable)
     }
 
     /// Write index.json now and wait for it (graceful shutdown).

@@ -25,18 +25,28 @@ async fn set_archived(
         .and_then(|b| b.into_inner().session_id)
         .filter(|s| !s.is_empty())
         .ok_or_else(|| ApiError::bad_request("session_id_required", "session_id required"))?;
-    let patch = MetaPatch { archived: Some(archived), ..MetaPatch::default() };
+    let patch = MetaPatch {
+        archived: Some(archived),
+        ..MetaPatch::default()
+    };
     match state.engine.update_meta(&id, patch).await {
-        Ok(_) => Ok(HttpResponse::Ok().json(serde_json::json!({"session_id": id, "archived": archived}))),
-        Err(SessionError::NotFound) => {
-            Err(ApiError::new(StatusCode::NOT_FOUND, "unknown_session", "unknown session"))
-        }
+        Ok(_) => Ok(
+            HttpResponse::Ok().json(serde_json::json!({"session_id": id, "archived": archived}))
+        ),
+        Err(SessionError::NotFound) => Err(ApiError::new(
+            StatusCode::NOT_FOUND,
+            "unknown_session",
+            "unknown session",
+        )),
         Err(e) => Err(e.into()),
     }
 }
 
 #[tracing::instrument(name = "archive_session", skip(state, body))]
-pub async fn archive(state: web::Data<AppState>, body: Option<web::Json<ArchiveBody>>) -> Result<HttpResponse, ApiError> {
+pub async fn archive(
+    state: web::Data<AppState>,
+    body: Option<web::Json<ArchiveBody>>,
+) -> Result<HttpResponse, ApiError> {
     set_archived(&state, body, true).await
 }
 

@@ -81,10 +81,16 @@ pub fn present(row: SessionRow) -> serde_json::Value {
 
 /// `GET /api/sessions`: the session list, from memory.
 #[tracing::instrument(name = "list_sessions", skip(state))]
-pub async fn list(state: web::Data<AppState>, query: web::Query<ListQuery>) -> Result<HttpResponse, ApiError> {
+pub async fn list(
+    state: web::Data<AppState>,
+    query: web::Query<ListQuery>,
+) -> Result<HttpResponse, ApiError> {
     let query = query.into_inner();
     if query.limit.is_some_and(|l| l == 0 || l > MAX_LIMIT) {
-        return Err(ApiError::bad_request("invalid_query", format!("limit must be 1..={MAX_LIMIT}")));
+        return Err(ApiError::bad_request(
+            "invalid_query",
+            format!("limit must be 1..={MAX_LIMIT}"),
+        ));
     }
     let page = state.engine.list(query).await?;
     let sessions: Vec<serde_json::Value> = page.sessions.into_iter().map(present).collect();
@@ -104,7 +110,9 @@ pub struct SessionPatch {
     group: Option<Option<String>>,
 }
 
-fn present_or_null<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Option<String>>, D::Error> {
+fn present_or_null<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<Option<Option<String>>, D::Error> {
     Option::<String>::deserialize(d).map(Some)
 }
 
@@ -118,7 +126,11 @@ pub async fn update(
     body: web::Json<SessionPatch>,
 ) -> Result<HttpResponse, ApiError> {
     let p = body.into_inner();
-    let user_titled = p.title.as_deref().is_some_and(|t| !t.trim().is_empty()).then_some(true);
+    let user_titled = p
+        .title
+        .as_deref()
+        .is_some_and(|t| !t.trim().is_empty())
+        .then_some(true);
     let patch = MetaPatch {
         title: p.title.map(|t| t.trim().to_string()),
         pinned: p.pinned,
@@ -139,7 +151,10 @@ pub async fn update(
 /// `DELETE /api/sessions/{id}`: remove the session directory (with `.git/`)
 /// and its registry row.
 #[tracing::instrument(name = "delete_session", skip(state))]
-pub async fn delete(state: web::Data<AppState>, id: web::Path<String>) -> Result<HttpResponse, ApiError> {
+pub async fn delete(
+    state: web::Data<AppState>,
+    id: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
     state.engine.delete(&id).await?;
     Ok(HttpResponse::Ok().json(serde_json::json!({"session_id": id.as_str(), "deleted": true})))
 }

@@ -159,6 +159,10 @@ impl TestServer {
         )
     }
 
+    pub fn raw_delete(&self, path: &str) -> (u16, Value) {
+        self.call(self.agent.delete(&format!("{}{path}", self.url)), None)
+    }
+
     /// POST a raw body with a content type.
     pub fn post_raw(&self, path: &str, content_type: &str, body: &[u8]) -> (u16, Value) {
         let req = self

@@ -5,3 +5,4 @@ mod bad_input;
 mod conversation;
 mod crash;
 mod helpers;
+mod registry;

@@ -25,8 +25,18 @@ pub struct Registry {
 }
 
 impl Registry {
-    pub fn new(rows: impl IntoIterator<Item = SessionRow>, writer: Writer, debounce: Duration) -> Registry {
-        let mut reg = Registry { rows: HashMap::new(), order: BTreeSet::new(), writer, debounce, pending: None };
+    pub fn new(
+        rows: impl IntoIterator<Item = SessionRow>,
+        writer: Writer,
+        debounce: Duration,
+    ) -> Registry {
+        let mut reg = Registry {
+            rows: HashMap::new(),
+            order: BTreeSet::new(),
+            writer,
+            debounce,
+            pending: None,
+        };
         for row in rows {
             reg.put(row);
         }
@@ -56,11 +66,19 @@ impl Registry {
     }
 
     fn snapshot(&self, done: Option<tokio::sync::oneshot::Sender<()>>) -> Job {
-        Job { rows: self.rows.values().cloned().collect(), taken_at: now(), done }
+        Job {
+            rows: self.rows.values().cloned().collect(),
+            taken_at: now(),
+            done,
+        }
     }
 
     /// Write now; a pending debounced write is covered by this one.
-    fn write_now(&mut self, ctx: &mut Context<Self>, done: Option<tokio::sync::oneshot::Sender<()>>) {
+    fn write_now(
+        &mut self,
+        ctx: &mut Context<Self>,
+        done: Option<tokio::sync::oneshot::Sender<()>>,
+    ) {
         if let Some(h) = self.pending.take() {
             ctx.cancel_future(h);
         }
@@ -124,7 +142,9 @@ impl Handler<List> for Registry {
         let mut total = 0;
         let mut sessions = Vec::new();
         for key in &self.order {
-            let Some(row) = self.rows.get(&key.1) else { continue };
+            let Some(row) = self.rows.get(&key.1) else {
+                continue;
+            };
             if q.matches(row) {
                 if total >= offset && sessions.len() < limit {
                     sessions.push(SessionRow::clone(row));
@@ -179,6 +199,9 @@ impl Handler<Stats> for Registry {
     type Result = MessageResult<Stats>;
 
     fn handle(&mut self, _: Stats, _: &mut Context<Self>) -> Self::Result {
-        MessageResult(RegistryStats { sessions: self.rows.len(), index_writes: self.writer.writes() })
+        MessageResult(RegistryStats {
+            sessions: self.rows.len(),
+            index_writes: self.writer.writes(),
+        })
     }
 }

@@ -39,10 +39,16 @@ impl ListQuery {
         archived_ok
             && self.agent_id.as_ref().is_none_or(|v| *v == r.agent_id)
             && self.source.as_ref().is_none_or(|v| *v == r.source)
-            && self.channel.as_ref().is_none_or(|v| Some(v) == r.channel.as_ref())
+            && self
+                .channel
+                .as_ref()
+                .is_none_or(|v| Some(v) == r.channel.as_ref())
             && self.status.is_none_or(|v| v == r.status)
             && self.pinned.is_none_or(|v| v == r.pinned)
-            && self.group.as_ref().is_none_or(|v| Some(v) == r.group.as_ref())
+            && self
+                .group
+                .as_ref()
+                .is_none_or(|v| Some(v) == r.group.as_ref())
             && self.project_id.as_ref().is_none_or(|v| *v == r.project_id)
     }
 

@@ -51,7 +51,10 @@ impl SessionRow {
 
     /// Key of the list order: newest `updated_at` first, then id.
     pub fn order_key(&self) -> OrderKey {
-        OrderKey(std::cmp::Reverse((self.updated_at * 1e6) as i64), self.id.clone())
+        OrderKey(
+            std::cmp::Reverse((self.updated_at * 1e6) as i64),
+            self.id.clone(),
+        )
     }
 }
 

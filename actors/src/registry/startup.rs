@@ -30,7 +30,11 @@ pub struct Policy {
 
 impl Default for Policy {
     fn default() -> Self {
-        Policy { empty_shell_max_age_s: 3600.0, archive_ttl_days: 90.0, max_sessions: 1000 }
+        Policy {
+            empty_shell_max_age_s: 3600.0,
+            archive_ttl_days: 90.0,
+            max_sessions: 1000,
+        }
     }
 }
 
@@ -71,7 +75,11 @@ pub fn open(sessions_dir: &Path, policy: &Policy) -> io::Result<Loaded> {
     let mut rows: HashMap<String, SessionRow> = HashMap::new();
     match fsio::read_json::<IndexFile>(&index_path) {
         Ok(index) => {
-            let known: HashMap<String, SessionRow> = index.sessions.into_iter().map(|r| (r.id.clone(), r)).collect();
+            let known: HashMap<String, SessionRow> = index
+                .sessions
+                .into_iter()
+                .map(|r| (r.id.clone(), r))
+                .collect();
             for (id, dir) in &dirs {
                 // A session changed after the snapshot (or missing from it)
                 // is read from its own files; the rest is taken as is.
@@ -80,7 +88,10 @@ pub fn open(sessions_dir: &Path, policy: &Policy) -> io::Result<Loaded> {
                     Some(_) => fs::metadata(dir.join("meta.json"))
                         .and_then(|m| m.modified())
                         .map(|t| {
-                            let secs = t.duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs_f64()).unwrap_or(0.0);
+                            let secs = t
+                                .duration_since(std::time::UNIX_EPOCH)
+                                .map(|d| d.as_secs_f64())
+                                .unwrap_or(0.0);
                             secs + 1.0 >= index.written_at
                         })
                         .unwrap_or(true),
@@ -125,7 +136,8 @@ pub fn open(sessions_dir: &Path, policy: &Policy) -> io::Result<Loaded> {
     if policy.empty_shell_max_age_s > 0.0 {
         for row in rows.values() {
             if row.preview.is_none() && now - row.created_at > policy.empty_shell_max_age_s {
-                let empty = read_summary(&sessions_dir.join(&row.id)).is_none_or(|s| !s.has_messages);
+                let empty =
+                    read_summary(&sessions_dir.join(&row.id)).is_none_or(|s| !s.has_messages);
                 if empty {
                     doomed.push((row.id.clone(), "empty shell"));
                 }
@@ -136,7 +148,10 @@ pub fn open(sessions_dir: &Path, policy: &Policy) -> io::Result<Loaded> {
         let ttl = policy.archive_ttl_days * 86_400.0;
         for row in rows.values() {
             if row.archived && now - row.updated_at > ttl {
-                doomed.push((row.id.clone(), "archived and idle past the retention period"));
+                doomed.push((
+                    row.id.clone(),
+                    "archived and idle past the retention period",
+                ));
             }
         }
     }
@@ -158,6 +173,22 @@ pub fn open(sessions_dir: &Path, policy: &Policy) -> io::Result<Loaded> {
         remove_session_dir(sessions_dir, &id)?;
         report.deleted.push((id, reason));
     }
+    if report.rebuilt
+        || report.repaired > 0
+        || report.reset_running > 0
+        || !report.deleted.is_empty()
+    {
+        let mut sessions: Vec<SessionRow> = rows.values().cloned().collect();
+        sessions.sort_by_key(SessionRow::order_key);
+        fsio::atomic_write_json(
+            &index_path,
+            &IndexFile {
+                version: 1,
+                written_at: now,
+                sessions,
+            },
+        )?;
+    }
     Ok(Loaded { rows, report })
 }
 
@@ -166,7 +197,11 @@ pub fn open(sessions_dir: &Path, policy: &Policy) -> io::Result<Loaded> {
 /// half-deleted session.
 pub fn remove_session_dir(sessions_dir: &Path, id: &str) -> io::Result<()> {
     let dir = sessions_dir.join(id);
-    let aside = sessions_dir.join(format!("{}delete-{}", fsio::TMP_PREFIX, crate::ids::new_id()));
+    let aside = sessions_dir.join(format!(
+        "{}delete-{}",
+        fsio::TMP_PREFIX,
+        crate::ids::new_id()
+    ));
     match fs::rename(&dir, &aside) {
         Ok(()) => {}
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),

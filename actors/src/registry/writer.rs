@@ -79,11 +79,16 @@ fn run(path: PathBuf, rx: Receiver<Job>, writes: Arc<AtomicU64>) {
             written_at: job.taken_at,
             sessions: job.rows.iter().map(|r| r.as_ref()).collect(),
         };
-        match serde_json::to_vec(&file).map_err(std::io::Error::other).and_then(|b| fsio::atomic_write(&path, &b)) {
+        match serde_json::to_vec(&file)
+            .map_err(std::io::Error::other)
+            .and_then(|b| fsio::atomic_write(&path, &b))
+        {
             Ok(()) => {
                 writes.fetch_add(1, Ordering::Relaxed);
             }
-            Err(e) => tracing::error!(path = %path.display(), error = %e, "index.json write failed"),
+            Err(e) => {
+                tracing::error!(path = %path.display(), error = %e, "index.json write failed")
+            }
         }
         for w in waiters {
             let _ = w.send(());

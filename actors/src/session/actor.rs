@@ -300,7 +300,10 @@ impl Handler<Delete> for SessionActor {
                 return Err(SessionError::NotFound);
             }
             let parent = dir.parent().ok_or(SessionError::NotFound)?;
-            let id = dir.file_name().and_then(|n| n.to_str()).ok_or(SessionError::NotFound)?;
+            let id = dir
+                .file_name()
+                .and_then(|n| n.to_str())
+                .ok_or(SessionError::NotFound)?;
             crate::registry::startup::remove_session_dir(parent, id)?;
             Ok(())
         });

@@ -31,13 +31,19 @@ pub fn read_summary(dir: &Path) -> Option<Summary> {
     'outer: for a in sorted_desc(&dir.join(layout::HISTORY)) {
         for b in sorted_desc(&a) {
             for file in sorted_desc(&b) {
-                let Some(name) = file.file_name().and_then(|n| n.to_str()) else { continue };
-                let Some((_, role, _)) = layout::parse_node_file_name(name) else { continue };
+                let Some(name) = file.file_name().and_then(|n| n.to_str()) else {
+                    continue;
+                };
+                let Some((_, role, _)) = layout::parse_node_file_name(name) else {
+                    continue;
+                };
                 has_messages = true;
                 if !matches!(role, Role::User | Role::Assistant) {
                     continue;
                 }
-                let Ok(n) = fsio::read_json::<Node>(&file) else { continue };
+                let Ok(n) = fsio::read_json::<Node>(&file) else {
+                    continue;
+                };
                 if n.caller.is_some() {
                     continue;
                 }
@@ -52,7 +58,11 @@ pub fn read_summary(dir: &Path) -> Option<Summary> {
     if let Some(t) = latest_conversational {
         meta.updated_at = meta.updated_at.max(t);
     }
-    Some(Summary { meta, preview, has_messages })
+    Some(Summary {
+        meta,
+        preview,
+        has_messages,
+    })
 }
 
 fn sorted_desc(dir: &Path) -> Vec<std::path::PathBuf> {

@@ -1,0 +1,79 @@
+//! A small blocking HTTP client for the CLI.
+
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::cli::ServerTarget;
+use crate::config::state_dir_or_default;
+use crate::startup::{ServerInfo, SERVER_INFO};
+
+#[derive(Debug, thiserror::Error)]
+pub enum ClientError {
+    #[error("no openprogram server is running (looked for {0}); start one with `openprogram serve` or pass --url")]
+    NoServer(String),
+    #[error("cannot reach the server at {url}: {reason}")]
+    Unreachable { url: String, reason: String },
+    #[error("{message}")]
+    Api { status: u16, message: String },
+    #[error("{0}")]
+    Other(String),
+}
+
+pub struct Client {
+    base: String,
+    agent: ureq::Agent,
+}
+
+impl Client {
+    pub fn connect(target: &ServerTarget) -> Result<Client, ClientError> {
+        let base = match &target.url {
+            Some(u) => u.trim_end_matches('/').to_string(),
+            None => {
+                let configured = target
+                    .state_dir
+                    .as_ref()
+                    .map(|p| p.display().to_string())
+                    .unwrap_or_default();
+                let dir = state_dir_or_default(&configured)
+                    .map_err(|e| ClientError::Other(e.to_string()))?;
+                let path = dir.join(SERVER_INFO);
+                let info: ServerInfo = std::fs::read(&path)
+                    .ok()
+                    .and_then(|b| serde_json::from_slice(&b).ok())
+                    .ok_or_else(|| ClientError::NoServer(path.display().to_string()))?;
+                info.url
+            }
+        };
+        let agent = ureq::AgentBuilder::new()
+            .timeout(Duration::from_secs(30))
+            .build();
+        Ok(Client { base, agent })
+    }
+
+    pub fn call(
+        &self,
+        method: &str,
+        path: &str,
+        body: Option<Value>,
+    ) -> Result<Value, ClientError> {
+        let url = format!("{}{path}", self.base);
+        let req = self.agent.request(method, &url);
+        let res = match body {
+            Some(b) => req.send_json(b),
+            None => req.call(),
+        };
+        match res {
+            Ok(r) => r.into_json().map_err(|e| ClientError::Other(e.to_string())),
+            Err(ureq::Error::Status(status, r)) => {
+                let v: Value = r.into_json().unwrap_or(Value::Null);
+                let message = v["error"].as_str().unwrap_or("request failed").to_string();
+                Err(ClientError::Api { status, message })
+            }
+            Err(e) => Err(ClientError::Unreachable {
+                url: self.base.clone(),
+                reason: e.to_string(),
+            }),
+        }
+    }
+}

@@ -1,0 +1,4 @@
+//! CLI commands that talk to a running server.
+
+pub mod client;
+pub mod sessions;

@@ -1,0 +1,462 @@
+use std::process::Command;
+
+use serde_json::{json, Value};
+
+use crate::helpers::TestServer;
+
+fn ids(page: &Value) -> Vec<String> {
+    page["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["id"].as_str().unwrap().to_string())
+        .collect()
+}
+
+fn row<'a>(page: &'a Value, id: &str) -> &'a Value {
+    page["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["id"] == id)
+        .expect("row")
+}
+
+/// Three sessions with one turn each, oldest first: a, b, c.
+fn three(s: &TestServer) {
+    for id in ["a", "b", "c"] {
+        s.turn(id, &format!("hello from {id}"), "hi", &[]);
+    }
+}
+
+#[test]
+fn flags_never_reorder_and_unarchive_restores_the_place() {
+    let s = TestServer::start();
+    three(&s);
+    let (_, before) = s.get("/api/sessions");
+    assert_eq!(ids(&before), vec!["c", "b", "a"]);
+    assert_eq!(before["total"], 3);
+    let stamps: Vec<Value> = ["a", "b", "c"]
+        .iter()
+        .map(|id| row(&before, id)["updated_at"].clone())
+        .collect();
+
+    let (st, meta) = s.patch("/api/sessions/a", json!({"title": "Renamed"}));
+    assert_eq!(st, 200, "{meta}");
+    assert_eq!(meta["_user_titled"], true);
+    assert_eq!(
+        s.patch(
+            "/api/sessions/b",
+            json!({"pinned": true, "group": "work", "unread": true})
+        )
+        .0,
+        200
+    );
+    assert_eq!(
+        s.patch("/api/sessions/a", json!({"status": "needs_input"}))
+            .0,
+        200
+    );
+    let (st, res) = s.post("/api/sessions/archive", json!({"session_id": "c"}));
+    assert_eq!(st, 200);
+    assert_eq!(res, json!({"session_id": "c", "archived": true}));
+
+    let (_, page) = s.get("/api/sessions");
+    assert_eq!(
+        ids(&page),
+        vec!["b", "a"],
+        "archived rows are hidden by default"
+    );
+    let (_, only) = s.get("/api/sessions?archived=true");
+    assert_eq!(ids(&only), vec!["c"]);
+    let (_, all) = s.get("/api/sessions?include_archived=true");
+    assert_eq!(ids(&all), vec!["c", "b", "a"]);
+    let a = row(&all, "a");
+    assert_eq!(a["title"], "Renamed");
+    assert_eq!(a["status"], "needs_input");
+    assert_eq!(a["preview"], "hello from a");
+    assert_eq!(a["project"]["id"], "default");
+    assert_eq!(row(&all, "b")["pinned"], true);
+    assert_eq!(row(&all, "b")["group"], "work");
+
+    let (st, res) = s.post("/api/sessions/unarchive", json!({"session_id": "c"}));
+    assert_eq!(
+        (st, res),
+        (200, json!({"session_id": "c", "archived": false}))
+    );
+    let (_, after) = s.get("/api/sessions");
+    assert_eq!(ids(&after), vec!["c", "b", "a"]);
+    let stamps_after: Vec<Value> = ["a", "b", "c"]
+        .iter()
+        .map(|id| row(&after, id)["updated_at"].clone())
+        .collect();
+    assert_eq!(
+        stamps, stamps_after,
+        "only appended content moves updated_at"
+    );
+    // Messages are still readable while archived, and appending moves a session up.
+    s.turn("a", "newest", "ok", &[]);
+    let (_, moved) = s.get("/api/sessions");
+    assert_eq!(ids(&moved), vec!["a", "c", "b"]);
+    assert_eq!(row(&moved, "a")["preview"], "newest");
+
+    // Filters and paging.
+    let (_, pinned) = s.get("/api/sessions?pinned=true");
+    assert_eq!(ids(&pinned), vec!["b"]);
+    let (_, grouped) =
+        s.get("/api/sessions?group=work&agent_id=main&source=api&project_id=default");
+    assert_eq!(ids(&grouped), vec!["b"]);
+    let (_, paged) = s.get("/api/sessions?offset=1&limit=1");
+    assert_eq!(ids(&paged), vec!["c"]);
+    assert_eq!(paged["total"], 3);
+    let (_, idle) = s.get("/api/sessions?status=idle");
+    assert_eq!(
+        ids(&idle),
+        vec!["a", "c", "b"],
+        "ending a's turn set it back to idle"
+    );
+    let (_, waiting) = s.get("/api/sessions?status=needs_input");
+    assert_eq!(ids(&waiting), Vec::<String>::new());
+}
+
+#[test]
+fn bad_updates_are_refused_and_create_nothing() {
+    let s = TestServer::start();
+    three(&s);
+    assert_eq!(
+        s.patch("/api/sessions/ghost", json!({"pinned": true})).0,
+        404
+    );
+    assert!(!s.session_dir("ghost").exists());
+    assert_eq!(s.patch("/api/sessions/a", json!({"colour": "red"})).0, 400);
+    assert_eq!(
+        s.patch("/api/sessions/a", json!({"status": "sleeping"})).0,
+        400
+    );
+    assert_eq!(s.patch("/api/sessions/a", json!({})).0, 400);
+    let (st, err) = s.post("/api/sessions/archive", json!({}));
+    assert_eq!(
+        (st, err["error"].clone()),
+        (400, json!("session_id required"))
+    );
+    let (st, err) = s.post("/api/sessions/unarchive", json!({"session_id": "ghost"}));
+    assert_eq!((st, err["error"].clone()), (404, json!("unknown session")));
+    assert_eq!(s.get("/api/sessions?limit=0").0, 400);
+    assert_eq!(s.get("/api/sessions?status=bogus").0, 400);
+    assert_eq!(s.get("/api/sessions?frobnicate=1").0, 400);
+    let (_, page) = s.get("/api/sessions");
+    assert_eq!(page["total"], 3);
+}
+
+#[test]
+fn flags_survive_restart_and_index_rebuild() {
+    let mut s = TestServer::start();
+    three(&s);
+    s.patch("/api/sessions/a", json!({"title": "Kept", "pinned": true}));
+    s.post("/api/sessions/archive", json!({"session_id": "b"}));
+    let (_, before) = s.get("/api/sessions?include_archived=true");
+    let index = s.state_dir.join("sessions/index.json");
+
+    assert_eq!(s.terminate(), Some(0));
+    s.spawn();
+    let (_, after) = s.get("/api/sessions?include_archived=true");
+    assert_eq!(after, before, "graceful restart");
+
+    s.kill();
+    std::fs::remove_file(&index).unwrap();
+    s.spawn();
+    let (_, rebuilt) = s.get("/api/sessions?include_archived=true");
+    assert_eq!(
+        rebuilt, before,
+        "rebuilt from meta.json after index.json was deleted"
+    );
+    assert!(index.exists(), "the rebuilt index is written");
+
+    s.kill();
+    std::fs::write(&index, b"{ this is not json").unwrap();
+    s.spawn();
+    let (_, rebuilt) = s.get("/api/sessions?include_archived=true");
+    assert_eq!(rebuilt, before, "rebuilt after index.json was corrupted");
+    let meta: Value = serde_json::from_str(
+        &std::fs::read_to_string(s.session_dir("a").join("meta.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(meta["_user_titled"], true);
+}
+
+#[test]
+fn appends_are_debounced_and_flushed_on_shutdown() {
+    let mut s = TestServer::start();
+    s.turn("deb", "first", "r", &[]);
+    // The creation and the end of the turn were written at once.
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let writes = |s: &TestServer| {
+        s.get("/api/health").1["registry"]["index_writes"]
+            .as_u64()
+            .unwrap()
+    };
+    let before = writes(&s);
+    for i in 0..20 {
+        s.append(
+            "deb",
+            json!({"role": "system", "content": format!("note {i}")}),
+        );
+    }
+    s.append("deb", json!({"role": "user", "content": "latest words"}));
+    s.append("deb", json!({"role": "assistant", "content": "r"}));
+    let (_, page) = s.get("/api/sessions");
+    assert_eq!(
+        row(&page, "deb")["preview"],
+        "latest words",
+        "memory is updated at once"
+    );
+    assert!(
+        writes(&s) - before <= 1,
+        "appends are not written one by one"
+    );
+    let on_disk: Value = serde_json::from_str(
+        &std::fs::read_to_string(s.state_dir.join("sessions/index.json")).unwrap(),
+    )
+    .unwrap();
+    let disk_row = on_disk["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["id"] == "deb")
+        .unwrap()
+        .clone();
+    assert_eq!(
+        disk_row["preview"], "first",
+        "the index on disk lags within the debounce window"
+    );
+    assert_eq!(s.terminate(), Some(0));
+    let on_disk: Value = serde_json::from_str(
+        &std::fs::read_to_string(s.state_dir.join("sessions/index.json")).unwrap(),
+    )
+    .unwrap();
+    let disk_row = on_disk["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["id"] == "deb")
+        .unwrap()
+        .clone();
+    assert_eq!(
+        disk_row["preview"], "latest words",
+        "graceful shutdown flushes"
+    );
+}
+
+#[test]
+fn sigkill_inside_the_debounce_window_is_repaired_at_startup() {
+    let mut s = TestServer::start();
+    s.turn("rep", "old words", "r", &[]);
+    s.turn("other", "x", "r", &[]);
+    std::thread::sleep(std::time::Duration::from_millis(1200));
+    s.append(
+        "rep",
+        json!({"role": "user", "content": "words after the last index write"}),
+    );
+    let (_, live) = s.get("/api/sessions");
+    assert_eq!(ids(&live), vec!["rep", "other"]);
+    s.restart_after_kill();
+    let (_, page) = s.get("/api/sessions");
+    assert_eq!(
+        row(&page, "rep")["preview"],
+        "words after the last index write"
+    );
+    assert_eq!(
+        row(&page, "rep")["status"],
+        "idle",
+        "running is reset after a crash"
+    );
+    assert_eq!(ids(&page), vec!["rep", "other"]);
+    assert_eq!(
+        row(&page, "rep")["updated_at"],
+        row(&live, "rep")["updated_at"]
+    );
+}
+
+/// Push a session's timestamps `days` into the past (meta and nodes).
+fn age(dir: &std::path::Path, days: f64) {
+    let past = |v: &mut Value, key: &str| {
+        if let Some(t) = v[key].as_f64() {
+            v[key] = json!(t - days * 86_400.0);
+        }
+    };
+    let meta_path = dir.join("meta.json");
+    let mut meta: Value =
+        serde_json::from_str(&std::fs::read_to_string(&meta_path).unwrap()).unwrap();
+    past(&mut meta, "created_at");
+    past(&mut meta, "updated_at");
+    std::fs::write(&meta_path, serde_json::to_vec(&meta).unwrap()).unwrap();
+    for entry in walk(&dir.join("history")) {
+        let mut node: Value =
+            serde_json::from_str(&std::fs::read_to_string(&entry).unwrap()).unwrap();
+        past(&mut node, "created_at");
+        std::fs::write(&entry, serde_json::to_vec(&node).unwrap()).unwrap();
+    }
+}
+
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        if e.file_type().unwrap().is_dir() {
+            out.extend(walk(&e.path()));
+        } else {
+            out.push(e.path());
+        }
+    }
+    out
+}
+
+#[test]
+fn startup_maintenance_applies_each_rule() {
+    let cfg = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(cfg.path(), "[maintenance]\nmax_sessions = 6\n").unwrap();
+    let mut s = TestServer::start_with_env(&[("OPENPROGRAM_CONFIG", cfg.path().to_str().unwrap())]);
+    // Empty shells: one old, one fresh.
+    s.post("/api/sessions", json!({"id": "shell-old"}));
+    s.post("/api/sessions", json!({"id": "shell-new"}));
+    // Archived sessions: one past the 90 days, three within (for the cap).
+    for id in ["arch-expired", "arch-1", "arch-2", "arch-3"] {
+        s.turn(id, id, "r", &[]);
+        s.post("/api/sessions/archive", json!({"session_id": id}));
+    }
+    // Active sessions are never deleted, however old.
+    s.turn("active-ancient", "old but active", "r", &[]);
+    s.turn("active-new", "new", "r", &[]);
+    // One left running by the crash.
+    s.append(
+        "was-running",
+        json!({"role": "user", "content": "in flight"}),
+    );
+    s.kill();
+    age(&s.session_dir("shell-old"), 0.1);
+    age(&s.session_dir("arch-expired"), 100.0);
+    age(&s.session_dir("arch-1"), 30.0);
+    age(&s.session_dir("arch-2"), 20.0);
+    age(&s.session_dir("active-ancient"), 400.0);
+    s.spawn();
+
+    let (_, page) = s.get("/api/sessions?include_archived=true&limit=100");
+    let mut left = ids(&page);
+    left.sort();
+    // 9 sessions: shell-old (empty, over an hour old) and arch-expired
+    // (archived, idle 100 days) go by age; 7 remain, over the cap of 6, so
+    // the oldest archived one (arch-1) goes too.
+    assert_eq!(
+        left,
+        vec![
+            "active-ancient",
+            "active-new",
+            "arch-2",
+            "arch-3",
+            "shell-new",
+            "was-running"
+        ]
+    );
+    for gone in ["shell-old", "arch-expired", "arch-1"] {
+        assert!(!s.session_dir(gone).exists(), "{gone} should be deleted");
+        assert!(s.log().contains(gone), "deletion of {gone} is logged");
+    }
+    let meta: Value = serde_json::from_str(
+        &std::fs::read_to_string(s.session_dir("was-running").join("meta.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(meta["status"], "idle");
+    assert_eq!(row(&page, "was-running")["status"], "idle");
+}
+
+#[test]
+fn deletion_removes_the_repo_and_the_row() {
+    let s = TestServer::start();
+    three(&s);
+    let (st, res) = s.raw_delete("/api/sessions/b");
+    assert_eq!(st, 200, "{res}");
+    assert!(!s.session_dir("b").exists());
+    let (_, page) = s.get("/api/sessions");
+    assert_eq!(ids(&page), vec!["c", "a"]);
+    assert_eq!(s.get("/api/sessions/b").0, 404);
+    assert_eq!(s.raw_delete("/api/sessions/b").0, 404);
+    assert_eq!(s.raw_delete("/api/sessions/never").0, 404);
+    // The id can be used again for a new conversation.
+    s.turn("b", "reborn", "r", &[]);
+    let (_, page) = s.get("/api/sessions");
+    assert_eq!(ids(&page), vec!["b", "c", "a"]);
+    let leftovers: Vec<_> = std::fs::read_dir(s.state_dir.join("sessions"))
+        .unwrap()
+        .flatten()
+        .filter(|e| {
+            e.file_name().to_string_lossy().starts_with('.') && e.file_type().unwrap().is_dir()
+        })
+        .map(|e| e.file_name())
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+}
+
+fn cli(s: &TestServer, args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_openprogram"))
+        .args(args)
+        .env("OPENPROGRAM_STATE_DIR", &s.state_dir)
+        .env_remove("OPENPROGRAM_URL")
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn cli_manages_sessions_of_the_running_server() {
+    let mut s = TestServer::start();
+    three(&s);
+    assert_eq!(
+        cli(&s, &["sessions", "archive", "a"]),
+        (0, "Archived session a\n".into(), String::new())
+    );
+    let (code, out, _) = cli(&s, &["sessions", "list"]);
+    assert_eq!(code, 0);
+    let listed: Vec<&str> = out.lines().map(|l| l.split('\t').next().unwrap()).collect();
+    assert_eq!(listed, vec!["c", "b"]);
+    let (_, out, _) = cli(&s, &["sessions", "list", "--archived"]);
+    assert!(out.starts_with("a\t") && out.contains("archived"), "{out}");
+    let (_, out, _) = cli(&s, &["sessions", "list", "--all"]);
+    assert_eq!(out.lines().count(), 3);
+    assert_eq!(
+        cli(&s, &["sessions", "unarchive", "a"]),
+        (0, "Unarchived session a\n".into(), String::new())
+    );
+    assert_eq!(
+        cli(&s, &["sessions", "unarchive", "nope"]),
+        (
+            1,
+            String::new(),
+            "[error] no session 'nope' found.\n".into()
+        )
+    );
+    assert_eq!(cli(&s, &["sessions", "archive", "nope"]).0, 1);
+    let (code, out, _) = cli(&s, &["sessions", "show", "b"]);
+    assert_eq!(code, 0);
+    let meta: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(meta["id"], "b");
+    assert_eq!(
+        cli(&s, &["sessions", "delete", "b"]),
+        (0, "Deleted session b\n".into(), String::new())
+    );
+    assert!(!s.session_dir("b").exists());
+    assert_eq!(cli(&s, &["sessions", "show", "b"]).0, 1);
+    // --url works too.
+    let (code, out, _) = cli(&s, &["sessions", "list", "--url", &s.url.clone()]);
+    assert_eq!((code, out.lines().count()), (0, 2));
+    // No server running: a clear message and exit 1.
+    assert_eq!(s.terminate(), Some(0));
+    let (code, _, err) = cli(&s, &["sessions", "list"]);
+    assert_eq!(code, 1);
+    assert!(
+        err.starts_with("[error] no openprogram server is running"),
+        "{err}"
+    );
+}
