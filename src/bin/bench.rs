@@ -8,6 +8,9 @@
 //!    git's defaults, flat `history/`) on the same node files.
 //! 2. A full turn over HTTP against a real server (user + assistant + tool
 //!    append, fill, end of turn).
+//! 3. The registry with `--sessions` (10,000) real sessions: startup time of
+//!    the `openprogram` process with `index.json` and rebuilding it, and
+//!    `GET /api/sessions` latency.
 
 use std::path::Path;
 use std::process::Command;
@@ -22,6 +25,7 @@ struct Args {
     turns: usize,
     http_turns: usize,
     subprocess: bool,
+    sessions: usize,
 }
 
 fn parse_args() -> Args {
@@ -29,6 +33,7 @@ fn parse_args() -> Args {
         turns: 5000,
         http_turns: 200,
         subprocess: true,
+        sessions: 10_000,
     };
     let mut it = std::env::args().skip(1);
     while let Some(a) = it.next() {
@@ -41,6 +46,7 @@ fn parse_args() -> Args {
             "--turns" => args.turns = num("--turns"),
             "--http-turns" => args.http_turns = num("--http-turns"),
             "--no-subprocess" => args.subprocess = false,
+            "--sessions" => args.sessions = num("--sessions"),
             other => panic!("unknown argument {other}"),
         }
     }
@@ -176,9 +182,9 @@ fn bench_subprocess(dir: &Path, turns: usize) -> Vec<(usize, Duration)> {
     samples
 }
 
-/// Full turns over HTTP against the real server, started in process.
-fn bench_http(dir: &Path, turns: usize) -> Vec<Duration> {
-    let state = dir.join("http-state");
+/// Start the real server in process on `state`; returns its address.
+fn start_server(state: &Path) -> std::net::SocketAddr {
+    let state = state.to_path_buf();
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
         let mut config = openprogram::config::Config::load(&Default::default()).expect("config");
@@ -190,7 +196,145 @@ fn bench_http(dir: &Path, turns: usize) -> Vec<Duration> {
             let _ = app.run_until_stopped().await;
         });
     });
-    let addr = rx.recv().expect("server address");
+    rx.recv().expect("server address")
+}
+
+/// Create `n` real sessions (git repo, meta, one user message) on 2 threads.
+fn populate(sessions_dir: &Path, n: usize) {
+    std::fs::create_dir_all(sessions_dir).expect("mkdir");
+    std::thread::scope(|scope| {
+        for part in 0..2 {
+            scope.spawn(move || {
+                for i in (part..n).step_by(2) {
+                    let id = format!("s{i:05}");
+                    let mut meta = SessionMeta::new(id.clone(), 1.7e9 + i as f64);
+                    meta.title = format!("Session number {i}");
+                    let first = node(
+                        Role::User,
+                        &format!("first message of session {i}"),
+                        None,
+                        None,
+                    );
+                    SessionCore::create(&sessions_dir.join(&id), meta, Some(first))
+                        .expect("create");
+                }
+            });
+        }
+    });
+}
+
+/// Spawn `openprogram serve` on `state` and time it until it answers
+/// `/api/health`. Returns the child, its URL and the startup time.
+fn spawn_server(state: &Path) -> (std::process::Child, String, Duration) {
+    let exe = std::env::current_exe()
+        .expect("exe")
+        .with_file_name("openprogram");
+    let info = state.join("server.json");
+    let _ = std::fs::remove_file(&info);
+    let start = Instant::now();
+    let child = Command::new(exe)
+        .args(["serve", "--bind", "127.0.0.1:0", "--state-dir"])
+        .arg(state)
+        .env("RUST_LOG", "warn")
+        .spawn()
+        .expect("spawn openprogram (build it with cargo build --release)");
+    let agent = ureq::agent();
+    loop {
+        if let Some(url) = std::fs::read(&info)
+            .ok()
+            .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+            .filter(|v| v["pid"].as_u64() == Some(child.id() as u64))
+            .and_then(|v| v["url"].as_str().map(str::to_string))
+        {
+            if agent.get(&format!("{url}/api/health")).call().is_ok() {
+                return (child, url, start.elapsed());
+            }
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(120),
+            "server did not start"
+        );
+        std::thread::sleep(Duration::from_millis(2));
+    }
+}
+
+fn stop(mut child: std::process::Child) {
+    let _ = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status();
+    let _ = child.wait();
+}
+
+/// Registry figures: process startup with and without index.json, listing.
+fn bench_registry(dir: &Path, n: usize) {
+    let state = dir.join("registry-state");
+    eprintln!("registry: creating {n} sessions…");
+    let t = Instant::now();
+    populate(&state.join("sessions"), n);
+    eprintln!("  created in {:.1}s", t.elapsed().as_secs_f64());
+    let (child, _, rebuild) = spawn_server(&state);
+    stop(child);
+    let (child, _, warm1) = spawn_server(&state);
+    stop(child);
+    let (child, url, warm) = spawn_server(&state);
+    let agent = ureq::agent();
+    let get = |path: &str| -> Duration {
+        let start = Instant::now();
+        let body = agent
+            .get(&format!("{url}{path}"))
+            .call()
+            .expect("list")
+            .into_string()
+            .expect("body");
+        assert!(body.contains("\"sessions\""));
+        start.elapsed()
+    };
+    let mut rows = Vec::new();
+    for (label, path, runs) in [
+        (
+            "GET /api/sessions (default page of 200)",
+            "/api/sessions",
+            300,
+        ),
+        ("GET /api/sessions?limit=50", "/api/sessions?limit=50", 300),
+        (
+            "GET /api/sessions?pinned=false&limit=50&offset=5000",
+            "/api/sessions?pinned=false&limit=50&offset=5000",
+            300,
+        ),
+        (
+            "GET /api/sessions?limit=10000 (every row)",
+            "/api/sessions?limit=10000",
+            30,
+        ),
+    ] {
+        let mut v: Vec<Duration> = (0..runs).map(|_| get(path)).collect();
+        v.sort();
+        rows.push((label, v));
+    }
+    stop(child);
+    println!("Registry with {n} sessions:");
+    println!(
+        "  process startup rebuilding index.json: {:.0} ms",
+        ms(rebuild)
+    );
+    println!(
+        "  process startup with index.json: {:.0} ms (and {:.0} ms)",
+        ms(warm),
+        ms(warm1)
+    );
+    for (label, v) in rows {
+        println!(
+            "  {label}: p50 {:.2} ms, p99 {:.2} ms",
+            ms(percentile(&v, 0.5)),
+            ms(percentile(&v, 0.99))
+        );
+    }
+}
+
+/// Full turns over HTTP against the real server, started in process.
+fn bench_http(dir: &Path, turns: usize) -> Vec<Duration> {
+    let addr = start_server(&dir.join("http-state"));
     let base = format!("http://{addr}/api/sessions/http-bench");
     let agent = ureq::agent();
     let post = |path: &str, body: serde_json::Value| -> serde_json::Value {
@@ -292,6 +436,9 @@ fn main() {
         size(&tmp.path().join("subprocess-session/.git"))
     );
 
+    if args.sessions > 0 {
+        bench_registry(tmp.path(), args.sessions);
+    }
     if args.http_turns > 0 {
         let http = bench_http(tmp.path(), args.http_turns);
         println!(

@@ -18,7 +18,6 @@ use sha1::{Digest, Sha1};
 
 use super::{head_commit, GitError};
 
-const HEADER_LEN: usize = 12;
 const FILE_MODE: u32 = 0o100644;
 
 pub struct IndexFile {
@@ -85,28 +84,36 @@ impl IndexFile {
     /// Write the index atomically (via `index.lock`, as git does). It is
     /// derived data (repaired from HEAD at load), so it is not fsynced.
     pub fn write(&self) -> io::Result<()> {
-        let body_len: usize = self.entries.values().map(Vec::len).sum();
-        let mut buf = Vec::with_capacity(HEADER_LEN + body_len + 20);
-        buf.extend_from_slice(b"DIRC");
-        buf.extend_from_slice(&2u32.to_be_bytes());
-        buf.extend_from_slice(&(self.entries.len() as u32).to_be_bytes());
-        for bytes in self.entries.values() {
-            buf.extend_from_slice(bytes);
-        }
-        let digest = Sha1::digest(&buf);
-        buf.extend_from_slice(&digest);
         let lock = self.path.with_file_name("index.lock");
-        let mut file = fs::OpenOptions::new()
+        let file = fs::OpenOptions::new()
             .write(true)
             .create_new(true)
             .open(&lock)?;
-        let written = file
-            .write_all(&buf)
+        let written = self
+            .write_to(file)
             .and_then(|_| fs::rename(&lock, &self.path));
         if written.is_err() {
             let _ = fs::remove_file(&lock);
         }
         written
+    }
+
+    /// Stream header, entries and trailing SHA-1 (hashed as written).
+    fn write_to(&self, file: fs::File) -> io::Result<()> {
+        let mut out = io::BufWriter::with_capacity(1 << 18, file);
+        let mut hasher = Sha1::new();
+        let mut put = |bytes: &[u8]| -> io::Result<()> {
+            hasher.update(bytes);
+            out.write_all(bytes)
+        };
+        put(b"DIRC")?;
+        put(&2u32.to_be_bytes())?;
+        put(&(self.entries.len() as u32).to_be_bytes())?;
+        for bytes in self.entries.values() {
+            put(bytes)?;
+        }
+        out.write_all(&hasher.finalize())?;
+        out.flush()
     }
 }
 
