@@ -9,6 +9,7 @@ use std::time::Duration;
 use actix::prelude::*;
 
 use crate::git::CommitInfo;
+use crate::locations::Locations;
 use crate::manager::{Forget, LiveCount, Resolve, SessionManager};
 use crate::meta::{MetaPatch, SessionMeta};
 use crate::node::Node;
@@ -51,12 +52,18 @@ impl Engine {
     pub fn start(config: EngineConfig) -> std::io::Result<(Engine, Report)> {
         crate::git::enable_fsync();
         std::fs::create_dir_all(&config.sessions_dir)?;
-        let loaded = startup::open(&config.sessions_dir, &config.policy)?;
+        let locations = Locations::load(&config.sessions_dir);
+        let loaded = startup::open(&config.sessions_dir, &locations, &config.policy)?;
         let writer = Writer::spawn(config.sessions_dir.join(startup::INDEX))?;
         let registry =
             Registry::new(loaded.rows.into_values(), writer, config.index_debounce).start();
+        let mut locations = locations;
+        for id in &loaded.report.dropped_locations {
+            locations.remove(id)?;
+        }
         let manager = SessionManager::new(
             config.sessions_dir,
+            locations,
             config.cache_cap,
             Some(registry.clone().recipient::<SessionChanged>()),
         )
@@ -146,7 +153,10 @@ impl Engine {
     /// Delete a session and everything in its directory.
     pub async fn delete(&self, id: &str) -> Result<(), SessionError> {
         self.call(id, Delete).await??;
-        self.manager.do_send(Forget { id: id.to_string() });
+        self.manager
+            .send(Forget { id: id.to_string() })
+            .await
+            .map_err(|_| SessionError::Unavailable)??;
         Ok(())
     }
 

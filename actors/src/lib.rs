@@ -5,6 +5,7 @@ pub mod engine;
 pub mod fsio;
 pub mod git;
 pub mod ids;
+pub mod locations;
 mod lru;
 pub mod manager;
 pub mod meta;

@@ -13,11 +13,13 @@ use actix::prelude::*;
 use tokio::sync::Mutex;
 
 use crate::ids;
+use crate::locations::Locations;
 use crate::lru::Lru;
 use crate::session::{SessionActor, SessionChanged, SessionError};
 
 pub struct SessionManager {
     sessions_dir: PathBuf,
+    locations: Locations,
     cap: usize,
     live: Lru<String, Addr<SessionActor>>,
     leases: HashMap<String, Arc<Mutex<()>>>,
@@ -27,11 +29,13 @@ pub struct SessionManager {
 impl SessionManager {
     pub fn new(
         sessions_dir: PathBuf,
+        locations: Locations,
         cap: usize,
         events: Option<Recipient<SessionChanged>>,
     ) -> Self {
         SessionManager {
             sessions_dir,
+            locations,
             cap,
             live: Lru::new(cap),
             leases: HashMap::new(),
@@ -63,7 +67,10 @@ impl Handler<Resolve> for SessionManager {
             }
         }
         let lease = self.leases.entry(msg.id.clone()).or_default().clone();
-        let dir = self.sessions_dir.join(&msg.id);
+        let dir = match self.locations.get(&msg.id) {
+            Some(d) => d.to_path_buf(),
+            None => self.sessions_dir.join(&msg.id),
+        };
         let addr = SessionActor::new(dir, lease, self.events.clone()).start();
         // Evicted actors are dropped here: each stops when idle.
         drop(self.live.insert(msg.id, addr.clone()));
@@ -74,18 +81,20 @@ impl Handler<Resolve> for SessionManager {
     }
 }
 
-/// Drop the live actor of a session (after its deletion).
+/// Drop the live actor and the recorded location of a deleted session.
 #[derive(Message)]
-#[rtype(result = "()")]
+#[rtype(result = "std::io::Result<()>")]
 pub struct Forget {
     pub id: String,
 }
 
 impl Handler<Forget> for SessionManager {
-    type Result = ();
+    type Result = std::io::Result<()>;
 
-    fn handle(&mut self, msg: Forget, _: &mut Self::Context) {
+    fn handle(&mut self, msg: Forget, _: &mut Self::Context) -> Self::Result {
         self.live.remove(&msg.id);
+        // A small file, written rarely (deletions only).
+        self.locations.remove(&msg.id).map(|_| ())
     }
 }
 

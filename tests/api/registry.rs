@@ -460,3 +460,45 @@ fn cli_manages_sessions_of_the_running_server() {
         "{err}"
     );
 }
+
+#[test]
+fn sessions_recorded_in_locations_json_are_discovered_and_served() {
+    let mut s = TestServer::start();
+    s.turn("inproj", "in a project", "r", &[]);
+    s.turn("home", "at home", "r", &[]);
+    s.kill();
+    let project = tempfile::tempdir().unwrap();
+    let target = project.path().join(".openprogram/sessions/inproj");
+    std::fs::create_dir_all(target.parent().unwrap()).unwrap();
+    std::fs::rename(s.session_dir("inproj"), &target).unwrap();
+    let locations = s.state_dir.join("sessions/locations.json");
+    std::fs::write(
+        &locations,
+        json!({"inproj": target, "ghost": "/nonexistent/ghost"}).to_string(),
+    )
+    .unwrap();
+    s.spawn();
+
+    let (_, page) = s.get("/api/sessions");
+    assert_eq!(ids(&page), vec!["home", "inproj"]);
+    let saved: Value = serde_json::from_str(&std::fs::read_to_string(&locations).unwrap()).unwrap();
+    assert!(
+        saved.get("ghost").is_none(),
+        "an entry naming no session is dropped: {saved}"
+    );
+    // The session is served from, and committed in, its recorded location.
+    s.turn("inproj", "second turn", "r2", &[]);
+    assert_eq!(
+        crate::helpers::git(&target, &["rev-list", "--count", "HEAD"]).trim(),
+        "2"
+    );
+    crate::helpers::assert_clean_repo(&target);
+    assert!(!s.session_dir("inproj").exists());
+    // Deletion removes the directory and the entry.
+    assert_eq!(s.raw_delete("/api/sessions/inproj").0, 200);
+    assert!(!target.exists());
+    let saved: Value = serde_json::from_str(&std::fs::read_to_string(&locations).unwrap()).unwrap();
+    assert_eq!(saved, json!({}));
+    let (_, page) = s.get("/api/sessions");
+    assert_eq!(ids(&page), vec!["home"]);
+}

@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use super::row::SessionRow;
 use super::writer::IndexFile;
 use crate::fsio;
+use crate::locations::Locations;
 use crate::meta::{now, SessionMeta, Status};
 use crate::session::summary::read_summary;
 
@@ -40,6 +41,9 @@ impl Default for Policy {
 
 #[derive(Debug, Default)]
 pub struct Report {
+    /// Sessions deleted here that had a `locations.json` entry, and entries
+    /// pointing at no valid session: the caller drops them.
+    pub dropped_locations: Vec<String>,
     pub rebuilt: bool,
     pub repaired: usize,
     pub reset_running: usize,
@@ -51,13 +55,22 @@ pub struct Loaded {
     pub report: Report,
 }
 
-/// Session directories (names not starting with '.').
-fn session_dirs(sessions_dir: &Path) -> io::Result<Vec<(String, PathBuf)>> {
-    let mut out = Vec::new();
+/// Every session directory: the scan of `<state>/sessions/*` (names not
+/// starting with '.') merged with `locations.json`, de-duplicated (a
+/// recorded location wins).
+fn session_dirs(sessions_dir: &Path, locations: &Locations) -> io::Result<Vec<(String, PathBuf)>> {
+    let mut out: Vec<(String, PathBuf)> = locations
+        .iter()
+        .map(|(id, dir)| (id.clone(), dir.clone()))
+        .collect();
     for entry in fs::read_dir(sessions_dir)? {
         let entry = entry?;
         let name = entry.file_name().to_string_lossy().into_owned();
         if !name.starts_with('.') && entry.file_type()?.is_dir() {
+            if locations.get(&name).is_some() {
+                tracing::warn!(session = %name, "session found in the state directory and in locations.json; using the recorded location");
+                continue;
+            }
             out.push((name, entry.path()));
         }
     }
@@ -68,10 +81,11 @@ fn row_of(dir: &Path) -> Option<SessionRow> {
     read_summary(dir).map(|s| SessionRow::from_meta(&s.meta, s.preview))
 }
 
-pub fn open(sessions_dir: &Path, policy: &Policy) -> io::Result<Loaded> {
+pub fn open(sessions_dir: &Path, locations: &Locations, policy: &Policy) -> io::Result<Loaded> {
     let mut report = Report::default();
     let index_path = sessions_dir.join(INDEX);
-    let dirs = session_dirs(sessions_dir)?;
+    let dirs = session_dirs(sessions_dir, locations)?;
+    let dir_of: HashMap<String, PathBuf> = dirs.iter().cloned().collect();
     let mut rows: HashMap<String, SessionRow> = HashMap::new();
     match fsio::read_json::<IndexFile>(&index_path) {
         Ok(index) => {
@@ -123,7 +137,7 @@ pub fn open(sessions_dir: &Path, policy: &Policy) -> io::Result<Loaded> {
 
     // Crash recovery: nothing runs at startup.
     for row in rows.values_mut().filter(|r| r.status == Status::Running) {
-        let meta_path = sessions_dir.join(&row.id).join("meta.json");
+        let meta_path = dir_of[&row.id].join("meta.json");
         let mut meta: SessionMeta = fsio::read_json(&meta_path)?;
         meta.status = Status::Idle;
         fsio::atomic_write_json(&meta_path, &meta)?;
@@ -170,8 +184,17 @@ pub fn open(sessions_dir: &Path, policy: &Policy) -> io::Result<Loaded> {
     }
     for (id, reason) in doomed {
         tracing::info!(session = %id, reason, "deleting session automatically");
-        remove_session_dir(sessions_dir, &id)?;
+        remove_session_dir(&dir_of[&id])?;
+        if locations.get(&id).is_some() {
+            report.dropped_locations.push(id.clone());
+        }
         report.deleted.push((id, reason));
+    }
+    for (id, _) in locations.iter() {
+        if !rows.contains_key(id) && !report.dropped_locations.contains(id) {
+            tracing::warn!(session = %id, "locations.json names no valid session; dropping the entry");
+            report.dropped_locations.push(id.clone());
+        }
     }
     if report.rebuilt
         || report.repaired > 0
@@ -193,20 +216,22 @@ pub fn open(sessions_dir: &Path, policy: &Policy) -> io::Result<Loaded> {
 }
 
 /// Delete a session directory: renamed aside first (atomic), then removed,
-/// so a crash midway leaves a `.tmp-` folder that startup clears, never a
+/// so a crash midway leaves a `.tmp-` folder (cleared at startup), never a
 /// half-deleted session.
-pub fn remove_session_dir(sessions_dir: &Path, id: &str) -> io::Result<()> {
-    let dir = sessions_dir.join(id);
-    let aside = sessions_dir.join(format!(
+pub fn remove_session_dir(dir: &Path) -> io::Result<()> {
+    let parent = dir
+        .parent()
+        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "no parent"))?;
+    let aside = parent.join(format!(
         "{}delete-{}",
         fsio::TMP_PREFIX,
         crate::ids::new_id()
     ));
-    match fs::rename(&dir, &aside) {
+    match fs::rename(dir, &aside) {
         Ok(()) => {}
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
         Err(e) => return Err(e),
     }
-    fsio::fsync_dir(sessions_dir)?;
+    fsio::fsync_dir(parent)?;
     fs::remove_dir_all(&aside)
 }

@@ -299,12 +299,7 @@ impl Handler<Delete> for SessionActor {
             if slot.core.is_none() {
                 return Err(SessionError::NotFound);
             }
-            let parent = dir.parent().ok_or(SessionError::NotFound)?;
-            let id = dir
-                .file_name()
-                .and_then(|n| n.to_str())
-                .ok_or(SessionError::NotFound)?;
-            crate::registry::startup::remove_session_dir(parent, id)?;
+            crate::registry::startup::remove_session_dir(dir)?;
             Ok(())
         });
         AtomicResponse::new(Box::pin(fut.map(|res, act, _| {
