@@ -223,46 +223,54 @@ fn populate(sessions_dir: &Path, n: usize) {
     });
 }
 
+/// A child `openprogram` process, stopped (SIGTERM, then reaped) on drop.
+struct ChildServer(std::process::Child);
+
+impl Drop for ChildServer {
+    fn drop(&mut self) {
+        let _ = Command::new("kill")
+            .args(["-TERM", &self.0.id().to_string()])
+            .status();
+        let _ = self.0.wait();
+    }
+}
+
 /// Spawn `openprogram serve` on `state` and time it until it answers
-/// `/api/health`. Returns the child, its URL and the startup time.
-fn spawn_server(state: &Path) -> (std::process::Child, String, Duration) {
+/// `/api/health`. Returns the server, its URL and the startup time.
+fn spawn_server(state: &Path) -> (ChildServer, String, Duration) {
     let exe = std::env::current_exe()
         .expect("exe")
         .with_file_name("openprogram");
     let info = state.join("server.json");
     let _ = std::fs::remove_file(&info);
     let start = Instant::now();
-    let child = Command::new(exe)
-        .args(["serve", "--bind", "127.0.0.1:0", "--state-dir"])
-        .arg(state)
-        .env("RUST_LOG", "warn")
-        .spawn()
-        .expect("spawn openprogram (build it with cargo build --release)");
+    let server = ChildServer(
+        Command::new(exe)
+            .args(["serve", "--bind", "127.0.0.1:0", "--state-dir"])
+            .arg(state)
+            .env("RUST_LOG", "warn")
+            .spawn()
+            .expect("spawn openprogram (build it with cargo build --release)"),
+    );
     let agent = ureq::agent();
+    let pid = server.0.id() as u64;
     loop {
         if let Some(url) = std::fs::read(&info)
             .ok()
             .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
-            .filter(|v| v["pid"].as_u64() == Some(child.id() as u64))
+            .filter(|v| v["pid"].as_u64() == Some(pid))
             .and_then(|v| v["url"].as_str().map(str::to_string))
         {
             if agent.get(&format!("{url}/api/health")).call().is_ok() {
-                return (child, url, start.elapsed());
+                return (server, url, start.elapsed());
             }
         }
-        if start.elapsed() > Duration::from_secs(120) {
-            stop(child);
-            panic!("server did not start");
-        }
+        assert!(
+            start.elapsed() < Duration::from_secs(120),
+            "server did not start"
+        );
         std::thread::sleep(Duration::from_millis(2));
     }
-}
-
-fn stop(mut child: std::process::Child) {
-    let _ = Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status();
-    let _ = child.wait();
 }
 
 /// Registry figures: process startup with and without index.json, listing.
@@ -273,9 +281,9 @@ fn bench_registry(dir: &Path, n: usize) {
     populate(&state.join("sessions"), n);
     eprintln!("  created in {:.1}s", t.elapsed().as_secs_f64());
     let (child, _, rebuild) = spawn_server(&state);
-    stop(child);
+    drop(child);
     let (child, _, warm1) = spawn_server(&state);
-    stop(child);
+    drop(child);
     let (child, url, warm) = spawn_server(&state);
     let agent = ureq::agent();
     let get = |path: &str| -> Duration {
@@ -312,7 +320,7 @@ fn bench_registry(dir: &Path, n: usize) {
         v.sort();
         rows.push((label, v));
     }
-    stop(child);
+    drop(child);
     println!("Registry with {n} sessions:");
     println!(
         "  process startup rebuilding index.json: {:.0} ms",
