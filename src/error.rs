@@ -3,6 +3,7 @@
 
 use actix_web::http::StatusCode;
 use actix_web::{HttpResponse, ResponseError};
+use openprogram_actors::project::ProjectError;
 use openprogram_actors::session::{ErrorKind, SessionError};
 
 #[derive(Debug, thiserror::Error)]
@@ -44,7 +45,19 @@ impl ResponseError for ApiError {
 
 impl From<SessionError> for ApiError {
     fn from(e: SessionError) -> ApiError {
-        let status = match e.kind() {
+        ApiError::from_kind(e.kind(), e.code(), e.to_string())
+    }
+}
+
+impl From<ProjectError> for ApiError {
+    fn from(e: ProjectError) -> ApiError {
+        ApiError::from_kind(e.kind(), e.code(), e.to_string())
+    }
+}
+
+impl ApiError {
+    fn from_kind(kind: ErrorKind, code: &'static str, message: String) -> ApiError {
+        let status = match kind {
             ErrorKind::BadRequest => StatusCode::BAD_REQUEST,
             ErrorKind::NotFound => StatusCode::NOT_FOUND,
             ErrorKind::Conflict => StatusCode::CONFLICT,
@@ -52,9 +65,9 @@ impl From<SessionError> for ApiError {
             ErrorKind::Internal => StatusCode::INTERNAL_SERVER_ERROR,
         };
         if status.is_server_error() {
-            tracing::error!(error = %e, "request failed");
+            tracing::error!(error = %message, "request failed");
         }
-        ApiError::new(status, e.code(), e.to_string())
+        ApiError::new(status, code, message)
     }
 }
 

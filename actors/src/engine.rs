@@ -9,21 +9,29 @@ use std::time::Duration;
 use actix::prelude::*;
 
 use crate::git::CommitInfo;
+use crate::ids;
 use crate::locations::Locations;
-use crate::manager::{Forget, LiveCount, Resolve, SessionManager};
+use crate::manager::{Forget, LiveCount, Moved, Place, Relocated, Resolve, SessionManager};
+use crate::meta::now;
 use crate::meta::{MetaPatch, SessionMeta};
 use crate::node::Node;
+use crate::node::Role;
+use crate::project::actor::{AgentCommitInfo, Log};
+use crate::project::registry::{
+    self as projects, GetProject, ListProjects, Lookup, ResolveProject, SetMembership, Unbind,
+};
+use crate::project::{Project, ProjectError, ProjectRegistry, ProjectView, DEFAULT_PROJECT};
 use crate::registry::actor::{Flush, GetRow, List, Stats};
 use crate::registry::startup::{self, Report};
 use crate::registry::writer::Writer;
 use crate::registry::{ListQuery, Page, Policy, Registry, RegistryStats, SessionRow};
 use crate::session::actor::{
-    Append, Create, Delete, EndTurnMsg, GetBranch, GetCommits, GetMeta, GetNodes, UpdateMeta,
-    UpdateNode,
+    Append, Create, Delete, EndTurnMsg, GetBranch, GetCommits, GetMeta, GetNodes, Rebind,
+    UpdateMeta, UpdateNode,
 };
 use crate::session::{
     AppendOutcome, EndTurn, NewNode, NodePatch, SessionActor, SessionChanged, SessionError,
-    TurnOutcome,
+    TurnOutcome, ROOT_CALLER,
 };
 
 /// How to run the engine.
@@ -41,8 +49,21 @@ pub struct EngineConfig {
 
 #[derive(Clone)]
 pub struct Engine {
+    sessions_dir: PathBuf,
     manager: Addr<SessionManager>,
     registry: Addr<Registry>,
+    projects: Addr<ProjectRegistry>,
+}
+
+/// What a relocation did.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Relocation {
+    pub ok: bool,
+    pub old_path: PathBuf,
+    pub path: PathBuf,
+    pub project: Project,
+    /// The relocate nodes appended (one per session named or bound).
+    pub node_ids: Vec<String>,
 }
 
 impl Engine {
@@ -54,6 +75,12 @@ impl Engine {
         std::fs::create_dir_all(&config.sessions_dir)?;
         let locations = Locations::load(&config.sessions_dir);
         let loaded = startup::open(&config.sessions_dir, &locations, &config.policy)?;
+        let state_dir = config
+            .sessions_dir
+            .parent()
+            .map(PathBuf::from)
+            .unwrap_or_default();
+        let projects = ProjectRegistry::new(projects::State::load(&state_dir)?).start();
         let writer = Writer::spawn(config.sessions_dir.join(startup::INDEX))?;
         let registry =
             Registry::new(loaded.rows.into_values(), writer, config.index_debounce).start();
@@ -62,13 +89,22 @@ impl Engine {
             locations.remove(id)?;
         }
         let manager = SessionManager::new(
-            config.sessions_dir,
+            config.sessions_dir.clone(),
             locations,
             config.cache_cap,
             Some(registry.clone().recipient::<SessionChanged>()),
+            Some(projects.clone()),
         )
         .start();
-        Ok((Engine { manager, registry }, loaded.report))
+        Ok((
+            Engine {
+                sessions_dir: config.sessions_dir.clone(),
+                manager,
+                registry,
+                projects,
+            },
+            loaded.report,
+        ))
     }
 
     async fn call<M>(&self, id: &str, msg: M) -> Result<M::Result, SessionError>
@@ -92,8 +128,48 @@ impl Engine {
         Err(SessionError::Unavailable)
     }
 
-    pub async fn create(&self, id: &str, meta: SessionMeta) -> Result<SessionMeta, SessionError> {
-        self.call(id, Create { meta }).await?
+    pub async fn create(&self, id: &str, meta: SessionMeta) -> Result<SessionMeta, ProjectError> {
+        let project_id = meta.project_id.clone();
+        self.place(id, &project_id).await?;
+        let meta = self.call(id, Create { meta }).await??;
+        self.attach(&project_id, id).await;
+        Ok(meta)
+    }
+
+    /// A new session bound to a real project lives inside it: record the
+    /// place before the session is created.
+    async fn place(&self, id: &str, project_id: &str) -> Result<(), ProjectError> {
+        if project_id == DEFAULT_PROJECT {
+            return Ok(());
+        }
+        ids::validate("session id", id).map_err(SessionError::from)?;
+        let (project, _) = self
+            .projects
+            .send(Lookup(project_id.to_string()))
+            .await
+            .map_err(|_| ProjectError::Unavailable)??;
+        let dir = project.session_dir(id);
+        self.manager
+            .send(Place {
+                id: id.to_string(),
+                dir,
+            })
+            .await
+            .map_err(|_| ProjectError::Unavailable)??;
+        Ok(())
+    }
+
+    async fn attach(&self, project_id: &str, session_id: &str) {
+        if project_id != DEFAULT_PROJECT {
+            let _ = self
+                .projects
+                .send(SetMembership {
+                    project_id: project_id.into(),
+                    session_id: session_id.into(),
+                    attach: true,
+                })
+                .await;
+        }
     }
 
     /// Append a node; `create` makes the session on its first user message.
@@ -102,8 +178,16 @@ impl Engine {
         id: &str,
         node: NewNode,
         create: Option<SessionMeta>,
-    ) -> Result<AppendOutcome, SessionError> {
-        self.call(id, Append { node, create }).await?
+    ) -> Result<AppendOutcome, ProjectError> {
+        let project_id = create.as_ref().map(|m| m.project_id.clone());
+        if let Some(pid) = &project_id {
+            self.place(id, pid).await?;
+        }
+        let out = self.call(id, Append { node, create }).await??;
+        if let (Some(pid), true) = (project_id, out.created && out.node.seq == 1) {
+            self.attach(&pid, id).await;
+        }
+        Ok(out)
     }
 
     pub async fn update_node(
@@ -148,6 +232,171 @@ impl Engine {
 
     pub async fn commits(&self, id: &str, limit: usize) -> Result<Vec<CommitInfo>, SessionError> {
         self.call(id, GetCommits { limit }).await?
+    }
+
+    /// Bind a session to a project (`set_session_project`). Naming the
+    /// project it already has always succeeds; another project only while
+    /// the session has no turn (its repository moves into that project).
+    pub async fn bind(&self, id: &str, project_id: &str) -> Result<SessionMeta, ProjectError> {
+        let current = self.meta(id).await?;
+        if current.project_id == project_id {
+            return Ok(current);
+        }
+        let dir = if project_id == DEFAULT_PROJECT {
+            None
+        } else {
+            let (project, _) = self
+                .projects
+                .send(Lookup(project_id.to_string()))
+                .await
+                .map_err(|_| ProjectError::Unavailable)??;
+            Some(project.session_dir(id))
+        };
+        let target = dir.clone().unwrap_or_else(|| self.sessions_dir.join(id));
+        self.call(
+            id,
+            Rebind {
+                project_id: project_id.to_string(),
+                dir: target,
+            },
+        )
+        .await??;
+        self.manager
+            .send(Moved {
+                id: id.to_string(),
+                dir,
+            })
+            .await
+            .map_err(|_| ProjectError::Unavailable)??;
+        if current.project_id != DEFAULT_PROJECT {
+            let _ = self
+                .projects
+                .send(SetMembership {
+                    project_id: current.project_id.clone(),
+                    session_id: id.into(),
+                    attach: false,
+                })
+                .await;
+        }
+        self.attach(project_id, id).await;
+        Ok(self.meta(id).await?)
+    }
+
+    pub async fn resolve_project(
+        &self,
+        path: &str,
+        name: Option<String>,
+    ) -> Result<(Project, bool), ProjectError> {
+        self.projects
+            .send(ResolveProject {
+                path: path.to_string(),
+                name,
+            })
+            .await
+            .map_err(|_| ProjectError::Unavailable)?
+    }
+
+    pub async fn projects(&self) -> Result<Vec<ProjectView>, ProjectError> {
+        self.projects
+            .send(ListProjects)
+            .await
+            .map_err(|_| ProjectError::Unavailable)?
+    }
+
+    pub async fn project(&self, id: &str) -> Result<ProjectView, ProjectError> {
+        self.projects
+            .send(GetProject(id.to_string()))
+            .await
+            .map_err(|_| ProjectError::Unavailable)?
+    }
+
+    /// The agent's commits in a project, newest first.
+    pub async fn project_commits(
+        &self,
+        id: &str,
+        limit: usize,
+    ) -> Result<Vec<AgentCommitInfo>, ProjectError> {
+        let (project, actor) = self
+            .projects
+            .send(Lookup(id.to_string()))
+            .await
+            .map_err(|_| ProjectError::Unavailable)??;
+        if !project.path.is_dir() {
+            return Ok(Vec::new());
+        }
+        actor
+            .send(Log { limit })
+            .await
+            .map_err(|_| ProjectError::Unavailable)?
+    }
+
+    /// Remove a project's registration (its repository and sessions stay).
+    pub async fn unbind_project(&self, id: &str) -> Result<Project, ProjectError> {
+        self.projects
+            .send(Unbind(id.to_string()))
+            .await
+            .map_err(|_| ProjectError::Unavailable)?
+    }
+
+    /// Repair a project whose folder moved: keep its id, point it at `path`,
+    /// move its sessions' recorded locations, and record the move in the
+    /// graph of `session_id` (or of every session bound to the project).
+    pub async fn relocate_project(
+        &self,
+        id: &str,
+        path: &str,
+        session_id: Option<String>,
+    ) -> Result<Relocation, ProjectError> {
+        if let Some(sid) = &session_id {
+            ids::validate("session id", sid).map_err(SessionError::from)?;
+        }
+        let (old, project) = self
+            .projects
+            .send(projects::Relocate {
+                id: id.to_string(),
+                path: path.to_string(),
+            })
+            .await
+            .map_err(|_| ProjectError::Unavailable)??;
+        self.manager
+            .send(Relocated {
+                old: old.clone(),
+                new: project.path.clone(),
+            })
+            .await
+            .map_err(|_| ProjectError::Unavailable)??;
+        let targets = match session_id {
+            Some(sid) => vec![sid],
+            None => project.sessions.clone(),
+        };
+        let mut node_ids = Vec::new();
+        for sid in targets {
+            let mut metadata = serde_json::Map::new();
+            metadata.insert("display".into(), "runtime".into());
+            metadata.insert("project_id".into(), project.id.clone().into());
+            metadata.insert("old_path".into(), old.display().to_string().into());
+            metadata.insert("new_path".into(), project.path.display().to_string().into());
+            metadata.insert("relocated_at".into(), now().into());
+            let node = NewNode {
+                id: None,
+                role: Role::Code,
+                content: serde_json::Value::Null,
+                predecessor: None,
+                caller: Some(ROOT_CALLER.into()),
+                metadata,
+                name: Some("project/relocate".into()),
+                output: Some(format!("{} → {}", old.display(), project.path.display()).into()),
+            };
+            let out = self.call(&sid, Append { node, create: None }).await??;
+            node_ids.push(out.node.id);
+        }
+        Ok(Relocation {
+            ok: true,
+            old_path: old,
+            path: project.path.clone(),
+            project,
+            node_ids,
+        })
     }
 
     /// Delete a session and everything in its directory.

@@ -10,6 +10,7 @@ mod lru;
 pub mod manager;
 pub mod meta;
 pub mod node;
+pub mod project;
 pub mod registry;
 pub mod session;
 

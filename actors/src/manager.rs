@@ -15,11 +15,13 @@ use tokio::sync::Mutex;
 use crate::ids;
 use crate::locations::Locations;
 use crate::lru::Lru;
+use crate::project::ProjectRegistry;
 use crate::session::{SessionActor, SessionChanged, SessionError};
 
 pub struct SessionManager {
     sessions_dir: PathBuf,
     locations: Locations,
+    projects: Option<Addr<ProjectRegistry>>,
     cap: usize,
     live: Lru<String, Addr<SessionActor>>,
     leases: HashMap<String, Arc<Mutex<()>>>,
@@ -32,10 +34,12 @@ impl SessionManager {
         locations: Locations,
         cap: usize,
         events: Option<Recipient<SessionChanged>>,
+        projects: Option<Addr<ProjectRegistry>>,
     ) -> Self {
         SessionManager {
             sessions_dir,
             locations,
+            projects,
             cap,
             live: Lru::new(cap),
             leases: HashMap::new(),
@@ -71,7 +75,8 @@ impl Handler<Resolve> for SessionManager {
             Some(d) => d.to_path_buf(),
             None => self.sessions_dir.join(&msg.id),
         };
-        let addr = SessionActor::new(dir, lease, self.events.clone()).start();
+        let addr =
+            SessionActor::new(dir, lease, self.events.clone(), self.projects.clone()).start();
         // Evicted actors are dropped here: each stops when idle.
         drop(self.live.insert(msg.id, addr.clone()));
         if self.leases.len() > 4 * self.cap {
@@ -108,5 +113,93 @@ impl Handler<LiveCount> for SessionManager {
 
     fn handle(&mut self, _: LiveCount, _: &mut Self::Context) -> usize {
         self.live.len()
+    }
+}
+
+impl SessionManager {
+    fn dir_of(&self, id: &str) -> PathBuf {
+        match self.locations.get(id) {
+            Some(d) => d.to_path_buf(),
+            None => self.sessions_dir.join(id),
+        }
+    }
+}
+
+/// Before a session is created inside a project: record where it will
+/// live. A session that already exists (live, recorded or on disk) keeps
+/// its place; the answer is where the session lives.
+#[derive(Message)]
+#[rtype(result = "std::io::Result<PathBuf>")]
+pub struct Place {
+    pub id: String,
+    pub dir: PathBuf,
+}
+
+impl Handler<Place> for SessionManager {
+    type Result = std::io::Result<PathBuf>;
+
+    fn handle(&mut self, msg: Place, _: &mut Self::Context) -> Self::Result {
+        let current = self.dir_of(&msg.id);
+        if self.live.get(&msg.id).is_some()
+            || self.locations.get(&msg.id).is_some()
+            || current.exists()
+        {
+            return Ok(current);
+        }
+        self.locations.insert(msg.id, msg.dir.clone())?;
+        Ok(msg.dir)
+    }
+}
+
+/// A session's repository moved (rebind): record its new place (`None`:
+/// back in the state directory).
+#[derive(Message)]
+#[rtype(result = "std::io::Result<()>")]
+pub struct Moved {
+    pub id: String,
+    pub dir: Option<PathBuf>,
+}
+
+impl Handler<Moved> for SessionManager {
+    type Result = std::io::Result<()>;
+
+    fn handle(&mut self, msg: Moved, _: &mut Self::Context) -> Self::Result {
+        match msg.dir {
+            Some(d) => self.locations.insert(msg.id, d),
+            None => self.locations.remove(&msg.id).map(|_| ()),
+        }
+    }
+}
+
+/// A project folder moved: every recorded session under `old` now lives
+/// under `new`. Their live actors are dropped so the next request loads
+/// them from the new place. Returns the ids that moved.
+#[derive(Message)]
+#[rtype(result = "std::io::Result<Vec<String>>")]
+pub struct Relocated {
+    pub old: PathBuf,
+    pub new: PathBuf,
+}
+
+impl Handler<Relocated> for SessionManager {
+    type Result = std::io::Result<Vec<String>>;
+
+    fn handle(&mut self, msg: Relocated, _: &mut Self::Context) -> Self::Result {
+        let moved: Vec<(String, PathBuf)> = self
+            .locations
+            .iter()
+            .filter_map(|(id, dir)| {
+                dir.strip_prefix(&msg.old)
+                    .ok()
+                    .map(|rest| (id.clone(), msg.new.join(rest)))
+            })
+            .collect();
+        let mut ids = Vec::new();
+        for (id, dir) in moved {
+            self.live.remove(&id);
+            self.locations.insert(id.clone(), dir)?;
+            ids.push(id);
+        }
+        Ok(ids)
     }
 }

@@ -37,6 +37,35 @@ pub struct OpenTurn {
     /// Sequence number of the first node that belongs to this turn.
     pub first_seq: u64,
     pub started_at: f64,
+    /// For a session bound to a real project: the project's working tree
+    /// when the turn began (the agent commits only if it was clean).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub project: Option<ProjectBaseline>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProjectBaseline {
+    pub clean: bool,
+    /// The user's uncommitted paths when the turn began.
+    #[serde(default)]
+    pub dirty_paths: Vec<String>,
+    /// Why the agent's changes cannot be committed, when not clean.
+    #[serde(default)]
+    pub reason: Option<String>,
+}
+
+/// What happened to the project at the end of a turn.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "result")]
+pub enum ProjectOutcome {
+    Committed {
+        commit: String,
+    },
+    NoChanges,
+    Skipped {
+        reason: String,
+        dirty_paths: Vec<String>,
+    },
 }
 
 /// What the client reported when it ended the last turn; the commit message
@@ -52,6 +81,8 @@ pub struct TurnRecord {
     pub tool_calls: Option<u64>,
     pub context_file: Option<String>,
     pub ended_at: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub project: Option<ProjectOutcome>,
 }
 
 fn default_agent() -> String {

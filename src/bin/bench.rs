@@ -122,7 +122,7 @@ fn bench_engine(dir: &Path, turns: usize) -> Vec<(usize, Duration)> {
         ))
         .expect("tool");
         let start = Instant::now();
-        core.end_turn(EndTurn::default()).expect("end turn");
+        core.end_turn(EndTurn::default(), None).expect("end turn");
         samples.push((t, start.elapsed()));
         if t % 1000 == 0 {
             eprintln!("  engine: {t} turns");
@@ -215,7 +215,7 @@ fn populate(sessions_dir: &Path, n: usize) {
                         None,
                         None,
                     );
-                    SessionCore::create(&sessions_dir.join(&id), meta, Some(first))
+                    SessionCore::create(&sessions_dir.join(&id), meta, Some((first, None)))
                         .expect("create");
                 }
             });

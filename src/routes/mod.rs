@@ -3,6 +3,7 @@
 mod archive;
 mod health;
 mod messages;
+mod projects;
 mod sessions;
 mod turns;
 
@@ -27,6 +28,19 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
                 "/sessions/{id}/messages/{node_id}",
                 web::patch().to(messages::update),
             )
-            .route("/sessions/{id}/turns", web::post().to(turns::end_turn)),
+            .route("/sessions/{id}/turns", web::post().to(turns::end_turn))
+            .route(
+                "/sessions/{id}/project",
+                web::put().to(projects::bind_session),
+            )
+            .route("/projects", web::get().to(projects::list))
+            .route("/projects", web::post().to(projects::create))
+            .route("/projects/{id}", web::get().to(projects::get))
+            .route("/projects/{id}", web::delete().to(projects::unbind))
+            .route("/projects/{id}/commits", web::get().to(projects::commits))
+            .route(
+                "/projects/{id}/relocate",
+                web::post().to(projects::relocate),
+            ),
     );
 }

@@ -1,6 +1,7 @@
 //! Git operations, one per module, as plain blocking functions over git2
 //! (the asyncgit `sync/` layout). Callers run them off the event loop.
 
+mod agent_commit;
 mod commit;
 mod index_file;
 mod init;
@@ -8,15 +9,18 @@ mod locks;
 mod log;
 mod repack;
 mod trailers;
+mod worktree_status;
 
+pub use agent_commit::{agent_commit, AgentCommit};
 pub use commit::{commit_paths, CommitOutcome};
 pub use index_file::IndexFile;
 pub use init::{init_repo, open_repo};
 pub use locks::remove_stale_locks;
 pub use log::{log, CommitInfo};
 pub use trailers::{head_trailers, Trailers};
+pub use worktree_status::{worktree_status, TreeState};
 pub mod trailers_keys {
-    pub use super::trailers::{HEAD_NODE, LAST_SEQ, SESSION, TURN};
+    pub use super::trailers::{HEAD_NODE, LAST_SEQ, PROJECT_COMMIT, SESSION, TURN};
 }
 
 #[derive(Debug, thiserror::Error)]

@@ -3,6 +3,7 @@ use git2::Repository;
 /// The trailers a turn commit carries, mapping it back to the DAG.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Trailers {
+    pub session: Option<String>,
     pub turn: u64,
     pub head_node: Option<String>,
     pub last_seq: u64,
@@ -12,6 +13,7 @@ pub const TURN: &str = "Openprogram-Turn";
 pub const HEAD_NODE: &str = "Openprogram-Head-Node";
 pub const LAST_SEQ: &str = "Openprogram-Last-Seq";
 pub const SESSION: &str = "Openprogram-Session";
+pub const PROJECT_COMMIT: &str = "Openprogram-Project-Commit";
 
 impl Trailers {
     pub fn parse(message: &str) -> Trailers {
@@ -22,6 +24,7 @@ impl Trailers {
                     TURN => t.turn = value.trim().parse().unwrap_or(0),
                     HEAD_NODE => t.head_node = Some(value.trim().to_string()),
                     LAST_SEQ => t.last_seq = value.trim().parse().unwrap_or(0),
+                    SESSION => t.session = Some(value.trim().to_string()),
                     _ => {}
                 }
             }

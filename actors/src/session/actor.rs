@@ -11,11 +11,20 @@ use std::sync::Arc;
 use actix::prelude::*;
 use tokio::sync::{Mutex, OwnedMutexGuard};
 
+use std::future::Future;
+use std::pin::Pin;
+
 use super::core::{AppendOutcome, EndTurn, NewNode, NodePatch, SessionCore, TurnOutcome};
 use super::error::SessionError;
+use crate::git::AgentCommit;
 use crate::git::CommitInfo;
 use crate::meta::{MetaPatch, SessionMeta};
+use crate::meta::{ProjectBaseline, ProjectOutcome};
 use crate::node::Node;
+use crate::node::Role;
+use crate::project::actor::{CommitTurn, Status as ProjectStatusMsg};
+use crate::project::registry::Lookup;
+use crate::project::{ProjectRegistry, DEFAULT_PROJECT};
 
 /// What changed in a session, for whoever keeps an index of sessions.
 #[derive(Debug, Clone, Message)]
@@ -41,6 +50,7 @@ pub enum ChangeKind {
 
 pub struct SessionActor {
     dir: PathBuf,
+    projects: Option<Addr<ProjectRegistry>>,
     /// `None` while an operation runs on a blocking thread.
     slot: Option<Slot>,
     lease: Option<Arc<Mutex<()>>>,
@@ -59,9 +69,11 @@ impl SessionActor {
         dir: PathBuf,
         lease: Arc<Mutex<()>>,
         events: Option<Recipient<SessionChanged>>,
+        projects: Option<Addr<ProjectRegistry>>,
     ) -> Self {
         SessionActor {
             dir,
+            projects,
             slot: None,
             lease: Some(lease),
             _guard: None,
@@ -205,14 +217,30 @@ impl Handler<Append> for SessionActor {
     type Result = AtomicResponse<Self, Result<AppendOutcome, SessionError>>;
 
     fn handle(&mut self, msg: Append, _: &mut Self::Context) -> Self::Result {
-        let fut = self.blocking(move |slot, dir| match (&mut slot.core, msg.create) {
-            (Some(core), _) => core.append(msg.node),
-            (None, Some(meta)) if msg.node.role == crate::node::Role::User => {
-                let (core, outcome) = SessionCore::create(dir, meta, Some(msg.node))?;
-                slot.core = Some(core);
-                outcome.ok_or(SessionError::Unavailable)
+        // A user message opening a turn in a project-bound session first
+        // records the project's working tree (through its project actor).
+        let opens_turn = msg.node.role == Role::User && msg.node.caller.is_none();
+        let project_id = match self.core() {
+            Ok(core) => Some(core.meta().project_id.clone()),
+            Err(_) => msg.create.as_ref().map(|m| m.project_id.clone()),
+        };
+        let baseline = match (opens_turn, project_id, self.projects.clone()) {
+            (true, Some(pid), Some(projects)) if pid != DEFAULT_PROJECT => {
+                Box::pin(project_baseline(projects, pid)) as Pin<Box<dyn Future<Output = _>>>
             }
-            (None, _) => Err(SessionError::NotFound),
+            _ => Box::pin(std::future::ready(None)),
+        };
+        let fut = baseline.into_actor(self).then(move |baseline, act, _| {
+            act.blocking(move |slot, dir| match (&mut slot.core, msg.create) {
+                (Some(core), _) => core.append_with(msg.node, baseline),
+                (None, Some(meta)) if msg.node.role == Role::User => {
+                    let (core, outcome) =
+                        SessionCore::create(dir, meta, Some((msg.node, baseline)))?;
+                    slot.core = Some(core);
+                    outcome.ok_or(SessionError::Unavailable)
+                }
+                (None, _) => Err(SessionError::NotFound),
+            })
         });
         AtomicResponse::new(Box::pin(fut.map(|res, act, _| {
             if let Ok(out) = &res {
@@ -227,6 +255,82 @@ impl Handler<Append> for SessionActor {
             }
             res
         })))
+    }
+}
+
+/// The bound project's working tree now, as a turn baseline.
+async fn project_baseline(
+    projects: Addr<ProjectRegistry>,
+    project_id: String,
+) -> Option<ProjectBaseline> {
+    let not_clean = |reason: String| ProjectBaseline {
+        clean: false,
+        dirty_paths: Vec::new(),
+        reason: Some(reason),
+    };
+    let (project, actor) = match projects.send(Lookup(project_id)).await {
+        Ok(Ok(found)) => found,
+        Ok(Err(e)) => return Some(not_clean(format!("project unavailable: {e}"))),
+        Err(_) => return Some(not_clean("project service unavailable".into())),
+    };
+    if !project.path.is_dir() {
+        return Some(not_clean(format!(
+            "the project folder {} is missing",
+            project.path.display()
+        )));
+    }
+    Some(match actor.send(ProjectStatusMsg).await {
+        Ok(Ok(state)) if state.is_clean() => ProjectBaseline {
+            clean: true,
+            dirty_paths: Vec::new(),
+            reason: None,
+        },
+        Ok(Ok(state)) => ProjectBaseline {
+            clean: false,
+            reason: Some(
+                state
+                    .busy
+                    .unwrap_or_else(|| "you had uncommitted changes when the turn began".into()),
+            ),
+            dirty_paths: state.dirty,
+        },
+        Ok(Err(e)) => not_clean(format!("project status failed: {e}")),
+        Err(_) => not_clean("project service unavailable".into()),
+    })
+}
+
+/// What the project does at the end of a turn, given its baseline.
+async fn project_outcome(
+    projects: Addr<ProjectRegistry>,
+    commit: Option<CommitTurn>,
+    project_id: String,
+    baseline: ProjectBaseline,
+) -> ProjectOutcome {
+    let skipped = |reason: String, dirty_paths: Vec<String>| ProjectOutcome::Skipped {
+        reason,
+        dirty_paths,
+    };
+    let Some(commit) = commit.filter(|_| baseline.clean) else {
+        return skipped(
+            baseline
+                .reason
+                .unwrap_or_else(|| "the working tree was not clean".into()),
+            baseline.dirty_paths,
+        );
+    };
+    let actor = match projects.send(Lookup(project_id)).await {
+        Ok(Ok((_, actor))) => actor,
+        Ok(Err(e)) => return skipped(format!("project unavailable: {e}"), Vec::new()),
+        Err(_) => return skipped("project service unavailable".into(), Vec::new()),
+    };
+    match actor.send(commit).await {
+        Ok(Ok(AgentCommit::Committed(oid))) => ProjectOutcome::Committed {
+            commit: oid.to_string(),
+        },
+        Ok(Ok(AgentCommit::NoChanges)) => ProjectOutcome::NoChanges,
+        Ok(Ok(AgentCommit::Refused(reason))) => skipped(reason, Vec::new()),
+        Ok(Err(e)) => skipped(format!("project commit failed: {e}"), Vec::new()),
+        Err(_) => skipped("project service unavailable".into(), Vec::new()),
     }
 }
 
@@ -258,13 +362,81 @@ impl Handler<EndTurnMsg> for SessionActor {
     type Result = AtomicResponse<Self, Result<TurnOutcome, SessionError>>;
 
     fn handle(&mut self, msg: EndTurnMsg, _: &mut Self::Context) -> Self::Result {
+        // In a project-bound session the agent's changes are committed in
+        // the project first, so the session's turn commit can record it.
+        let plan = self.core().ok().and_then(|core| {
+            let baseline = core.open_turn_baseline()?.clone();
+            let meta = core.meta();
+            let open = meta.open_turn.as_ref()?;
+            let commit = CommitTurn {
+                session_id: meta.id.clone(),
+                turn: open.number,
+                user_text: core
+                    .node(&open.user_node)
+                    .map(Node::text)
+                    .unwrap_or_default(),
+                model: meta.model.clone(),
+            };
+            Some((meta.project_id.clone(), baseline, commit))
+        });
+        let outcome = match (plan, self.projects.clone()) {
+            (Some((pid, baseline, commit)), Some(projects)) => Box::pin(async move {
+                Some(project_outcome(projects, Some(commit), pid, baseline).await)
+            })
+                as Pin<Box<dyn Future<Output = Option<ProjectOutcome>>>>,
+            (Some((pid, baseline, _)), None) => {
+                Box::pin(async move { Some(project_outcome_offline(pid, baseline)) })
+            }
+            _ => Box::pin(std::future::ready(None)),
+        };
+        let fut = outcome.into_actor(self).then(move |project, act, _| {
+            act.blocking(move |slot, _| {
+                slot.core
+                    .as_mut()
+                    .ok_or(SessionError::NotFound)?
+                    .end_turn(msg.0, project)
+            })
+        });
+        notify_after(Box::pin(fut), ChangeKind::Updated)
+    }
+}
+
+/// Without a project service (an engine embedded without projects).
+fn project_outcome_offline(project_id: String, baseline: ProjectBaseline) -> ProjectOutcome {
+    ProjectOutcome::Skipped {
+        reason: baseline
+            .reason
+            .unwrap_or_else(|| format!("project {project_id} is not available")),
+        dirty_paths: baseline.dirty_paths,
+    }
+}
+
+/// Bind a session without turns to another project (moving its repo).
+#[derive(Message, Clone)]
+#[rtype(result = "Result<bool, SessionError>")]
+pub struct Rebind {
+    pub project_id: String,
+    pub dir: PathBuf,
+}
+
+impl Handler<Rebind> for SessionActor {
+    type Result = AtomicResponse<Self, Result<bool, SessionError>>;
+
+    fn handle(&mut self, msg: Rebind, _: &mut Self::Context) -> Self::Result {
+        let dir = msg.dir.clone();
         let fut = self.blocking(move |slot, _| {
             slot.core
                 .as_mut()
                 .ok_or(SessionError::NotFound)?
-                .end_turn(msg.0)
+                .rebind(&msg.project_id, &msg.dir)
         });
-        notify_after(fut, ChangeKind::Updated)
+        AtomicResponse::new(Box::pin(fut.map(move |res, act, _| {
+            if let Ok(true) = res {
+                act.dir = dir;
+                act.notify(ChangeKind::Updated);
+            }
+            res
+        })))
     }
 }
 

@@ -16,6 +16,7 @@ pub struct TurnSummary<'a> {
     pub tokens: Option<u64>,
     pub head: Option<&'a str>,
     pub last_seq: u64,
+    pub project_commit: Option<&'a str>,
 }
 
 impl<'a> TurnSummary<'a> {
@@ -47,6 +48,7 @@ impl<'a> TurnSummary<'a> {
             tokens: None,
             head: None,
             last_seq: nodes.iter().map(|n| n.seq).max().unwrap_or(0),
+            project_commit: None,
         }
     }
 
@@ -85,6 +87,9 @@ impl<'a> TurnSummary<'a> {
             msg.push_str(&format!("{}: {head}\n", keys::HEAD_NODE));
         }
         msg.push_str(&format!("{}: {}\n", keys::LAST_SEQ, self.last_seq));
+        if let Some(p) = self.project_commit {
+            msg.push_str(&format!("{}: {p}\n", keys::PROJECT_COMMIT));
+        }
         msg
     }
 }
@@ -131,6 +136,7 @@ mod tests {
             tokens: Some(4521),
             head: Some("a1"),
             last_seq: 9,
+            project_commit: None,
         };
         let m = s.message();
         let first = m.lines().next().unwrap();

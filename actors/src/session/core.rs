@@ -22,7 +22,9 @@ use super::layout::{self, GITIGNORE, GITIGNORE_BODY, META};
 use crate::fsio;
 use crate::git::{self, GitError};
 use crate::ids;
-use crate::meta::{now, OpenTurn, SessionMeta, Status, TurnRecord};
+use crate::meta::{
+    now, OpenTurn, ProjectBaseline, ProjectOutcome, SessionMeta, Status, TurnRecord,
+};
 use crate::node::{self, Node, Role};
 
 /// A node as a client sends it; the store fills in seq and timestamps.
@@ -113,6 +115,9 @@ pub struct CreateSpec {
     pub model: Option<String>,
     #[serde(default)]
     pub group: Option<String>,
+    /// Bind the new session to a project: its repository lands inside it.
+    #[serde(default)]
+    pub project_id: Option<String>,
 }
 
 impl CreateSpec {
@@ -133,6 +138,9 @@ impl CreateSpec {
         meta.peer_id = self.peer_id;
         meta.model = self.model;
         meta.group = self.group;
+        if let Some(p) = self.project_id {
+            meta.project_id = p;
+        }
         meta
     }
 }
@@ -155,7 +163,16 @@ pub struct TurnOutcome {
     pub commit: String,
     pub short_sha: String,
     pub status: Status,
+    /// The agent's commit in the bound project, if one was made.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub project_commit: Option<String>,
+    /// Why the agent's changes were not committed (for the UI banner).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub project_commit_skipped: Option<serde_json::Value>,
 }
+
+/// The `caller` of runtime nodes that hang off no node (e.g. a relocation).
+pub const ROOT_CALLER: &str = "ROOT";
 
 pub struct SessionCore {
     dir: PathBuf,
@@ -177,7 +194,7 @@ impl SessionCore {
     pub fn create(
         dir: &Path,
         meta: SessionMeta,
-        first: Option<NewNode>,
+        first: Option<(NewNode, Option<ProjectBaseline>)>,
     ) -> Result<(SessionCore, Option<AppendOutcome>), SessionError> {
         if dir.exists() {
             return Err(SessionError::AlreadyExists);
@@ -204,7 +221,7 @@ impl SessionCore {
                 nodes: Vec::new(),
                 by_id: HashMap::new(),
             };
-            let outcome = first.map(|n| core.append(n)).transpose()?;
+            let outcome = first.map(|(n, b)| core.append_with(n, b)).transpose()?;
             for sub in ["context", layout::HISTORY, ""] {
                 fsio::fsync_dir(&tmp.join(sub))?;
             }
@@ -321,11 +338,21 @@ impl SessionCore {
                     .iter()
                     .find(|n| n.seq > ended && n.role == Role::User && n.caller.is_none())
                 {
+                    // The project's tree at the turn's start is unknown now.
+                    let project =
+                        (self.meta.project_id != crate::project::DEFAULT_PROJECT).then(|| {
+                            ProjectBaseline {
+                                clean: false,
+                                dirty_paths: Vec::new(),
+                                reason: Some("the turn was recovered after a restart".into()),
+                            }
+                        });
                     self.meta.open_turn = Some(OpenTurn {
                         number: self.meta.turn_count + 1,
                         user_node: user.id.clone(),
                         first_seq: ended + 1,
                         started_at: user.created_at,
+                        project,
                     });
                     dirty = true;
                 }
@@ -434,6 +461,16 @@ impl SessionCore {
     /// Append a node. Acknowledged only once its file (and, when the node
     /// opens a turn, `meta.json`) is durable.
     pub fn append(&mut self, new: NewNode) -> Result<AppendOutcome, SessionError> {
+        self.append_with(new, None)
+    }
+
+    /// Append; a user message that opens a turn records `baseline`, the
+    /// bound project's working tree at that moment.
+    pub fn append_with(
+        &mut self,
+        new: NewNode,
+        baseline: Option<ProjectBaseline>,
+    ) -> Result<AppendOutcome, SessionError> {
         let id = match new.id {
             Some(id) => {
                 ids::validate("node id", &id)?;
@@ -460,7 +497,7 @@ impl SessionCore {
             }));
         }
         if let Some(c) = &new.caller {
-            if !self.by_id.contains_key(c) {
+            if c != ROOT_CALLER && !self.by_id.contains_key(c) {
                 return Err(SessionError::UnknownCaller(c.clone()));
             }
         } else if new.role == Role::Tool {
@@ -481,7 +518,16 @@ impl SessionCore {
                     return Err(SessionError::RunActive);
                 }
                 // A turn left open by a crash: close it before the next one.
-                closed = Some(self.end_turn_inner(EndTurn::default(), true)?);
+                let skipped = self
+                    .meta
+                    .open_turn
+                    .as_ref()
+                    .and_then(|t| t.project.as_ref())
+                    .map(|_| ProjectOutcome::Skipped {
+                        reason: "the turn was interrupted by a restart".into(),
+                        dirty_paths: Vec::new(),
+                    });
+                closed = Some(self.end_turn_inner(EndTurn::default(), true, skipped)?);
             }
         } else if matches!(new.role, Role::Assistant | Role::Tool) && self.meta.open_turn.is_none()
         {
@@ -521,6 +567,7 @@ impl SessionCore {
                     user_node: id,
                     first_seq: self.ended_seq() + 1,
                     started_at: node.created_at,
+                    project: baseline,
                 });
                 self.meta.status = Status::Running;
                 self.write_meta()?;
@@ -564,14 +611,20 @@ impl SessionCore {
 
     /// End the open turn: record it in `meta.json`, then make its one commit.
     /// Acknowledged only once the commit exists.
-    pub fn end_turn(&mut self, req: EndTurn) -> Result<TurnOutcome, SessionError> {
-        self.end_turn_inner(req, false)
+    /// `project` is what the bound project's actor did (or why it skipped).
+    pub fn end_turn(
+        &mut self,
+        req: EndTurn,
+        project: Option<ProjectOutcome>,
+    ) -> Result<TurnOutcome, SessionError> {
+        self.end_turn_inner(req, false, project)
     }
 
     fn end_turn_inner(
         &mut self,
         req: EndTurn,
         interrupted: bool,
+        project: Option<ProjectOutcome>,
     ) -> Result<TurnOutcome, SessionError> {
         let open = self
             .meta
@@ -605,6 +658,7 @@ impl SessionCore {
             tool_calls: req.tool_calls,
             context_file,
             ended_at,
+            project: project.clone(),
         };
         let (status, unread) = match (interrupted, req.outcome, req.background) {
             (true, _, _) => (Status::Idle, self.meta.unread),
@@ -620,12 +674,67 @@ impl SessionCore {
         self.meta.last_turn = Some(record.clone());
         self.write_meta()?;
         let sha = self.commit_turn(&record)?;
+        let (project_commit, project_commit_skipped) = match project {
+            Some(ProjectOutcome::Committed { commit }) => (Some(commit), None),
+            Some(ProjectOutcome::Skipped {
+                reason,
+                dirty_paths,
+            }) => (
+                None,
+                Some(
+                    serde_json::json!({"warning": "project_commit_skipped", "reason": reason, "dirty_paths": dirty_paths}),
+                ),
+            ),
+            _ => (None, None),
+        };
         Ok(TurnOutcome {
             turn: open.number,
             short_sha: sha[..7].to_string(),
             commit: sha,
             status,
+            project_commit,
+            project_commit_skipped,
         })
+    }
+
+    /// Bind a session that has no turn yet to another project, moving its
+    /// repository to `dir`. Naming the project it already has always
+    /// succeeds; after the first turn any other project is refused.
+    pub fn rebind(&mut self, project_id: &str, dir: &Path) -> Result<bool, SessionError> {
+        if self.meta.project_id == project_id {
+            return Ok(false);
+        }
+        if self.meta.turn_count > 0 || self.meta.open_turn.is_some() {
+            return Err(SessionError::Frozen);
+        }
+        if dir != self.dir {
+            if dir.exists() {
+                return Err(SessionError::AlreadyExists);
+            }
+            let parent = dir
+                .parent()
+                .ok_or_else(|| SessionError::Invalid("no parent".into()))?;
+            fsio::create_dir_durable(parent)?;
+            fs::rename(&self.dir, dir)?;
+            fsio::fsync_dir(parent)?;
+            if let Some(old_parent) = self.dir.parent() {
+                fsio::fsync_dir(old_parent)?;
+            }
+            self.dir = dir.to_path_buf();
+            self.repo = git::open_repo(&self.dir)?;
+            self.index = git::IndexFile::load(&self.repo)?;
+        }
+        self.meta.project_id = project_id.to_string();
+        self.write_meta()?;
+        Ok(true)
+    }
+
+    /// The bound project's state recorded when the open turn began.
+    pub fn open_turn_baseline(&self) -> Option<&ProjectBaseline> {
+        self.meta
+            .open_turn
+            .as_ref()
+            .and_then(|t| t.project.as_ref())
     }
 
     /// Apply `f` to the metadata and save it durably.
@@ -688,6 +797,9 @@ impl SessionCore {
         summary.tokens = record.tokens;
         summary.head = record.head.as_deref();
         summary.last_seq = record.last_seq;
+        if let Some(ProjectOutcome::Committed { commit }) = &record.project {
+            summary.project_commit = Some(commit.as_str());
+        }
         let message = summary.message();
         let mut paths: Vec<PathBuf> = turn_nodes
             .iter()

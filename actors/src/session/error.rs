@@ -52,6 +52,8 @@ pub enum SessionError {
     Io(#[from] std::io::Error),
     #[error("session is temporarily unavailable, retry")]
     Unavailable,
+    #[error("project is frozen after the first turn")]
+    Frozen,
 }
 
 impl From<git2::Error> for SessionError {
@@ -71,9 +73,8 @@ impl SessionError {
             | MissingCaller
             | Invalid(_) => ErrorKind::BadRequest,
             NotFound | UnknownNode(_) => ErrorKind::NotFound,
-            AlreadyExists | NoOpenTurn | RunActive | Immutable(_) | NodeConflict(_) | Full => {
-                ErrorKind::Conflict
-            }
+            AlreadyExists | NoOpenTurn | RunActive | Immutable(_) | NodeConflict(_) | Full
+            | Frozen => ErrorKind::Conflict,
             Git(_) | Io(_) => ErrorKind::Internal,
             Unavailable => ErrorKind::Unavailable,
         }
@@ -99,6 +100,7 @@ impl SessionError {
             Full => "session_full",
             Git(_) | Io(_) => "storage_error",
             Unavailable => "unavailable",
+            Frozen => "project_frozen",
         }
     }
 }

@@ -1,0 +1,43 @@
+use crate::session::{ErrorKind, SessionError};
+
+#[derive(Debug, thiserror::Error)]
+pub enum ProjectError {
+    #[error("invalid project path: {0}")]
+    InvalidPath(String),
+    #[error("unknown project")]
+    NotFound,
+    #[error("the default project cannot be {0}")]
+    DefaultProject(&'static str),
+    #[error(transparent)]
+    Session(#[from] SessionError),
+    #[error("project storage error: {0}")]
+    Git(#[from] git2::Error),
+    #[error("project storage error: {0}")]
+    Io(#[from] std::io::Error),
+    #[error("project service unavailable, retry")]
+    Unavailable,
+}
+
+impl ProjectError {
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            ProjectError::InvalidPath(_) => ErrorKind::BadRequest,
+            ProjectError::NotFound => ErrorKind::NotFound,
+            ProjectError::DefaultProject(_) => ErrorKind::Conflict,
+            ProjectError::Session(e) => e.kind(),
+            ProjectError::Git(_) | ProjectError::Io(_) => ErrorKind::Internal,
+            ProjectError::Unavailable => ErrorKind::Unavailable,
+        }
+    }
+
+    pub fn code(&self) -> &'static str {
+        match self {
+            ProjectError::InvalidPath(_) => "invalid_path",
+            ProjectError::NotFound => "unknown_project",
+            ProjectError::DefaultProject(_) => "default_project",
+            ProjectError::Session(e) => e.code(),
+            ProjectError::Git(_) | ProjectError::Io(_) => "storage_error",
+            ProjectError::Unavailable => "unavailable",
+        }
+    }
+}

@@ -1,0 +1,375 @@
+//! The project registry actor: sole owner of `<state>/projects/projects.json`
+//! and of the per-project actors. Changes are written atomically and
+//! durably on a blocking thread, one at a time.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+
+use actix::prelude::*;
+use serde::Serialize;
+
+use super::actor::{ProjectActor, SetPath};
+use super::error::ProjectError;
+use super::model::{
+    validate_dir, Project, ProjectStatus, ProjectsFile, DEFAULT_PROJECT, OPENPROGRAM_DIR,
+};
+use crate::{fsio, git, ids, meta::now};
+
+pub const FILE: &str = "projects.json";
+
+/// The registry's data, moved onto a blocking thread for each change.
+pub struct State {
+    file: PathBuf,
+    state_dir: PathBuf,
+    projects: BTreeMap<String, Project>,
+}
+
+impl State {
+    /// Load `projects.json` (missing: no projects). A damaged file stops
+    /// startup with a clear error rather than being overwritten.
+    pub fn load(state_dir: &Path) -> std::io::Result<State> {
+        let file = state_dir.join("projects").join(FILE);
+        let projects = match fsio::read_json::<ProjectsFile>(&file) {
+            Ok(f) => f.projects.into_iter().map(|p| (p.id.clone(), p)).collect(),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => BTreeMap::new(),
+            Err(e) => {
+                return Err(std::io::Error::new(
+                    e.kind(),
+                    format!("{}: {e}", file.display()),
+                ));
+            }
+        };
+        Ok(State {
+            file,
+            state_dir: state_dir.to_path_buf(),
+            projects,
+        })
+    }
+
+    fn save(&self) -> std::io::Result<()> {
+        if let Some(dir) = self.file.parent() {
+            fsio::create_dir_durable(dir)?;
+        }
+        let file = ProjectsFile {
+            projects: self.projects.values().cloned().collect(),
+        };
+        fsio::atomic_write_json(&self.file, &file)
+    }
+}
+
+/// A project as listed: the registry entry plus what is true right now.
+#[derive(Debug, Clone, Serialize)]
+pub struct ProjectView {
+    #[serde(flatten)]
+    pub project: Project,
+    pub session_count: usize,
+    /// The folder no longer exists (moved or renamed): relocate repairs it.
+    pub path_missing: bool,
+    pub default: bool,
+}
+
+impl ProjectView {
+    fn of(project: &Project) -> ProjectView {
+        ProjectView {
+            session_count: project.sessions.len(),
+            path_missing: !project.path.is_dir(),
+            default: false,
+            project: project.clone(),
+        }
+    }
+
+    fn default_project() -> ProjectView {
+        let home = std::env::var_os("HOME")
+            .map(PathBuf::from)
+            .unwrap_or_default();
+        ProjectView {
+            project: Project {
+                id: DEFAULT_PROJECT.into(),
+                name: "Default".into(),
+                path: home,
+                status: ProjectStatus::Active,
+                created_at: 0.0,
+                sessions: Vec::new(),
+            },
+            session_count: 0,
+            path_missing: false,
+            default: true,
+        }
+    }
+}
+
+pub struct ProjectRegistry {
+    state: Option<State>,
+    actors: HashMap<String, Addr<ProjectActor>>,
+}
+
+impl ProjectRegistry {
+    pub fn new(state: State) -> ProjectRegistry {
+        ProjectRegistry {
+            state: Some(state),
+            actors: HashMap::new(),
+        }
+    }
+
+    fn blocking<R, F>(&mut self, f: F) -> ResponseActFuture<Self, Result<R, ProjectError>>
+    where
+        R: Send + 'static,
+        F: FnOnce(&mut State) -> Result<R, ProjectError> + Send + 'static,
+    {
+        let Some(mut state) = self.state.take() else {
+            return Box::pin(fut::ready(Err(ProjectError::Unavailable)));
+        };
+        let job = tokio::task::spawn_blocking(move || {
+            let r = f(&mut state);
+            (state, r)
+        });
+        Box::pin(job.into_actor(self).map(|joined, act, ctx| match joined {
+            Ok((state, r)) => {
+                act.state = Some(state);
+                r
+            }
+            Err(_) => {
+                ctx.stop();
+                Err(ProjectError::Unavailable)
+            }
+        }))
+    }
+
+    fn actor(&mut self, project: &Project) -> Addr<ProjectActor> {
+        self.actors
+            .entry(project.id.clone())
+            .or_insert_with(|| ProjectActor::new(project.path.clone()).start())
+            .clone()
+    }
+
+    fn get(&self, id: &str) -> Result<&Project, ProjectError> {
+        if id == DEFAULT_PROJECT {
+            return Err(ProjectError::DefaultProject("used as a repository"));
+        }
+        self.state
+            .as_ref()
+            .ok_or(ProjectError::Unavailable)?
+            .projects
+            .get(id)
+            .ok_or(ProjectError::NotFound)
+    }
+}
+
+impl Actor for ProjectRegistry {
+    type Context = Context<Self>;
+}
+
+/// Register a directory as a project (idempotent: the same folder always
+/// gives the same project). Reuses its `.git/` or initialises one.
+#[derive(Message)]
+#[rtype(result = "Result<(Project, bool), ProjectError>")]
+pub struct ResolveProject {
+    pub path: String,
+    pub name: Option<String>,
+}
+
+impl Handler<ResolveProject> for ProjectRegistry {
+    type Result = AtomicResponse<Self, Result<(Project, bool), ProjectError>>;
+
+    fn handle(&mut self, msg: ResolveProject, _: &mut Context<Self>) -> Self::Result {
+        AtomicResponse::new(self.blocking(move |state| {
+            let dir = validate_dir(&msg.path, &state.state_dir)?;
+            if let Some(p) = state.projects.values().find(|p| p.path == dir) {
+                return Ok((p.clone(), false));
+            }
+            if dir.join(".git").exists() {
+                git::open_repo(&dir)?;
+            } else {
+                git::init_repo(&dir)?;
+            }
+            prepare_openprogram_dir(&dir)?;
+            let name = msg
+                .name
+                .filter(|n| !n.trim().is_empty())
+                .or_else(|| dir.file_name().map(|n| n.to_string_lossy().into_owned()))
+                .unwrap_or_else(|| "project".into());
+            let project = Project {
+                id: format!("proj_{}", &ids::new_id()[..12]),
+                name,
+                path: dir,
+                status: ProjectStatus::Active,
+                created_at: now(),
+                sessions: Vec::new(),
+            };
+            state.projects.insert(project.id.clone(), project.clone());
+            state.save()?;
+            Ok((project, true))
+        }))
+    }
+}
+
+/// `.openprogram/` inside a project, ignored by the project's git.
+fn prepare_openprogram_dir(dir: &Path) -> std::io::Result<()> {
+    let op = dir.join(OPENPROGRAM_DIR);
+    fsio::create_dir_durable(&op.join("sessions"))?;
+    let ignore = op.join(".gitignore");
+    if !ignore.exists() {
+        fsio::atomic_write(&ignore, b"*\n")?;
+    }
+    Ok(())
+}
+
+#[derive(Message)]
+#[rtype(result = "Result<Vec<ProjectView>, ProjectError>")]
+pub struct ListProjects;
+
+impl Handler<ListProjects> for ProjectRegistry {
+    type Result = AtomicResponse<Self, Result<Vec<ProjectView>, ProjectError>>;
+
+    fn handle(&mut self, _: ListProjects, _: &mut Context<Self>) -> Self::Result {
+        AtomicResponse::new(self.blocking(|state| {
+            let mut out = vec![ProjectView::default_project()];
+            out.extend(state.projects.values().map(ProjectView::of));
+            Ok(out)
+        }))
+    }
+}
+
+#[derive(Message)]
+#[rtype(result = "Result<ProjectView, ProjectError>")]
+pub struct GetProject(pub String);
+
+impl Handler<GetProject> for ProjectRegistry {
+    type Result = AtomicResponse<Self, Result<ProjectView, ProjectError>>;
+
+    fn handle(&mut self, msg: GetProject, _: &mut Context<Self>) -> Self::Result {
+        AtomicResponse::new(self.blocking(move |state| {
+            if msg.0 == DEFAULT_PROJECT {
+                return Ok(ProjectView::default_project());
+            }
+            state
+                .projects
+                .get(&msg.0)
+                .map(ProjectView::of)
+                .ok_or(ProjectError::NotFound)
+        }))
+    }
+}
+
+/// A real project and its actor (for sessions bound to it).
+#[derive(Message)]
+#[rtype(result = "Result<(Project, Addr<ProjectActor>), ProjectError>")]
+pub struct Lookup(pub String);
+
+impl Handler<Lookup> for ProjectRegistry {
+    type Result = Result<(Project, Addr<ProjectActor>), ProjectError>;
+
+    fn handle(&mut self, msg: Lookup, _: &mut Context<Self>) -> Self::Result {
+        let project = self.get(&msg.0)?.clone();
+        let actor = self.actor(&project);
+        Ok((project, actor))
+    }
+}
+
+/// Point a project at its new folder (after it was moved). Keeps the id.
+#[derive(Message)]
+#[rtype(result = "Result<(PathBuf, Project), ProjectError>")]
+pub struct Relocate {
+    pub id: String,
+    pub path: String,
+}
+
+impl Handler<Relocate> for ProjectRegistry {
+    type Result = AtomicResponse<Self, Result<(PathBuf, Project), ProjectError>>;
+
+    fn handle(&mut self, msg: Relocate, _: &mut Context<Self>) -> Self::Result {
+        if msg.id == DEFAULT_PROJECT {
+            return AtomicResponse::new(Box::pin(fut::ready(Err(ProjectError::DefaultProject(
+                "relocated",
+            )))));
+        }
+        let fut = self.blocking(move |state| {
+            let dir = validate_dir(&msg.path, &state.state_dir)?;
+            if state
+                .projects
+                .values()
+                .any(|p| p.path == dir && p.id != msg.id)
+            {
+                return Err(ProjectError::InvalidPath(
+                    "another project already uses that folder".into(),
+                ));
+            }
+            let project = state
+                .projects
+                .get_mut(&msg.id)
+                .ok_or(ProjectError::NotFound)?;
+            let old = std::mem::replace(&mut project.path, dir.clone());
+            let updated = project.clone();
+            if git::open_repo(&dir).is_err() {
+                git::init_repo(&dir)?;
+            }
+            prepare_openprogram_dir(&dir)?;
+            state.save()?;
+            Ok((old, updated))
+        });
+        AtomicResponse::new(Box::pin(fut.map(|res, act: &mut ProjectRegistry, _| {
+            if let Ok((_, p)) = &res {
+                if let Some(a) = act.actors.get(&p.id) {
+                    a.do_send(SetPath(p.path.clone()));
+                }
+            }
+            res
+        })))
+    }
+}
+
+/// Remove the registration only: the user's `.git/` and the session repos
+/// stay, and sessions keep their `project_id` as a historical pointer.
+#[derive(Message)]
+#[rtype(result = "Result<Project, ProjectError>")]
+pub struct Unbind(pub String);
+
+impl Handler<Unbind> for ProjectRegistry {
+    type Result = AtomicResponse<Self, Result<Project, ProjectError>>;
+
+    fn handle(&mut self, msg: Unbind, _: &mut Context<Self>) -> Self::Result {
+        if msg.0 == DEFAULT_PROJECT {
+            return AtomicResponse::new(Box::pin(fut::ready(Err(ProjectError::DefaultProject(
+                "unbound",
+            )))));
+        }
+        self.actors.remove(&msg.0);
+        AtomicResponse::new(self.blocking(move |state| {
+            let p = state
+                .projects
+                .remove(&msg.0)
+                .ok_or(ProjectError::NotFound)?;
+            state.save()?;
+            Ok(p)
+        }))
+    }
+}
+
+/// Record that a session belongs to (`attach`) or left a project.
+#[derive(Message)]
+#[rtype(result = "Result<(), ProjectError>")]
+pub struct SetMembership {
+    pub project_id: String,
+    pub session_id: String,
+    pub attach: bool,
+}
+
+impl Handler<SetMembership> for ProjectRegistry {
+    type Result = AtomicResponse<Self, Result<(), ProjectError>>;
+
+    fn handle(&mut self, msg: SetMembership, _: &mut Context<Self>) -> Self::Result {
+        AtomicResponse::new(self.blocking(move |state| {
+            let Some(p) = state.projects.get_mut(&msg.project_id) else {
+                return Ok(());
+            };
+            let present = p.sessions.contains(&msg.session_id);
+            match (msg.attach, present) {
+                (true, false) => p.sessions.push(msg.session_id),
+                (false, true) => p.sessions.retain(|s| *s != msg.session_id),
+                _ => return Ok(()),
+            }
+            state.save()?;
+            Ok(())
+        }))
+    }
+}
