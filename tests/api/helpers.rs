@@ -159,6 +159,20 @@ impl TestServer {
         )
     }
 
+    pub fn put(&self, path: &str, body: Value) -> (u16, Value) {
+        self.call(self.agent.put(&format!("{}{path}", self.url)), Some(&body))
+    }
+
+    /// One turn in a session bound to `project` (created by the message).
+    pub fn turn_in_project(&self, session: &str, project: &str) -> Value {
+        self.append(session, serde_json::json!({"role": "user", "content": "work", "session": {"project_id": project}}));
+        self.append(
+            session,
+            serde_json::json!({"role": "assistant", "content": "done"}),
+        );
+        self.end_turn(session, serde_json::json!({}))
+    }
+
     pub fn raw_delete(&self, path: &str) -> (u16, Value) {
         self.call(self.agent.delete(&format!("{}{path}", self.url)), None)
     }

@@ -5,4 +5,5 @@ mod bad_input;
 mod conversation;
 mod crash;
 mod helpers;
+mod projects;
 mod registry;

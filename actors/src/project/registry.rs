@@ -284,6 +284,9 @@ impl Handler<Relocate> for ProjectRegistry {
             )))));
         }
         let fut = self.blocking(move |state| {
+            if !state.projects.contains_key(&msg.id) {
+                return Err(ProjectError::NotFound);
+            }
             let dir = validate_dir(&msg.path, &state.state_dir)?;
             if state
                 .projects
