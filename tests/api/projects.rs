@@ -318,10 +318,7 @@ fn binding_freezes_after_the_first_turn_and_rebinding_is_idempotent() {
     // A draft in the default project moves into the project when bound.
     s.post("/api/sessions", json!({"id": "draft"}));
     assert!(s.session_dir("draft").is_dir());
-    let (st, meta) = s.put(
-        &format!("/api/sessions/draft/project"),
-        json!({"project_id": pid}),
-    );
+    let (st, meta) = s.put("/api/sessions/draft/project", json!({"project_id": pid}));
     assert_eq!(st, 200, "{meta}");
     assert_eq!(meta["project_id"], pid.as_str());
     let inside = dir.join(".openprogram/sessions/draft");
