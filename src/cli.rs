@@ -26,6 +26,28 @@ pub enum Command {
         #[command(subcommand)]
         command: SessionsCommand,
     },
+    /// Manage projects of a running server.
+    Projects {
+        #[command(flatten)]
+        target: ServerTarget,
+        #[command(subcommand)]
+        command: ProjectsCommand,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ProjectsCommand {
+    /// List projects (the default one first).
+    List,
+    /// Register a directory as a project (git init if needed).
+    Create {
+        /// Absolute path of the directory.
+        path: String,
+        #[arg(long)]
+        name: Option<String>,
+    },
+    /// Point a project at its folder after it was moved or renamed.
+    Relocate { id: String, path: String },
 }
 
 /// How the CLI finds the running server: `--url`, else the address the

@@ -37,5 +37,8 @@ fn main() -> ExitCode {
         Command::Sessions { target, command } => {
             openprogram::commands::sessions::run(&target, command)
         }
+        Command::Projects { target, command } => {
+            openprogram::commands::projects::run(&target, command)
+        }
     }
 }

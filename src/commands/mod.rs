@@ -1,4 +1,5 @@
 //! CLI commands that talk to a running server.
 
 pub mod client;
+pub mod projects;
 pub mod sessions;

@@ -159,6 +159,24 @@ impl TestServer {
         )
     }
 
+    /// Run the `openprogram` CLI against this server's state directory:
+    /// (exit code, stdout, stderr).
+    pub fn cli(&self, args: &[&str], cwd: Option<&Path>) -> (i32, String, String) {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_openprogram"));
+        cmd.args(args)
+            .env("OPENPROGRAM_STATE_DIR", &self.state_dir)
+            .env_remove("OPENPROGRAM_URL");
+        if let Some(dir) = cwd {
+            cmd.current_dir(dir);
+        }
+        let out = cmd.output().expect("run openprogram");
+        (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    }
+
     pub fn put(&self, path: &str, body: Value) -> (u16, Value) {
         self.call(self.agent.put(&format!("{}{path}", self.url)), Some(&body))
     }

@@ -527,3 +527,52 @@ fn bad_project_paths_are_refused_and_nothing_is_written() {
     assert_eq!(st, 201);
     assert!(fresh.join(".git").is_dir());
 }
+
+#[test]
+fn cli_lists_creates_and_relocates_projects() {
+    let s = TestServer::start();
+    let (tmp, dir) = user_repo();
+    // A path relative to where the CLI runs.
+    let (code, out, err) = s.cli(
+        &["projects", "create", "work", "--name", "Work"],
+        Some(tmp.path()),
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.starts_with("Project proj_") && out.contains("(Work)"),
+        "{out}"
+    );
+    let pid = out.split_whitespace().nth(1).unwrap().to_string();
+    let (code, out, _) = s.cli(&["projects", "list"], None);
+    assert_eq!(code, 0);
+    let lines: Vec<&str> = out.lines().collect();
+    assert!(lines[0].starts_with("default\t"));
+    assert!(
+        lines[1].starts_with(&format!("{pid}\tWork\t{}", dir.display())),
+        "{out}"
+    );
+    let moved = tmp.path().join("moved");
+    std::fs::rename(&dir, &moved).unwrap();
+    let (_, out, _) = s.cli(&["projects", "list"], None);
+    assert!(out.contains("[folder missing]"), "{out}");
+    let (code, out, err) = s.cli(
+        &["projects", "relocate", &pid, moved.to_str().unwrap()],
+        None,
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.starts_with(&format!("Relocated project {pid}: ")),
+        "{out}"
+    );
+    let (code, _, err) = s.cli(
+        &["projects", "relocate", "proj_nope", moved.to_str().unwrap()],
+        None,
+    );
+    assert_eq!(
+        (code, err.as_str()),
+        (1, "[error] no project 'proj_nope' found.\n")
+    );
+    let (code, _, err) = s.cli(&["projects", "create", "/definitely/not/here"], None);
+    assert_eq!(code, 1);
+    assert!(err.contains("directory does not exist"), "{err}");
+}

@@ -1,5 +1,3 @@
-use std::process::Command;
-
 use serde_json::{json, Value};
 
 use crate::helpers::TestServer;
@@ -396,17 +394,7 @@ fn deletion_removes_the_repo_and_the_row() {
 }
 
 fn cli(s: &TestServer, args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_openprogram"))
-        .args(args)
-        .env("OPENPROGRAM_STATE_DIR", &s.state_dir)
-        .env_remove("OPENPROGRAM_URL")
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    s.cli(args, None)
 }
 
 #[test]
