@@ -26,7 +26,7 @@ use crate::registry::startup::{self, Report};
 use crate::registry::writer::Writer;
 use crate::registry::{ListQuery, Page, Policy, Registry, RegistryStats, SessionRow};
 use crate::session::actor::{
-    Append, Create, Delete, EndTurnMsg, GetBranch, GetCommits, GetMeta, GetNodes, Rebind,
+    Append, Create, Delete, EndTurnMsg, GetBranch, GetCommits, GetDir, GetMeta, GetNodes, Rebind,
     UpdateMeta, UpdateNode,
 };
 use crate::session::{
@@ -280,6 +280,31 @@ impl Engine {
         }
         self.attach(project_id, id).await;
         Ok(self.meta(id).await?)
+    }
+
+    /// The directory the session's tools run in: its project's folder; the
+    /// session's own `workdir/` when that folder is missing or the project
+    /// was unbound (never silently the home directory); the home directory
+    /// for the default project. The flag says the project folder is missing.
+    pub async fn session_cwd(&self, id: &str) -> Result<(PathBuf, bool), SessionError> {
+        let meta = self.meta(id).await?;
+        if meta.project_id == DEFAULT_PROJECT {
+            return Ok((
+                std::env::var_os("HOME")
+                    .map(PathBuf::from)
+                    .unwrap_or_default(),
+                false,
+            ));
+        }
+        let own = self
+            .call(id, GetDir)
+            .await??
+            .join(crate::session::layout::WORKDIR);
+        Ok(match self.projects.send(Lookup(meta.project_id)).await {
+            Ok(Ok((p, _))) if p.path.is_dir() => (p.path, false),
+            Ok(Ok(_)) => (own, true),
+            _ => (own, false),
+        })
     }
 
     pub async fn resolve_project(

@@ -145,6 +145,10 @@ pub struct SessionMeta {
     pub auto_titled: bool,
     #[serde(default, rename = "_title_gen_count")]
     pub title_gen_count: u32,
+    /// Additional working directories (added and removed at any time,
+    /// unlike the frozen project binding).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub working_dirs: Vec<std::path::PathBuf>,
     /// Fields this version does not know are kept as they are.
     #[serde(flatten)]
     pub extra: Map<String, Value>,
@@ -177,6 +181,7 @@ impl SessionMeta {
             user_titled: false,
             auto_titled: false,
             title_gen_count: 0,
+            working_dirs: Vec::new(),
             extra: Map::new(),
         }
     }
@@ -233,6 +238,12 @@ pub struct MetaPatch {
         rename = "_title_gen_count"
     )]
     pub title_gen_count: Option<u32>,
+    /// Add an additional working directory (absolute, canonical).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub add_working_dir: Option<std::path::PathBuf>,
+    /// Remove an additional working directory.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub remove_working_dir: Option<std::path::PathBuf>,
 }
 
 impl MetaPatch {
@@ -272,6 +283,14 @@ impl MetaPatch {
         }
         if let Some(v) = self.title_gen_count {
             meta.title_gen_count = v;
+        }
+        if let Some(d) = &self.add_working_dir {
+            if !meta.working_dirs.contains(d) {
+                meta.working_dirs.push(d.clone());
+            }
+        }
+        if let Some(d) = &self.remove_working_dir {
+            meta.working_dirs.retain(|w| w != d);
         }
     }
 }

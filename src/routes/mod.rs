@@ -33,6 +33,14 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
                 "/sessions/{id}/project",
                 web::put().to(projects::bind_session),
             )
+            .route(
+                "/sessions/{id}/working_dirs",
+                web::post().to(sessions::add_working_dir),
+            )
+            .route(
+                "/sessions/{id}/working_dirs",
+                web::delete().to(sessions::remove_working_dir),
+            )
             .route("/projects", web::get().to(projects::list))
             .route("/projects", web::post().to(projects::create))
             .route("/projects/{id}", web::get().to(projects::get))

@@ -21,13 +21,76 @@ pub async fn create(
     Ok(HttpResponse::Created().json(meta))
 }
 
-/// `GET /api/sessions/{id}`: the session's metadata.
+/// `GET /api/sessions/{id}`: the session's metadata, plus `cwd` (where its
+/// tools run) and `project_path_missing`.
 #[tracing::instrument(name = "get_session", skip(state))]
 pub async fn get(
     state: web::Data<AppState>,
     id: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
-    Ok(HttpResponse::Ok().json(state.engine.meta(&id).await?))
+    let meta = state.engine.meta(&id).await?;
+    let (cwd, missing) = state.engine.session_cwd(&id).await?;
+    let mut v = serde_json::to_value(meta).unwrap_or_default();
+    if let Some(obj) = v.as_object_mut() {
+        obj.insert("cwd".into(), cwd.display().to_string().into());
+        obj.insert("project_path_missing".into(), missing.into());
+    }
+    Ok(HttpResponse::Ok().json(v))
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WorkingDir {
+    path: String,
+}
+
+/// `POST /api/sessions/{id}/working_dirs`: add an additional working
+/// directory (allowed at any time, unlike the project binding).
+#[tracing::instrument(name = "add_working_dir", skip(state, body))]
+pub async fn add_working_dir(
+    state: web::Data<AppState>,
+    id: web::Path<String>,
+    body: web::Json<WorkingDir>,
+) -> Result<HttpResponse, ApiError> {
+    let p = std::path::Path::new(&body.path);
+    if !p.is_absolute() {
+        return Err(ApiError::bad_request(
+            "invalid_path",
+            "path must be absolute",
+        ));
+    }
+    let dir = p
+        .canonicalize()
+        .ok()
+        .filter(|d| d.is_dir())
+        .ok_or_else(|| {
+            ApiError::bad_request("invalid_path", "path is not an existing directory")
+        })?;
+    let patch = MetaPatch {
+        add_working_dir: Some(dir),
+        ..MetaPatch::default()
+    };
+    let meta = state.engine.update_meta(&id, patch).await?;
+    Ok(HttpResponse::Ok()
+        .json(serde_json::json!({"session_id": id.as_str(), "working_dirs": meta.working_dirs})))
+}
+
+/// `DELETE /api/sessions/{id}/working_dirs?path=…`: remove one.
+#[tracing::instrument(name = "remove_working_dir", skip(state, query))]
+pub async fn remove_working_dir(
+    state: web::Data<AppState>,
+    id: web::Path<String>,
+    query: web::Query<WorkingDir>,
+) -> Result<HttpResponse, ApiError> {
+    let p = std::path::PathBuf::from(&query.path);
+    let dir = p.canonicalize().unwrap_or(p);
+    let patch = MetaPatch {
+        remove_working_dir: Some(dir),
+        ..MetaPatch::default()
+    };
+    let meta = state.engine.update_meta(&id, patch).await?;
+    Ok(HttpResponse::Ok()
+        .json(serde_json::json!({"session_id": id.as_str(), "working_dirs": meta.working_dirs})))
 }
 
 /// `GET /api/sessions/{id}/nodes`: every node, in sequence order.

@@ -576,3 +576,70 @@ fn cli_lists_creates_and_relocates_projects() {
     assert_eq!(code, 1);
     assert!(err.contains("directory does not exist"), "{err}");
 }
+
+#[test]
+fn working_dirs_come_and_go_and_cwd_never_falls_back_to_home() {
+    let s = TestServer::start();
+    let (tmp, dir) = user_repo();
+    let pid = create_project(&s, &dir);
+    s.turn_in_project("wd", &pid);
+    let (_, meta) = s.get("/api/sessions/wd");
+    assert_eq!(meta["cwd"], dir.to_str().unwrap());
+    assert_eq!(meta["project_path_missing"], false);
+    // Additional working directories: any time, even after the freeze.
+    let extra = tmp.path().join("extra");
+    std::fs::create_dir_all(&extra).unwrap();
+    let (st, res) = s.post("/api/sessions/wd/working_dirs", json!({"path": extra}));
+    assert_eq!(st, 200, "{res}");
+    assert_eq!(res["working_dirs"], json!([extra.canonicalize().unwrap()]));
+    assert_eq!(
+        s.post("/api/sessions/wd/working_dirs", json!({"path": "rel"}))
+            .0,
+        400
+    );
+    assert_eq!(
+        s.post(
+            "/api/sessions/wd/working_dirs",
+            json!({"path": tmp.path().join("nope")})
+        )
+        .0,
+        400
+    );
+    let (st, res) = s.raw_delete(&format!(
+        "/api/sessions/wd/working_dirs?path={}",
+        extra.display()
+    ));
+    assert_eq!((st, res["working_dirs"].clone()), (200, json!([])));
+    // Unbound project: tools run in the session's own workdir, not in home.
+    s.raw_delete(&format!("/api/projects/{pid}"));
+    let (_, meta) = s.get("/api/sessions/wd");
+    assert_eq!(
+        meta["cwd"],
+        dir.join(".openprogram/sessions/wd/workdir")
+            .to_str()
+            .unwrap()
+    );
+    // Default-project sessions run in the home directory (a logical label).
+    s.turn("home-s", "hi", "r", &[]);
+    let (_, meta) = s.get("/api/sessions/home-s");
+    assert_eq!(meta["cwd"], std::env::var("HOME").unwrap());
+}
+
+#[test]
+fn a_repository_mid_merge_is_refused_clearly() {
+    let s = TestServer::start();
+    let (_tmp, dir) = user_repo();
+    let pid = create_project(&s, &dir);
+    let head = git(&dir, &["rev-parse", "HEAD"]);
+    std::fs::write(dir.join(".git/MERGE_HEAD"), &head).unwrap();
+    open_turn(&s, "mm", &pid, "change things");
+    std::fs::write(dir.join("agent.txt"), "x").unwrap();
+    let out = s.end_turn("mm", json!({}));
+    let reason = out["project_commit_skipped"]["reason"].as_str().unwrap();
+    assert!(reason.contains("middle of an operation"), "{reason}");
+    assert_eq!(git(&dir, &["rev-parse", "HEAD"]), head);
+    assert!(
+        dir.join(".git/MERGE_HEAD").exists(),
+        "the user's merge is untouched"
+    );
+}

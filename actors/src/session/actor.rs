@@ -499,6 +499,20 @@ impl Handler<GetMeta> for SessionActor {
     }
 }
 
+/// Where the session's directory is.
+#[derive(Message, Clone)]
+#[rtype(result = "Result<PathBuf, SessionError>")]
+pub struct GetDir;
+
+impl Handler<GetDir> for SessionActor {
+    type Result = Result<PathBuf, SessionError>;
+
+    fn handle(&mut self, _: GetDir, _: &mut Self::Context) -> Self::Result {
+        self.core()?;
+        Ok(self.dir.clone())
+    }
+}
+
 /// The rendered conversation ending at `head` (default: current head).
 #[derive(Message, Clone)]
 #[rtype(result = "Result<Vec<Node>, SessionError>")]
