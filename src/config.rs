@@ -32,6 +32,24 @@ pub struct Config {
     pub store: StoreConfig,
     pub registry: RegistryConfig,
     pub maintenance: MaintenanceConfig,
+    pub llm: LlmSection,
+    pub titles: TitlesConfig,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LlmSection {
+    pub base_url: String,
+    pub model: String,
+    pub api_key: String,
+    pub timeout: u64,
+    pub concurrency: usize,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TitlesConfig {
+    pub retitle_at: Vec<u32>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -124,6 +142,18 @@ impl Config {
         }
         if let Some(v) = get("OPENPROGRAM_WORKERS") {
             self.server.workers = num("OPENPROGRAM_WORKERS", v)?;
+        }
+        if let Some(v) = get("OPENPROGRAM_LLM_BASE_URL") {
+            self.llm.base_url = v;
+        }
+        if let Some(v) = get("OPENPROGRAM_LLM_MODEL") {
+            self.llm.model = v;
+        }
+        if let Some(v) = get("OPENPROGRAM_LLM_API_KEY") {
+            self.llm.api_key = v;
+        }
+        if let Some(v) = get("OPENPROGRAM_LLM_TIMEOUT") {
+            self.llm.timeout = num("OPENPROGRAM_LLM_TIMEOUT", v)?;
         }
         if let Some(v) = get("OPENPROGRAM_INDEX_DEBOUNCE_MS") {
             self.registry.index_debounce_ms = num("OPENPROGRAM_INDEX_DEBOUNCE_MS", v)?;

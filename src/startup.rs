@@ -9,6 +9,7 @@ use actix_web::dev::Server;
 use actix_web::{web, App, HttpServer};
 use openprogram_actors::engine::EngineConfig;
 use openprogram_actors::registry::Policy;
+use openprogram_actors::titler::LlmConfig;
 use openprogram_actors::{fsio, Engine};
 use serde::{Deserialize, Serialize};
 
@@ -85,6 +86,14 @@ impl Application {
                 max_sessions: m.max_sessions,
             },
             index_debounce: std::time::Duration::from_millis(config.registry.index_debounce_ms),
+            llm: LlmConfig {
+                base_url: config.llm.base_url.clone(),
+                model: config.llm.model.clone(),
+                api_key: config.llm.api_key.clone(),
+                timeout: std::time::Duration::from_secs(config.llm.timeout),
+            },
+            title_concurrency: config.llm.concurrency,
+            retitle_at: config.titles.retitle_at.clone(),
         })
         .map_err(dir_err)?;
         tracing::info!(

@@ -11,7 +11,9 @@ use actix::prelude::*;
 use crate::git::CommitInfo;
 use crate::ids;
 use crate::locations::Locations;
-use crate::manager::{Forget, LiveCount, Moved, Place, Relocated, Resolve, SessionManager};
+use crate::manager::{
+    Forget, LiveCount, Moved, Place, Relocated, Resolve, SessionManager, SetNaming,
+};
 use crate::meta::now;
 use crate::meta::{MetaPatch, SessionMeta};
 use crate::node::Node;
@@ -29,10 +31,12 @@ use crate::session::actor::{
     Append, Create, Delete, EndTurnMsg, GetBranch, GetCommits, GetDir, GetMeta, GetNodes, Rebind,
     UpdateMeta, UpdateNode,
 };
+use crate::session::actor::{Naming, SetGeneratedTitle, TitleInput};
 use crate::session::{
     AppendOutcome, EndTurn, NewNode, NodePatch, SessionActor, SessionChanged, SessionError,
     TurnOutcome, ROOT_CALLER,
 };
+use crate::titler::{GenerateNow, LlmConfig, TitleError, TitleJob, Titler};
 
 /// How to run the engine.
 #[derive(Debug, Clone)]
@@ -45,6 +49,12 @@ pub struct EngineConfig {
     pub policy: Policy,
     /// Interval of the debounced index writes.
     pub index_debounce: Duration,
+    /// The LLM used for session titles (an empty base URL: none).
+    pub llm: LlmConfig,
+    /// At most this many title requests at once.
+    pub title_concurrency: usize,
+    /// Assistant-reply counts at which an LLM title is made.
+    pub retitle_at: Vec<u32>,
 }
 
 #[derive(Clone)]
@@ -53,6 +63,7 @@ pub struct Engine {
     manager: Addr<SessionManager>,
     registry: Addr<Registry>,
     projects: Addr<ProjectRegistry>,
+    titler: Addr<Titler>,
 }
 
 /// What a relocation did.
@@ -96,12 +107,23 @@ impl Engine {
             Some(projects.clone()),
         )
         .start();
+        let titler = Titler::new(
+            config.llm,
+            config.title_concurrency,
+            manager.clone().recipient(),
+        )
+        .start();
+        manager.do_send(SetNaming(Naming {
+            titler: titler.clone(),
+            retitle_at: config.retitle_at,
+        }));
         Ok((
             Engine {
                 sessions_dir: config.sessions_dir.clone(),
                 manager,
                 registry,
                 projects,
+                titler,
             },
             loaded.report,
         ))
@@ -422,6 +444,29 @@ impl Engine {
             project,
             node_ids,
         })
+    }
+
+    /// Ask the LLM for a title now, from the last 20 messages, and write it
+    /// (it does not set the user's lock). The first error is the session's,
+    /// the second the LLM's.
+    pub async fn regenerate_title(
+        &self,
+        id: &str,
+    ) -> Result<Result<SessionMeta, TitleError>, SessionError> {
+        let (input, model) = self.call(id, TitleInput).await??;
+        let job = TitleJob {
+            session_id: id.to_string(),
+            pass: 0,
+            input,
+            model,
+            expected_title: None,
+        };
+        let title = match self.titler.send(GenerateNow(job)).await {
+            Ok(Ok(t)) => t,
+            Ok(Err(e)) => return Ok(Err(e)),
+            Err(_) => return Ok(Err(TitleError::Busy)),
+        };
+        Ok(Ok(self.call(id, SetGeneratedTitle(title)).await??))
     }
 
     /// Delete a session and everything in its directory.

@@ -13,5 +13,6 @@ pub mod node;
 pub mod project;
 pub mod registry;
 pub mod session;
+pub mod titler;
 
 pub use engine::Engine;

@@ -16,12 +16,15 @@ use crate::ids;
 use crate::locations::Locations;
 use crate::lru::Lru;
 use crate::project::ProjectRegistry;
+use crate::session::actor::Naming;
 use crate::session::{SessionActor, SessionChanged, SessionError};
+use crate::titler::ApplyTitle;
 
 pub struct SessionManager {
     sessions_dir: PathBuf,
     locations: Locations,
     projects: Option<Addr<ProjectRegistry>>,
+    naming: Option<Naming>,
     cap: usize,
     live: Lru<String, Addr<SessionActor>>,
     leases: HashMap<String, Arc<Mutex<()>>>,
@@ -40,6 +43,7 @@ impl SessionManager {
             sessions_dir,
             locations,
             projects,
+            naming: None,
             cap,
             live: Lru::new(cap),
             leases: HashMap::new(),
@@ -75,8 +79,14 @@ impl Handler<Resolve> for SessionManager {
             Some(d) => d.to_path_buf(),
             None => self.sessions_dir.join(&msg.id),
         };
-        let addr =
-            SessionActor::new(dir, lease, self.events.clone(), self.projects.clone()).start();
+        let addr = SessionActor::new(
+            dir,
+            lease,
+            self.events.clone(),
+            self.projects.clone(),
+            self.naming.clone(),
+        )
+        .start();
         // Evicted actors are dropped here: each stops when idle.
         drop(self.live.insert(msg.id, addr.clone()));
         if self.leases.len() > 4 * self.cap {
@@ -201,5 +211,32 @@ impl Handler<Relocated> for SessionManager {
             ids.push(id);
         }
         Ok(ids)
+    }
+}
+
+/// Send naming jobs of the sessions started from now on to this titler.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct SetNaming(pub Naming);
+
+impl Handler<SetNaming> for SessionManager {
+    type Result = ();
+
+    fn handle(&mut self, msg: SetNaming, _: &mut Self::Context) {
+        self.naming = Some(msg.0);
+    }
+}
+
+/// A generated title travels to the session's actor (started if evicted).
+impl Handler<ApplyTitle> for SessionManager {
+    type Result = ();
+
+    fn handle(&mut self, msg: ApplyTitle, ctx: &mut Self::Context) {
+        let resolve = Resolve {
+            id: msg.session_id.clone(),
+        };
+        if let Ok(addr) = <Self as Handler<Resolve>>::handle(self, resolve, ctx) {
+            addr.do_send(msg);
+        }
     }
 }

@@ -30,6 +30,10 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
             )
             .route("/sessions/{id}/turns", web::post().to(turns::end_turn))
             .route(
+                "/sessions/{id}/title/regenerate",
+                web::post().to(sessions::regenerate_title),
+            )
+            .route(
                 "/sessions/{id}/project",
                 web::put().to(projects::bind_session),
             )

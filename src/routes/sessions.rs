@@ -134,10 +134,13 @@ pub async fn commits(
 /// project (filled in when listing).
 pub fn present(row: SessionRow) -> serde_json::Value {
     let project = serde_json::json!({ "id": row.project_id });
+    let title = row.display_title();
     let mut v = serde_json::to_value(row).unwrap_or_default();
     if let Some(obj) = v.as_object_mut() {
         obj.remove("project_id");
+        obj.remove("first_preview");
         obj.insert("project".into(), project);
+        obj.insert("title".into(), title.into());
     }
     v
 }
@@ -189,11 +192,22 @@ pub async fn update(
     body: web::Json<SessionPatch>,
 ) -> Result<HttpResponse, ApiError> {
     let p = body.into_inner();
-    let user_titled = p
-        .title
-        .as_deref()
-        .is_some_and(|t| !t.trim().is_empty())
-        .then_some(true);
+    // An empty rename asks the LLM for a title instead (no lock).
+    if p.title.as_deref().is_some_and(|t| t.trim().is_empty()) {
+        if p.pinned.is_some()
+            || p.archived.is_some()
+            || p.unread.is_some()
+            || p.status.is_some()
+            || p.group.is_some()
+        {
+            return Err(ApiError::bad_request(
+                "invalid_body",
+                "an empty title (regenerate) cannot be combined with other fields",
+            ));
+        }
+        return regenerate_title(state, id).await;
+    }
+    let user_titled = p.title.is_some().then_some(true);
     let patch = MetaPatch {
         title: p.title.map(|t| t.trim().to_string()),
         pinned: p.pinned,
@@ -220,4 +234,33 @@ pub async fn delete(
 ) -> Result<HttpResponse, ApiError> {
     state.engine.delete(&id).await?;
     Ok(HttpResponse::Ok().json(serde_json::json!({"session_id": id.as_str(), "deleted": true})))
+}
+
+/// `POST /api/sessions/{id}/title/regenerate`: ask the LLM for a title now
+/// (from the last 20 messages). It does not lock the title.
+#[tracing::instrument(name = "regenerate_title", skip(state))]
+pub async fn regenerate_title(
+    state: web::Data<AppState>,
+    id: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    use actix_web::http::StatusCode;
+    use openprogram_actors::titler::TitleError;
+    match state.engine.regenerate_title(&id).await? {
+        Ok(meta) => Ok(HttpResponse::Ok().json(meta)),
+        Err(TitleError::NotConfigured) => Err(ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "llm_not_configured",
+            "no LLM is configured for titles",
+        )),
+        Err(TitleError::Busy) => Err(ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "unavailable",
+            "the titler is busy, retry",
+        )),
+        Err(e @ TitleError::Llm(_)) => Err(ApiError::new(
+            StatusCode::BAD_GATEWAY,
+            "llm_failed",
+            e.to_string(),
+        )),
+    }
 }

@@ -111,7 +111,11 @@ impl Handler<SessionChanged> for Registry {
                 }
             }
             kind => {
-                let changed = self.put(SessionRow::from_meta(&msg.meta, msg.preview));
+                let changed = self.put(SessionRow::from_meta(
+                    &msg.meta,
+                    msg.preview,
+                    msg.first_preview,
+                ));
                 match kind {
                     _ if !changed => {}
                     ChangeKind::Appended | ChangeKind::Loaded => self.write_later(ctx),

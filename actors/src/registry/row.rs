@@ -24,10 +24,18 @@ pub struct SessionRow {
     pub unread: bool,
     pub preview: Option<String>,
     pub project_id: String,
+    /// First 80 characters of the first user message (the title shown when
+    /// a session has none).
+    #[serde(default)]
+    pub first_preview: Option<String>,
 }
 
 impl SessionRow {
-    pub fn from_meta(meta: &SessionMeta, preview: Option<String>) -> SessionRow {
+    pub fn from_meta(
+        meta: &SessionMeta,
+        preview: Option<String>,
+        first_preview: Option<String>,
+    ) -> SessionRow {
         SessionRow {
             id: meta.id.clone(),
             agent_id: meta.agent_id.clone(),
@@ -46,7 +54,20 @@ impl SessionRow {
             unread: meta.unread,
             preview,
             project_id: meta.project_id.clone(),
+            first_preview,
         }
+    }
+
+    /// The title to show: the stored one, or the first message when the
+    /// title is empty, "New conversation" or "Untitled" (display only).
+    pub fn display_title(&self) -> String {
+        let t = self.title.trim();
+        if t.is_empty() || t == "New conversation" || t == "Untitled" {
+            if let Some(p) = &self.first_preview {
+                return p.clone();
+            }
+        }
+        self.title.clone()
     }
 
     /// Key of the list order: newest `updated_at` first, then id.

@@ -78,7 +78,7 @@ fn session_dirs(sessions_dir: &Path, locations: &Locations) -> io::Result<Vec<(S
 }
 
 fn row_of(dir: &Path) -> Option<SessionRow> {
-    read_summary(dir).map(|s| SessionRow::from_meta(&s.meta, s.preview))
+    read_summary(dir).map(|s| SessionRow::from_meta(&s.meta, s.preview, s.first_preview))
 }
 
 pub fn open(sessions_dir: &Path, locations: &Locations, policy: &Policy) -> io::Result<Loaded> {

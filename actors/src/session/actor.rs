@@ -14,7 +14,9 @@ use tokio::sync::{Mutex, OwnedMutexGuard};
 use std::future::Future;
 use std::pin::Pin;
 
-use super::core::{AppendOutcome, EndTurn, NewNode, NodePatch, SessionCore, TurnOutcome};
+use super::core::{
+    AppendOutcome, EndTurn, NewNode, NodePatch, SessionCore, TitlePlan, TurnOutcome,
+};
 use super::error::SessionError;
 use crate::git::AgentCommit;
 use crate::git::CommitInfo;
@@ -25,6 +27,14 @@ use crate::node::Role;
 use crate::project::actor::{CommitTurn, Status as ProjectStatusMsg};
 use crate::project::registry::Lookup;
 use crate::project::{ProjectRegistry, DEFAULT_PROJECT};
+use crate::titler::{ApplyTitle, TitleJob, Titler};
+
+/// Where naming jobs go, and when they are due.
+#[derive(Clone)]
+pub struct Naming {
+    pub titler: Addr<Titler>,
+    pub retitle_at: Vec<u32>,
+}
 
 /// What changed in a session, for whoever keeps an index of sessions.
 #[derive(Debug, Clone, Message)]
@@ -33,6 +43,8 @@ pub struct SessionChanged {
     pub meta: SessionMeta,
     /// Preview from the latest user message.
     pub preview: Option<String>,
+    /// First 80 characters of the first user message.
+    pub first_preview: Option<String>,
     pub kind: ChangeKind,
 }
 
@@ -51,6 +63,7 @@ pub enum ChangeKind {
 pub struct SessionActor {
     dir: PathBuf,
     projects: Option<Addr<ProjectRegistry>>,
+    naming: Option<Naming>,
     /// `None` while an operation runs on a blocking thread.
     slot: Option<Slot>,
     lease: Option<Arc<Mutex<()>>>,
@@ -70,10 +83,12 @@ impl SessionActor {
         lease: Arc<Mutex<()>>,
         events: Option<Recipient<SessionChanged>>,
         projects: Option<Addr<ProjectRegistry>>,
+        naming: Option<Naming>,
     ) -> Self {
         SessionActor {
             dir,
             projects,
+            naming,
             slot: None,
             lease: Some(lease),
             _guard: None,
@@ -121,9 +136,27 @@ impl SessionActor {
                     .last_user_text()
                     .as_deref()
                     .and_then(crate::node::preview),
+                first_preview: core
+                    .first_user_text()
+                    .as_deref()
+                    .and_then(super::summary::first_preview),
                 kind,
             });
         }
+    }
+
+    /// Hand a due naming pass to the titler (fire and forget).
+    fn request_title(&self, plan: Option<TitlePlan>) {
+        let (Some(plan), Some(naming), Ok(core)) = (plan, &self.naming, self.core()) else {
+            return;
+        };
+        naming.titler.do_send(TitleJob {
+            session_id: core.id().to_string(),
+            pass: plan.pass,
+            input: plan.input,
+            model: core.meta().model.clone(),
+            expected_title: plan.expected_title,
+        });
     }
 
     fn core(&self) -> Result<&SessionCore, SessionError> {
@@ -158,7 +191,10 @@ impl Actor for SessionActor {
         ctx.wait(load.into_actor(self).map(|(guard, loaded), act, ctx| {
             act._guard = Some(guard);
             match loaded {
-                Ok(Ok(core)) => {
+                Ok(Ok(mut core)) => {
+                    if let (Some(c), Some(n)) = (core.as_mut(), act.naming.as_ref()) {
+                        c.set_retitle_at(n.retitle_at.clone());
+                    }
                     let exists = core.is_some();
                     act.slot = Some(Slot { core });
                     if exists {
@@ -397,6 +433,12 @@ impl Handler<EndTurnMsg> for SessionActor {
                     .end_turn(msg.0, project)
             })
         });
+        let fut = fut.map(|res, act: &mut SessionActor, _| {
+            if let Ok(out) = &res {
+                act.request_title(out.title_plan.clone());
+            }
+            res
+        });
         notify_after(Box::pin(fut), ChangeKind::Updated)
     }
 }
@@ -408,6 +450,60 @@ fn project_outcome_offline(project_id: String, baseline: ProjectBaseline) -> Pro
             .reason
             .unwrap_or_else(|| format!("project {project_id} is not available")),
         dirty_paths: baseline.dirty_paths,
+    }
+}
+
+impl Handler<ApplyTitle> for SessionActor {
+    type Result = AtomicResponse<Self, ()>;
+
+    fn handle(&mut self, msg: ApplyTitle, _: &mut Self::Context) -> Self::Result {
+        let fut = self.blocking(move |slot, _| {
+            let core = slot.core.as_mut().ok_or(SessionError::NotFound)?;
+            core.apply_title(
+                &msg.title,
+                msg.pass,
+                msg.expected_title.as_deref(),
+                msg.force,
+            )
+        });
+        AtomicResponse::new(Box::pin(fut.map(|res, act, _| match res {
+            Ok(true) => act.notify(ChangeKind::Updated),
+            Ok(false) => {}
+            Err(e) => tracing::warn!(error = %e, "could not write a generated title"),
+        })))
+    }
+}
+
+/// A title typed by nobody: write `title` now (regenerate). Returns the
+/// metadata after the write.
+#[derive(Message, Clone)]
+#[rtype(result = "Result<SessionMeta, SessionError>")]
+pub struct SetGeneratedTitle(pub String);
+
+impl Handler<SetGeneratedTitle> for SessionActor {
+    type Result = AtomicResponse<Self, Result<SessionMeta, SessionError>>;
+
+    fn handle(&mut self, msg: SetGeneratedTitle, _: &mut Self::Context) -> Self::Result {
+        let fut = self.blocking(move |slot, _| {
+            let core = slot.core.as_mut().ok_or(SessionError::NotFound)?;
+            core.apply_title(&msg.0, 0, None, true)?;
+            Ok(core.meta().clone())
+        });
+        notify_after(fut, ChangeKind::Updated)
+    }
+}
+
+/// The input for a title right now: the last 20 messages, and the model.
+#[derive(Message, Clone)]
+#[rtype(result = "Result<(String, Option<String>), SessionError>")]
+pub struct TitleInput;
+
+impl Handler<TitleInput> for SessionActor {
+    type Result = Result<(String, Option<String>), SessionError>;
+
+    fn handle(&mut self, _: TitleInput, _: &mut Self::Context) -> Self::Result {
+        let core = self.core()?;
+        Ok((core.recent_messages(20), core.meta().model.clone()))
     }
 }
 

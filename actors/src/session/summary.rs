@@ -13,6 +13,7 @@ use crate::node::{self, Node, Role};
 pub struct Summary {
     pub meta: SessionMeta,
     pub preview: Option<String>,
+    pub first_preview: Option<String>,
     pub has_messages: bool,
 }
 
@@ -58,11 +59,53 @@ pub fn read_summary(dir: &Path) -> Option<Summary> {
     if let Some(t) = latest_conversational {
         meta.updated_at = meta.updated_at.max(t);
     }
+    let first_preview = if has_messages {
+        first_user_preview(&dir.join(layout::HISTORY))
+    } else {
+        None
+    };
     Some(Summary {
         meta,
         preview,
+        first_preview,
         has_messages,
     })
+}
+
+/// First 80 characters of the first user message (oldest first scan; it is
+/// nearly always the first file).
+fn first_user_preview(history: &Path) -> Option<String> {
+    for a in sorted_asc(history) {
+        for b in sorted_asc(&a) {
+            for file in sorted_asc(&b) {
+                let name = file.file_name().and_then(|n| n.to_str())?.to_string();
+                if !matches!(
+                    layout::parse_node_file_name(&name),
+                    Some((_, Role::User, _))
+                ) {
+                    continue;
+                }
+                if let Ok(n) = fsio::read_json::<Node>(&file) {
+                    if n.caller.is_none() {
+                        return first_preview(&n.text());
+                    }
+                }
+            }
+        }
+    }
+    None
+}
+
+/// The first 80 characters of a message on one line.
+pub fn first_preview(text: &str) -> Option<String> {
+    let p = node::one_line_prefix(text, 80);
+    (!p.trim().is_empty()).then(|| p.trim().to_string())
+}
+
+fn sorted_asc(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut v = sorted_desc(dir);
+    v.reverse();
+    v
 }
 
 fn sorted_desc(dir: &Path) -> Vec<std::path::PathBuf> {

@@ -1,0 +1,9 @@
+//! Session naming: phase 1 (the first message, at once) and phase 2 (an
+//! LLM title in the background, refreshed as the conversation grows).
+
+pub mod actor;
+pub mod llm;
+pub mod text;
+
+pub use actor::{ApplyTitle, GenerateNow, TitleError, TitleJob, Titler};
+pub use llm::LlmConfig;
