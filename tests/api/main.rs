@@ -4,6 +4,8 @@
 mod bad_input;
 mod conversation;
 mod crash;
+mod fake_llm;
 mod helpers;
 mod projects;
 mod registry;
+mod titles;
