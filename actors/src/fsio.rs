@@ -11,6 +11,18 @@ pub const TMP_PREFIX: &str = ".tmp-";
 
 /// Atomically replace `path` with `bytes` and make the result durable.
 pub fn atomic_write(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    replace(path, bytes, true)
+}
+
+/// Atomically replace `path` with `bytes` whose data is durable, without
+/// waiting for the rename itself to be durable: after a crash the file holds
+/// either its complete old content or its complete new content. For files
+/// that a later sync point or a load-time repair makes consistent.
+pub fn atomic_replace_data_synced(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    replace(path, bytes, false)
+}
+
+fn replace(path: &Path, bytes: &[u8], sync_dir: bool) -> io::Result<()> {
     let dir = path
         .parent()
         .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "path has no parent"))?;
@@ -27,7 +39,10 @@ pub fn atomic_write(path: &Path, bytes: &[u8]) -> io::Result<()> {
         file.write_all(bytes)?;
         file.sync_all()?;
         fs::rename(&tmp, path)?;
-        fsync_dir(dir)
+        if sync_dir {
+            fsync_dir(dir)?;
+        }
+        Ok(())
     })();
     if result.is_err() {
         let _ = fs::remove_file(&tmp);

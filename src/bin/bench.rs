@@ -25,6 +25,7 @@ struct Args {
     turns: usize,
     http_turns: usize,
     subprocess: bool,
+    subprocess_turns: Option<usize>,
     sessions: usize,
 }
 
@@ -33,6 +34,7 @@ fn parse_args() -> Args {
         turns: 5000,
         http_turns: 200,
         subprocess: true,
+        subprocess_turns: None,
         sessions: 10_000,
     };
     let mut it = std::env::args().skip(1);
@@ -46,6 +48,7 @@ fn parse_args() -> Args {
             "--turns" => args.turns = num("--turns"),
             "--http-turns" => args.http_turns = num("--http-turns"),
             "--no-subprocess" => args.subprocess = false,
+            "--subprocess-turns" => args.subprocess_turns = Some(num("--subprocess-turns")),
             "--sessions" => args.sessions = num("--sessions"),
             other => panic!("unknown argument {other}"),
         }
@@ -396,7 +399,10 @@ fn main() {
         args.turns
     );
     let theirs = if args.subprocess {
-        bench_subprocess(tmp.path(), args.turns)
+        bench_subprocess(
+            tmp.path(),
+            args.subprocess_turns.unwrap_or(args.turns).min(args.turns),
+        )
     } else {
         Vec::new()
     };
@@ -413,6 +419,13 @@ fn main() {
     for &(n, lo, hi) in &windows {
         let (o50, o99) = window_stats(&ours, lo, hi);
         let (t50, t99) = window_stats(&theirs, lo, hi);
+        if theirs.iter().all(|(t, _)| *t < lo) {
+            println!(
+                "{n:>8} {o50:>10.2} {o99:>10.2} {:>12} {:>12} {:>10}",
+                "-", "-", "-"
+            );
+            continue;
+        }
         println!(
             "{n:>8} {o50:>10.2} {o99:>10.2} {t50:>12.2} {t99:>12.2} {:>9.1}x",
             t50 / o50

@@ -161,3 +161,39 @@ fn an_interrupted_creation_leaves_no_session_behind() {
     s.spawn();
     assert!(!tmp.exists());
 }
+
+/// The end of a turn renames meta.json without waiting for the directory
+/// to be durable (the commit holds it). Recreate a crash that lost that
+/// rename after the commit: loading restores meta.json from HEAD.
+#[test]
+fn a_lost_meta_rename_after_the_commit_is_restored_from_head() {
+    let mut s = TestServer::start();
+    s.turn("lm", "turn one", "r1", &[]);
+    s.append("lm", json!({"role": "user", "content": "turn two"}));
+    s.append("lm", json!({"role": "assistant", "content": "r2"}));
+    let dir = s.session_dir("lm");
+    let before_end = std::fs::read(dir.join("meta.json")).unwrap();
+    let out = s.end_turn("lm", json!({}));
+    s.kill();
+    std::fs::write(dir.join("meta.json"), &before_end).unwrap();
+    s.spawn();
+    let (_, meta) = s.get("/api/sessions/lm");
+    assert_eq!(meta["turn_count"], 2);
+    assert!(meta["open_turn"].is_null(), "{meta}");
+    assert_eq!(
+        git(&dir, &["rev-parse", "HEAD"]).trim(),
+        out["commit"].as_str().unwrap()
+    );
+    assert_eq!(
+        git(&dir, &["rev-list", "--count", "HEAD"]).trim(),
+        "2",
+        "nothing committed twice"
+    );
+    assert_clean_repo(&dir);
+    assert!(
+        !dir.join(".git/logs").exists(),
+        "session repos keep no reflogs"
+    );
+    s.turn("lm", "turn three", "r3", &[]);
+    assert_eq!(git(&dir, &["rev-list", "--count", "HEAD"]).trim(), "3");
+}

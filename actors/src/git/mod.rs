@@ -14,7 +14,7 @@ mod worktree_status;
 pub use agent_commit::{agent_commit, AgentCommit};
 pub use commit::{commit_paths, CommitOutcome};
 pub use index_file::IndexFile;
-pub use init::{init_repo, open_repo};
+pub use init::{disable_reflogs, init_repo, init_session_repo, open_repo};
 pub use locks::remove_stale_locks;
 pub use log::{log, CommitInfo};
 pub use trailers::{head_trailers, Trailers};

@@ -222,7 +222,7 @@ impl SessionCore {
         let tmp = parent.join(format!("{}create-{}", fsio::TMP_PREFIX, ids::new_id()));
         let built = (|| -> Result<Option<AppendOutcome>, SessionError> {
             fs::create_dir(&tmp)?;
-            let repo = git::init_repo(&tmp)?;
+            let repo = git::init_session_repo(&tmp)?;
             let index = git::IndexFile::load(&repo)?;
             for sub in [layout::HISTORY, layout::CONTEXT_COMMITS, layout::WORKDIR] {
                 fs::create_dir_all(tmp.join(sub))?;
@@ -285,9 +285,11 @@ impl SessionCore {
         }
         fsio::remove_tmp_files(dir)?;
         let repo = if dir.join(".git").exists() {
-            git::open_repo(dir)?
+            let repo = git::open_repo(dir)?;
+            git::disable_reflogs(&repo)?;
+            repo
         } else {
-            git::init_repo(dir)?
+            git::init_session_repo(dir)?
         };
         git::remove_stale_locks(repo.path())?;
         let index = git::IndexFile::load(&repo)?;
@@ -322,7 +324,15 @@ impl SessionCore {
                 .clone()
                 .filter(|r| r.number == self.meta.turn_count);
         } else if self.meta.turn_count < committed.turn {
-            self.meta.turn_count = committed.turn;
+            // The commit exists but the rename of its meta.json was lost in a
+            // crash: the committed meta.json is the one to keep.
+            if let Some(meta) = self.committed_meta()? {
+                tracing::warn!(session = %self.meta.id, turn = committed.turn, "restoring meta.json from the last commit");
+                let id = self.meta.id.clone();
+                self.meta = meta;
+                self.meta.id = id;
+            }
+            self.meta.turn_count = self.meta.turn_count.max(committed.turn);
             dirty = true;
         }
         // Replay the head over nodes appended since it was last saved.
@@ -588,7 +598,8 @@ impl SessionCore {
                     project: baseline,
                 });
                 self.meta.status = Status::Running;
-                self.write_meta()?;
+                // Repaired from the user node if this rename is lost.
+                self.write_meta_turn()?;
             } else if off_chain {
                 // Replay cannot follow a jump; persist the head now.
                 self.write_meta()?;
@@ -691,7 +702,9 @@ impl SessionCore {
         self.meta.open_turn = None;
         self.meta.turn_count = open.number;
         self.meta.last_turn = Some(record.clone());
-        self.write_meta()?;
+        // The commit below holds this meta.json; if a crash loses the rename
+        // after the commit, loading restores it from HEAD.
+        self.write_meta_turn()?;
         let sha = self.commit_turn(&record)?;
         let (project_commit, project_commit_skipped) = match project {
             Some(ProjectOutcome::Committed { commit }) => (Some(commit), None),
@@ -904,6 +917,27 @@ impl SessionCore {
 
     fn write_meta(&self) -> Result<(), SessionError> {
         fsio::atomic_write_json(&self.dir.join(META), &self.meta)?;
+        Ok(())
+    }
+
+    /// `meta.json` as the HEAD commit holds it.
+    fn committed_meta(&self) -> Result<Option<SessionMeta>, SessionError> {
+        let Some(head) = git::head_commit(&self.repo)? else {
+            return Ok(None);
+        };
+        let Ok(entry) = head.tree()?.get_path(Path::new(META)) else {
+            return Ok(None);
+        };
+        let blob = self.repo.find_blob(entry.id())?;
+        Ok(serde_json::from_slice(blob.content()).ok())
+    }
+
+    /// `meta.json` at a turn boundary: data durable, rename made durable by
+    /// the commit that follows or repaired at load (see `reconcile`).
+    fn write_meta_turn(&self) -> Result<(), SessionError> {
+        let mut bytes = serde_json::to_vec_pretty(&self.meta).map_err(std::io::Error::other)?;
+        bytes.push(b'\n');
+        fsio::atomic_replace_data_synced(&self.dir.join(META), &bytes)?;
         Ok(())
     }
 
