@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use actix::prelude::*;
 
+use crate::events::Hub;
 use crate::git::CommitInfo;
 use crate::ids;
 use crate::locations::Locations;
@@ -64,6 +65,7 @@ pub struct Engine {
     registry: Addr<Registry>,
     projects: Addr<ProjectRegistry>,
     titler: Addr<Titler>,
+    hub: Hub,
 }
 
 /// What a relocation did.
@@ -91,10 +93,14 @@ impl Engine {
             .parent()
             .map(PathBuf::from)
             .unwrap_or_default();
-        let projects = ProjectRegistry::new(projects::State::load(&state_dir)?).start();
+        let hub = Hub::new();
+        let projects = ProjectRegistry::new(projects::State::load(&state_dir)?)
+            .with_hub(hub.clone())
+            .start();
         let writer = Writer::spawn(config.sessions_dir.join(startup::INDEX))?;
-        let registry =
-            Registry::new(loaded.rows.into_values(), writer, config.index_debounce).start();
+        let registry = Registry::new(loaded.rows.into_values(), writer, config.index_debounce)
+            .with_hub(hub.clone())
+            .start();
         let mut locations = locations;
         for id in &loaded.report.dropped_locations {
             locations.remove(id)?;
@@ -124,6 +130,7 @@ impl Engine {
                 registry,
                 projects,
                 titler,
+                hub,
             },
             loaded.report,
         ))
@@ -502,6 +509,11 @@ impl Engine {
 
     pub async fn registry_stats(&self) -> Option<RegistryStats> {
         self.registry.send(Stats).await.ok()
+    }
+
+    /// Subscribe to the change events every client should see.
+    pub fn subscribe(&self) -> tokio::sync::broadcast::Receiver<crate::events::Event> {
+        self.hub.subscribe()
     }
 
     pub async fn live_sessions(&self) -> usize {

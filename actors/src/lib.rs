@@ -2,6 +2,7 @@
 //! and the actix actors that own them; usable without HTTP.
 
 pub mod engine;
+pub mod events;
 pub mod fsio;
 pub mod git;
 pub mod ids;

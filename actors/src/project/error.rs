@@ -16,6 +16,9 @@ pub enum ProjectError {
     Io(#[from] std::io::Error),
     #[error("project service unavailable, retry")]
     Unavailable,
+    /// Internal: a change that changed nothing (not broadcast).
+    #[error("nothing changed")]
+    Unchanged,
 }
 
 impl ProjectError {
@@ -27,6 +30,7 @@ impl ProjectError {
             ProjectError::Session(e) => e.kind(),
             ProjectError::Git(_) | ProjectError::Io(_) => ErrorKind::Internal,
             ProjectError::Unavailable => ErrorKind::Unavailable,
+            ProjectError::Unchanged => ErrorKind::Conflict,
         }
     }
 
@@ -38,6 +42,7 @@ impl ProjectError {
             ProjectError::Session(e) => e.code(),
             ProjectError::Git(_) | ProjectError::Io(_) => "storage_error",
             ProjectError::Unavailable => "unavailable",
+            ProjectError::Unchanged => "unchanged",
         }
     }
 }

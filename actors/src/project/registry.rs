@@ -13,6 +13,7 @@ use super::error::ProjectError;
 use super::model::{
     validate_dir, Project, ProjectStatus, ProjectsFile, DEFAULT_PROJECT, OPENPROGRAM_DIR,
 };
+use crate::events::Hub;
 use crate::{fsio, git, ids, meta::now};
 
 pub const FILE: &str = "projects.json";
@@ -99,6 +100,7 @@ impl ProjectView {
 }
 
 pub struct ProjectRegistry {
+    hub: Option<Hub>,
     state: Option<State>,
     actors: HashMap<String, Addr<ProjectActor>>,
 }
@@ -106,6 +108,7 @@ pub struct ProjectRegistry {
 impl ProjectRegistry {
     pub fn new(state: State) -> ProjectRegistry {
         ProjectRegistry {
+            hub: None,
             state: Some(state),
             actors: HashMap::new(),
         }
@@ -133,6 +136,41 @@ impl ProjectRegistry {
                 Err(ProjectError::Unavailable)
             }
         }))
+    }
+
+    /// Publish `projects_list` after changes to `hub` from now on.
+    pub fn with_hub(mut self, hub: Hub) -> ProjectRegistry {
+        self.hub = Some(hub);
+        self
+    }
+
+    /// Every project, the default one first.
+    fn views(&self) -> Vec<ProjectView> {
+        let mut out = vec![ProjectView::default_project()];
+        if let Some(state) = &self.state {
+            out.extend(state.projects.values().map(ProjectView::of));
+        }
+        out
+    }
+
+    /// Run a change, then broadcast the fresh `projects_list`.
+    fn changing<R, F>(&mut self, f: F) -> AtomicResponse<Self, Result<R, ProjectError>>
+    where
+        R: Send + 'static,
+        F: FnOnce(&mut State) -> Result<R, ProjectError> + Send + 'static,
+    {
+        AtomicResponse::new(Box::pin(self.blocking(f).map(
+            |res, act: &mut ProjectRegistry, _| {
+                if let (Ok(_), Some(hub)) = (&res, &act.hub) {
+                    hub.publish(
+                        "projects_list",
+                        serde_json::json!({ "projects": act.views() }),
+                        None,
+                    );
+                }
+                res
+            },
+        )))
     }
 
     fn actor(&mut self, project: &Project) -> Addr<ProjectActor> {
@@ -172,7 +210,7 @@ impl Handler<ResolveProject> for ProjectRegistry {
     type Result = AtomicResponse<Self, Result<(Project, bool), ProjectError>>;
 
     fn handle(&mut self, msg: ResolveProject, _: &mut Context<Self>) -> Self::Result {
-        AtomicResponse::new(self.blocking(move |state| {
+        self.changing(move |state| {
             let dir = validate_dir(&msg.path, &state.state_dir)?;
             if let Some(p) = state.projects.values().find(|p| p.path == dir) {
                 return Ok((p.clone(), false));
@@ -199,7 +237,7 @@ impl Handler<ResolveProject> for ProjectRegistry {
             state.projects.insert(project.id.clone(), project.clone());
             state.save()?;
             Ok((project, true))
-        }))
+        })
     }
 }
 
@@ -315,6 +353,13 @@ impl Handler<Relocate> for ProjectRegistry {
                 if let Some(a) = act.actors.get(&p.id) {
                     a.do_send(SetPath(p.path.clone()));
                 }
+                if let Some(hub) = &act.hub {
+                    hub.publish(
+                        "projects_list",
+                        serde_json::json!({ "projects": act.views() }),
+                        None,
+                    );
+                }
             }
             res
         })))
@@ -361,7 +406,7 @@ impl Handler<SetMembership> for ProjectRegistry {
     type Result = AtomicResponse<Self, Result<(), ProjectError>>;
 
     fn handle(&mut self, msg: SetMembership, _: &mut Context<Self>) -> Self::Result {
-        AtomicResponse::new(self.blocking(move |state| {
+        self.changing(move |state| {
             let Some(p) = state.projects.get_mut(&msg.project_id) else {
                 return Ok(());
             };
@@ -369,10 +414,10 @@ impl Handler<SetMembership> for ProjectRegistry {
             match (msg.attach, present) {
                 (true, false) => p.sessions.push(msg.session_id),
                 (false, true) => p.sessions.retain(|s| *s != msg.session_id),
-                _ => return Ok(()),
+                _ => return Err(ProjectError::Unchanged),
             }
             state.save()?;
             Ok(())
-        }))
+        })
     }
 }

@@ -13,10 +13,12 @@ use serde::Serialize;
 use super::query::ListQuery;
 use super::row::{OrderKey, SessionRow};
 use super::writer::{Job, Writer};
+use crate::events::Hub;
 use crate::meta::now;
 use crate::session::{ChangeKind, SessionChanged};
 
 pub struct Registry {
+    hub: Option<Hub>,
     rows: HashMap<String, Arc<SessionRow>>,
     order: BTreeSet<OrderKey>,
     writer: Writer,
@@ -31,6 +33,7 @@ impl Registry {
         debounce: Duration,
     ) -> Registry {
         let mut reg = Registry {
+            hub: None,
             rows: HashMap::new(),
             order: BTreeSet::new(),
             writer,
@@ -41,6 +44,50 @@ impl Registry {
             reg.put(row);
         }
         reg
+    }
+
+    /// Publish changes to `hub` from now on.
+    pub fn with_hub(mut self, hub: Hub) -> Registry {
+        self.hub = Some(hub);
+        self
+    }
+
+    /// Broadcast what changed: `session_created` with the row,
+    /// `session_updated` with only the changed fields, `session_deleted`.
+    /// Appends that only move `updated_at`/`preview` (a streamed reply) are
+    /// not broadcast; a turn starting or ending is.
+    fn publish(&self, kind: ChangeKind, old: Option<&SessionRow>, new: Option<&SessionRow>) {
+        let Some(hub) = &self.hub else { return };
+        match (old, new) {
+            (None, Some(row)) => hub.publish("session_created", row.to_client_json(), None),
+            (Some(old), None) => {
+                let id = serde_json::Value::from(old.id.clone());
+                hub.publish(
+                    "session_deleted",
+                    serde_json::json!({ "session_id": id }),
+                    Some(("session_id", id)),
+                );
+            }
+            (Some(old), Some(new)) => {
+                let (a, b) = (old.to_client_json(), new.to_client_json());
+                let (Some(a), Some(b)) = (a.as_object(), b.as_object()) else {
+                    return;
+                };
+                let mut changed = serde_json::Map::new();
+                for (k, v) in b {
+                    if a.get(k) != Some(v) {
+                        changed.insert(k.clone(), v.clone());
+                    }
+                }
+                let content_only = changed.keys().all(|k| k == "updated_at" || k == "preview");
+                if changed.is_empty() || (kind == ChangeKind::Appended && content_only) {
+                    return;
+                }
+                changed.insert("id".into(), new.id.clone().into());
+                hub.publish("session_updated", serde_json::Value::Object(changed), None);
+            }
+            (None, None) => {}
+        }
     }
 
     fn put(&mut self, row: SessionRow) -> bool {
@@ -104,18 +151,18 @@ impl Handler<SessionChanged> for Registry {
 
     fn handle(&mut self, msg: SessionChanged, ctx: &mut Context<Self>) {
         let id = msg.meta.id.clone();
+        let old = self.rows.get(&id).cloned();
         match msg.kind {
             ChangeKind::Deleted => {
                 if self.remove(&id) {
+                    self.publish(ChangeKind::Deleted, old.as_deref(), None);
                     self.write_now(ctx, None);
                 }
             }
             kind => {
-                let changed = self.put(SessionRow::from_meta(
-                    &msg.meta,
-                    msg.preview,
-                    msg.first_preview,
-                ));
+                let row = SessionRow::from_meta(&msg.meta, msg.preview, msg.first_preview);
+                self.publish(kind, old.as_deref(), Some(&row));
+                let changed = self.put(row);
                 match kind {
                     _ if !changed => {}
                     ChangeKind::Appended | ChangeKind::Loaded => self.write_later(ctx),

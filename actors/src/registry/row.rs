@@ -70,6 +70,22 @@ impl SessionRow {
         self.title.clone()
     }
 
+    /// The row as clients see it: the 15 fields, the preview, the display
+    /// title, and the project (filled in when listing).
+    pub fn to_client_json(&self) -> serde_json::Value {
+        let mut v = serde_json::to_value(self).unwrap_or_default();
+        if let Some(obj) = v.as_object_mut() {
+            obj.remove("project_id");
+            obj.remove("first_preview");
+            obj.insert(
+                "project".into(),
+                serde_json::json!({ "id": self.project_id }),
+            );
+            obj.insert("title".into(), self.display_title().into());
+        }
+        v
+    }
+
     /// Key of the list order: newest `updated_at` first, then id.
     pub fn order_key(&self) -> OrderKey {
         OrderKey(

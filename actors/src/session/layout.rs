@@ -17,7 +17,9 @@ pub const CONTEXT_COMMITS: &str = "context/commits";
 pub const WORKDIR: &str = "workdir";
 pub const GITIGNORE: &str = ".gitignore";
 /// Ignored inside a session repo: the agent's scratch folder and temp files.
-pub const GITIGNORE_BODY: &str = "/workdir/\n.tmp-*\n";
+pub const GITIGNORE_BODY: &str = "/workdir/\n/queue/\n.tmp-*\n";
+/// User messages waiting for the running turn to end (not history yet).
+pub const QUEUE: &str = "queue";
 
 /// Largest sequence number the six-digit names can hold.
 pub const MAX_SEQ: u64 = 999_999;

@@ -9,7 +9,7 @@ pub mod summary;
 
 pub use actor::{ChangeKind, SessionActor, SessionChanged};
 pub use core::{
-    AppendOutcome, CreateSpec, EndTurn, NewNode, NodePatch, Outcome, SessionCore, TurnOutcome,
-    ROOT_CALLER,
+    AppendOutcome, CreateSpec, EndTurn, NewNode, NodePatch, Outcome, Posted, Queued, SessionCore,
+    TurnOutcome, ROOT_CALLER,
 };
 pub use error::{ErrorKind, SessionError, RUN_ACTIVE};

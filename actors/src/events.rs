@@ -1,0 +1,54 @@
+//! The event hub: changes made through any surface (REST, WebSocket, CLI,
+//! titler, channel bridges) are published here as server frames
+//! (`{"type": ..., "data": ...}`) for every connected client. Publishing
+//! never blocks a writer: each subscriber has its own bounded ring; one that
+//! falls behind learns it lagged (and is resynced or dropped) while the
+//! others go on.
+
+use std::sync::Arc;
+
+use serde_json::Value;
+use tokio::sync::broadcast;
+
+/// Frames kept for a subscriber that has not read them yet.
+pub const CAPACITY: usize = 1024;
+
+#[derive(Debug, Clone)]
+pub struct Event {
+    /// The serialized frame.
+    pub frame: Arc<str>,
+}
+
+#[derive(Clone)]
+pub struct Hub {
+    tx: broadcast::Sender<Event>,
+}
+
+impl Default for Hub {
+    fn default() -> Self {
+        Hub::new()
+    }
+}
+
+impl Hub {
+    pub fn new() -> Hub {
+        let (tx, _) = broadcast::channel(CAPACITY);
+        Hub { tx }
+    }
+
+    /// Publish `{"type": kind, "data": data}` (plus any top-level extras).
+    pub fn publish(&self, kind: &str, data: Value, extra: Option<(&str, Value)>) {
+        let mut frame = serde_json::json!({ "type": kind, "data": data });
+        if let (Some((k, v)), Some(obj)) = (extra, frame.as_object_mut()) {
+            obj.insert(k.to_string(), v);
+        }
+        // No subscribers is not an error.
+        let _ = self.tx.send(Event {
+            frame: frame.to_string().into(),
+        });
+    }
+
+    pub fn subscribe(&self) -> broadcast::Receiver<Event> {
+        self.tx.subscribe()
+    }
+}
