@@ -8,3 +8,4 @@ pub mod error;
 pub mod routes;
 pub mod startup;
 pub mod telemetry;
+pub mod ws;

@@ -20,6 +20,8 @@ use crate::routes;
 /// Shared state handed to every handler.
 pub struct AppState {
     pub engine: Engine,
+    /// Largest WebSocket frame accepted, in bytes.
+    pub ws_frame_limit: usize,
 }
 
 /// Written to `<state>/server.json` so the CLI and tests find the server.
@@ -105,6 +107,7 @@ impl Application {
         );
         let state = web::Data::new(AppState {
             engine: engine.clone(),
+            ws_frame_limit: config.server.body_limit,
         });
         let body_limit = config.server.body_limit;
         let listener =
@@ -124,6 +127,7 @@ impl Application {
                 .app_data(web::QueryConfig::default().error_handler(|e, _| error::query_error(e)))
                 .app_data(web::PathConfig::default().error_handler(|e, _| error::path_error(e)))
                 .configure(routes::configure)
+                .route("/ws", web::get().to(crate::ws::connect))
                 .default_service(web::to(not_found))
         })
         .disable_signals()

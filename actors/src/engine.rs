@@ -34,7 +34,7 @@ use crate::session::actor::{
 };
 use crate::session::actor::{Naming, SetGeneratedTitle, TitleInput};
 use crate::session::{
-    AppendOutcome, EndTurn, NewNode, NodePatch, SessionActor, SessionChanged, SessionError,
+    AppendOutcome, EndTurn, NewNode, NodePatch, Posted, SessionActor, SessionChanged, SessionError,
     TurnOutcome, ROOT_CALLER,
 };
 use crate::titler::{GenerateNow, LlmConfig, TitleError, TitleJob, Titler};
@@ -208,13 +208,40 @@ impl Engine {
         node: NewNode,
         create: Option<SessionMeta>,
     ) -> Result<AppendOutcome, ProjectError> {
+        match self.post(id, node, create, false).await? {
+            Posted::Appended(out) => Ok(*out),
+            Posted::Queued { .. } => Err(ProjectError::Unavailable),
+        }
+    }
+
+    /// Post a node; with `queue`, a user message arriving while a turn is
+    /// running is queued durably and opens the next turn when it ends (the
+    /// busy-turn policy for channels and clients that ask for it).
+    pub async fn post(
+        &self,
+        id: &str,
+        node: NewNode,
+        create: Option<SessionMeta>,
+        queue: bool,
+    ) -> Result<Posted, ProjectError> {
         let project_id = create.as_ref().map(|m| m.project_id.clone());
         if let Some(pid) = &project_id {
             self.place(id, pid).await?;
         }
-        let out = self.call(id, Append { node, create }).await??;
-        if let (Some(pid), true) = (project_id, out.created && out.node.seq == 1) {
-            self.attach(&pid, id).await;
+        let out = self
+            .call(
+                id,
+                Append {
+                    node,
+                    create,
+                    queue,
+                },
+            )
+            .await??;
+        if let (Some(pid), Posted::Appended(o)) = (project_id, &out) {
+            if o.created && o.node.seq == 1 {
+                self.attach(&pid, id).await;
+            }
         }
         Ok(out)
     }
@@ -441,8 +468,19 @@ impl Engine {
                 name: Some("project/relocate".into()),
                 output: Some(format!("{} → {}", old.display(), project.path.display()).into()),
             };
-            let out = self.call(&sid, Append { node, create: None }).await??;
-            node_ids.push(out.node.id);
+            if let Posted::Appended(out) = self
+                .call(
+                    &sid,
+                    Append {
+                        node,
+                        create: None,
+                        queue: false,
+                    },
+                )
+                .await??
+            {
+                node_ids.push(out.node.id);
+            }
         }
         Ok(Relocation {
             ok: true,

@@ -39,6 +39,25 @@ pub fn validate(what: &'static str, id: &str) -> Result<(), IdError> {
     Ok(())
 }
 
+/// The session id of a channel conversation (channel + account + peer):
+/// the same key always gives the same id. `<channel>-<16 hex of SHA-1>`.
+pub fn conversation_id(channel: &str, account_id: &str, peer_id: &str) -> String {
+    use sha1::{Digest, Sha1};
+    let mut h = Sha1::new();
+    for part in [channel, account_id, peer_id] {
+        h.update(part.as_bytes());
+        h.update([0u8]);
+    }
+    let digest = h.finalize();
+    let hex: String = digest.iter().take(8).map(|b| format!("{b:02x}")).collect();
+    let prefix: String = channel
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric() || *c == '_')
+        .take(32)
+        .collect();
+    format!("{prefix}-{hex}")
+}
+
 /// A fresh server-made id.
 pub fn new_id() -> String {
     uuid::Uuid::new_v4().simple().to_string()

@@ -1,6 +1,6 @@
 use actix_web::{web, HttpResponse};
 use openprogram_actors::node::Role;
-use openprogram_actors::session::{CreateSpec, NewNode, NodePatch};
+use openprogram_actors::session::{CreateSpec, NewNode, NodePatch, Posted};
 use serde::Deserialize;
 
 use crate::error::ApiError;
@@ -13,6 +13,10 @@ pub struct AppendBody {
     /// Fields for the session when this message creates it.
     #[serde(default)]
     session: Option<CreateSpec>,
+    /// Queue a user message that arrives while a turn is running (it opens
+    /// the next turn) instead of refusing it.
+    #[serde(default)]
+    queue: bool,
 }
 
 /// `POST /api/sessions/{id}/messages`: append a node. A user message to a
@@ -23,7 +27,11 @@ pub async fn append(
     id: web::Path<String>,
     body: web::Json<AppendBody>,
 ) -> Result<HttpResponse, ApiError> {
-    let AppendBody { node, session } = body.into_inner();
+    let AppendBody {
+        node,
+        session,
+        queue,
+    } = body.into_inner();
     tracing::Span::current().record("role", tracing::field::debug(node.role));
     if session
         .as_ref()
@@ -36,13 +44,18 @@ pub async fn append(
     }
     let create =
         (node.role == Role::User).then(|| session.unwrap_or_default().into_meta(id.to_string()));
-    let out = state.engine.append(&id, node, create).await?;
-    let mut resp = if out.created {
-        HttpResponse::Created()
-    } else {
-        HttpResponse::Ok()
-    };
-    Ok(resp.json(out))
+    Ok(posted_response(
+        state.engine.post(&id, node, create, queue).await?,
+    ))
+}
+
+/// 201 appended (200 for a repeated id), 202 queued behind the running turn.
+pub fn posted_response(posted: Posted) -> HttpResponse {
+    match posted {
+        Posted::Appended(out) if out.created => HttpResponse::Created().json(out),
+        Posted::Appended(out) => HttpResponse::Ok().json(out),
+        queued @ Posted::Queued { .. } => HttpResponse::Accepted().json(queued),
+    }
 }
 
 /// `PATCH /api/sessions/{id}/messages/{node_id}`: fill a node of the open turn.

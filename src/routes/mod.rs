@@ -1,6 +1,7 @@
 //! HTTP routes, one module per resource.
 
 mod archive;
+mod channels;
 mod health;
 mod messages;
 mod projects;
@@ -44,6 +45,10 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
             .route(
                 "/sessions/{id}/working_dirs",
                 web::delete().to(sessions::remove_working_dir),
+            )
+            .route(
+                "/channels/{channel}/messages",
+                web::post().to(channels::post),
             )
             .route("/projects", web::get().to(projects::list))
             .route("/projects", web::post().to(projects::create))

@@ -9,3 +9,4 @@ mod helpers;
 mod projects;
 mod registry;
 mod titles;
+mod ws;

@@ -15,7 +15,7 @@ use std::future::Future;
 use std::pin::Pin;
 
 use super::core::{
-    AppendOutcome, EndTurn, NewNode, NodePatch, SessionCore, TitlePlan, TurnOutcome,
+    AppendOutcome, EndTurn, NewNode, NodePatch, Posted, SessionCore, TitlePlan, TurnOutcome,
 };
 use super::error::SessionError;
 use crate::git::AgentCommit;
@@ -145,6 +145,28 @@ impl SessionActor {
         }
     }
 
+    /// Open the next turn with the oldest queued message (recording the
+    /// project baseline first, like any user message).
+    fn open_queued_turn(
+        &mut self,
+    ) -> ResponseActFuture<Self, Result<Option<AppendOutcome>, SessionError>> {
+        let project_id = self.core().map(|c| c.meta().project_id.clone()).ok();
+        let baseline = match (project_id, self.projects.clone()) {
+            (Some(pid), Some(projects)) if pid != DEFAULT_PROJECT => {
+                Box::pin(project_baseline(projects, pid)) as Pin<Box<dyn Future<Output = _>>>
+            }
+            _ => Box::pin(std::future::ready(None)),
+        };
+        Box::pin(baseline.into_actor(self).then(|baseline, act, _| {
+            act.blocking(move |slot, _| {
+                slot.core
+                    .as_mut()
+                    .ok_or(SessionError::NotFound)?
+                    .start_queued_turn(baseline)
+            })
+        }))
+    }
+
     /// Hand a due naming pass to the titler (fire and forget).
     fn request_title(&self, plan: Option<TitlePlan>) {
         let (Some(plan), Some(naming), Ok(core)) = (plan, &self.naming, self.core()) else {
@@ -243,14 +265,17 @@ impl Handler<Create> for SessionActor {
 /// Append a node; with `create` set, the first user message creates the
 /// session in the same atomic step.
 #[derive(Message, Clone)]
-#[rtype(result = "Result<AppendOutcome, SessionError>")]
+#[rtype(result = "Result<Posted, SessionError>")]
 pub struct Append {
     pub node: NewNode,
     pub create: Option<SessionMeta>,
+    /// A user message that arrives during a running turn is queued (and
+    /// opens the next turn) instead of refused.
+    pub queue: bool,
 }
 
 impl Handler<Append> for SessionActor {
-    type Result = AtomicResponse<Self, Result<AppendOutcome, SessionError>>;
+    type Result = AtomicResponse<Self, Result<Posted, SessionError>>;
 
     fn handle(&mut self, msg: Append, _: &mut Self::Context) -> Self::Result {
         // A user message opening a turn in a project-bound session first
@@ -268,18 +293,23 @@ impl Handler<Append> for SessionActor {
         };
         let fut = baseline.into_actor(self).then(move |baseline, act, _| {
             act.blocking(move |slot, dir| match (&mut slot.core, msg.create) {
-                (Some(core), _) => core.append_with(msg.node, baseline),
+                (Some(core), _) if msg.queue => core.post(msg.node, baseline),
+                (Some(core), _) => core
+                    .append_with(msg.node, baseline)
+                    .map(|o| Posted::Appended(Box::new(o))),
                 (None, Some(meta)) if msg.node.role == Role::User => {
                     let (core, outcome) =
                         SessionCore::create(dir, meta, Some((msg.node, baseline)))?;
                     slot.core = Some(core);
-                    outcome.ok_or(SessionError::Unavailable)
+                    outcome
+                        .map(|o| Posted::Appended(Box::new(o)))
+                        .ok_or(SessionError::Unavailable)
                 }
                 (None, _) => Err(SessionError::NotFound),
             })
         });
         AtomicResponse::new(Box::pin(fut.map(|res, act, _| {
-            if let Ok(out) = &res {
+            if let Ok(Posted::Appended(out)) = &res {
                 if out.closed_interrupted_turn.is_some() {
                     act.notify(ChangeKind::Updated);
                 }
@@ -439,6 +469,28 @@ impl Handler<EndTurnMsg> for SessionActor {
             }
             res
         });
+        // A queued user message opens the next turn right away.
+        let fut = fut.then(
+            |res,
+             act: &mut SessionActor,
+             _|
+             -> ResponseActFuture<SessionActor, Result<TurnOutcome, SessionError>> {
+                let ready = act.core().map(|c| c.next_queued_ready()).unwrap_or(false);
+                match res {
+                    Ok(out) if ready => Box::pin(act.open_queued_turn().map(move |next, _, _| {
+                        let mut out = out;
+                        match next {
+                            Ok(n) => out.next_turn = n.map(Box::new),
+                            Err(e) => {
+                                tracing::error!(error = %e, "could not open the next queued turn")
+                            }
+                        }
+                        Ok(out)
+                    })),
+                    other => Box::pin(fut::ready(other)),
+                }
+            },
+        );
         notify_after(Box::pin(fut), ChangeKind::Updated)
     }
 }

@@ -172,6 +172,9 @@ pub struct TurnOutcome {
     /// An LLM title is due (internal: handed to the titler).
     #[serde(skip)]
     pub title_plan: Option<TitlePlan>,
+    /// The next turn, opened at once by the oldest queued user message.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_turn: Option<Box<AppendOutcome>>,
 }
 
 /// A user message waiting for the running turn to end.
@@ -191,7 +194,7 @@ pub struct Queued {
 #[derive(Debug, Clone, Serialize)]
 #[serde(tag = "result", rename_all = "snake_case")]
 pub enum Posted {
-    Appended(AppendOutcome),
+    Appended(Box<AppendOutcome>),
     Queued {
         message_id: String,
         position: u64,
@@ -760,6 +763,7 @@ impl SessionCore {
             project_commit,
             project_commit_skipped,
             title_plan,
+            next_turn: None,
         })
     }
 
@@ -815,11 +819,15 @@ impl SessionCore {
                 });
             }
             if self.by_id.contains_key(id) {
-                return self.append_with(new, baseline).map(Posted::Appended);
+                return self
+                    .append_with(new, baseline)
+                    .map(|o| Posted::Appended(Box::new(o)));
             }
         }
         if !(busy && opens_turn) {
-            return self.append_with(new, baseline).map(Posted::Appended);
+            return self
+                .append_with(new, baseline)
+                .map(|o| Posted::Appended(Box::new(o)));
         }
         let position = self.queue.last().map_or(1, |q| q.position + 1);
         let q = Queued {

@@ -1,0 +1,100 @@
+//! `/ws`: the WebSocket protocol (actix-ws, actorless). Client frames are
+//! `{"action": ..., ...}`, server frames `{"type": ..., "data": ...}`.
+//! Every client also receives the broadcasts of the event hub. A client that
+//! falls behind is resynced with a fresh `sessions_list`; one that stops
+//! reading (a send that does not complete in time) is dropped. Neither ever
+//! delays the other clients or a writer.
+
+mod actions;
+
+use std::time::{Duration, Instant};
+
+use actix_web::{web, HttpRequest, HttpResponse};
+use actix_ws::{AggregatedMessage, Session};
+use tokio::sync::broadcast::error::RecvError;
+
+use crate::startup::AppState;
+
+const HEARTBEAT: Duration = Duration::from_secs(5);
+const CLIENT_TIMEOUT: Duration = Duration::from_secs(20);
+/// A send to a client that takes longer than this drops the client.
+const SEND_TIMEOUT: Duration = Duration::from_secs(5);
+
+#[tracing::instrument(name = "ws_connect", skip_all)]
+pub async fn connect(
+    req: HttpRequest,
+    body: web::Payload,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, actix_web::Error> {
+    let (response, session, stream) = actix_ws::handle(&req, body)?;
+    let stream = stream
+        .max_frame_size(state.ws_frame_limit)
+        .aggregate_continuations()
+        .max_continuation_size(state.ws_frame_limit);
+    let events = state.engine.subscribe();
+    actix_web::rt::spawn(run(session, stream, events, state.into_inner()));
+    Ok(response)
+}
+
+/// Send one frame; `false` when the client is gone or too slow.
+async fn send(session: &mut Session, frame: &str) -> bool {
+    matches!(
+        tokio::time::timeout(SEND_TIMEOUT, session.text(frame.to_string())).await,
+        Ok(Ok(()))
+    )
+}
+
+async fn run(
+    mut session: Session,
+    mut stream: actix_ws::AggregatedMessageStream,
+    mut events: tokio::sync::broadcast::Receiver<openprogram_actors::events::Event>,
+    state: std::sync::Arc<AppState>,
+) {
+    let mut heartbeat = tokio::time::interval(HEARTBEAT);
+    let mut last_seen = Instant::now();
+    loop {
+        tokio::select! {
+            msg = stream.recv() => {
+                last_seen = Instant::now();
+                let frames = match msg {
+                    Some(Ok(AggregatedMessage::Text(text))) => actions::handle(&state, &text).await,
+                    Some(Ok(AggregatedMessage::Binary(_))) => vec![actions::error_frame(None, "binary frames are not supported; send JSON text")],
+                    Some(Ok(AggregatedMessage::Ping(bytes))) => {
+                        if session.pong(&bytes).await.is_err() { break; }
+                        continue;
+                    }
+                    Some(Ok(AggregatedMessage::Pong(_))) => continue,
+                    Some(Ok(AggregatedMessage::Close(_))) | None => break,
+                    Some(Err(e)) => {
+                        // Oversized or malformed frame: tell the client, keep going.
+                        vec![actions::error_frame(None, &format!("bad frame: {e}"))]
+                    }
+                };
+                for frame in frames {
+                    if !send(&mut session, &frame).await { return; }
+                }
+            }
+            ev = events.recv() => match ev {
+                Ok(ev) => {
+                    if !send(&mut session, &ev.frame).await { return; }
+                }
+                Err(RecvError::Lagged(missed)) => {
+                    tracing::warn!(missed, "websocket client lagged; resyncing");
+                    let frame = actions::sessions_list_frame(&state, Default::default()).await;
+                    if !send(&mut session, &frame).await { return; }
+                }
+                Err(RecvError::Closed) => break,
+            },
+            _ = heartbeat.tick() => {
+                if last_seen.elapsed() > CLIENT_TIMEOUT {
+                    tracing::info!("websocket client timed out");
+                    break;
+                }
+                if tokio::time::timeout(SEND_TIMEOUT, session.ping(b"")).await.map_or(true, |r| r.is_err()) {
+                    return;
+                }
+            }
+        }
+    }
+    let _ = session.close(None).await;
+}
