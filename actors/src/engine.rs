@@ -210,6 +210,7 @@ impl Engine {
     ) -> Result<AppendOutcome, ProjectError> {
         match self.post(id, node, create, false).await? {
             Posted::Appended(out) => Ok(*out),
+            // Unreachable: without `queue` a busy session refuses (run_active).
             Posted::Queued { .. } => Err(ProjectError::Unavailable),
         }
     }
