@@ -295,8 +295,9 @@ impl MetaPatch {
     }
 }
 
-/// Distinguish an absent field from an explicit `null`.
-mod double_option {
+/// Distinguish an absent field from an explicit `null` (`Some(None)`).
+/// Use with `#[serde(default, with = "double_option")]`.
+pub mod double_option {
     use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
     pub fn serialize<S: Serializer>(v: &Option<Option<String>>, s: S) -> Result<S::Ok, S::Error> {

@@ -172,14 +172,11 @@ pub struct SessionPatch {
     archived: Option<bool>,
     unread: Option<bool>,
     status: Option<Status>,
-    #[serde(default, deserialize_with = "present_or_null")]
+    #[serde(
+        default,
+        deserialize_with = "openprogram_actors::meta::double_option::deserialize"
+    )]
     group: Option<Option<String>>,
-}
-
-fn present_or_null<'de, D: serde::Deserializer<'de>>(
-    d: D,
-) -> Result<Option<Option<String>>, D::Error> {
-    Option::<String>::deserialize(d).map(Some)
 }
 
 /// `PATCH /api/sessions/{id}`: change title and flags. Only the fields

@@ -51,14 +51,11 @@ struct Flags {
     pinned: Option<bool>,
     archived: Option<bool>,
     unread: Option<bool>,
-    #[serde(default, deserialize_with = "present_or_null")]
+    #[serde(
+        default,
+        deserialize_with = "openprogram_actors::meta::double_option::deserialize"
+    )]
     group: Option<Option<String>>,
-}
-
-fn present_or_null<'de, D: serde::Deserializer<'de>>(
-    d: D,
-) -> Result<Option<Option<String>>, D::Error> {
-    Option::<String>::deserialize(d).map(Some)
 }
 
 #[derive(Deserialize)]

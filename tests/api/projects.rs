@@ -30,6 +30,18 @@ fn user_repo() -> (tempfile::TempDir, PathBuf) {
     (tmp, dir)
 }
 
+/// A project as `GET /api/projects` lists it.
+fn listed_project(s: &TestServer, pid: &str) -> Value {
+    let (_, list) = s.get("/api/projects");
+    list["projects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["id"] == pid)
+        .expect("listed project")
+        .clone()
+}
+
 fn create_project(s: &TestServer, dir: &Path) -> String {
     let (st, p) = s.post("/api/projects", json!({"path": dir, "name": "Work"}));
     assert_eq!(st, 201, "{p}");
@@ -371,14 +383,7 @@ fn relocate_keeps_the_id_and_records_one_node() {
     let (_, before) = s.get("/api/sessions/rl");
     let moved = tmp.path().join("renamed-work");
     std::fs::rename(&dir, &moved).unwrap();
-    let (_, list) = s.get("/api/projects");
-    let p = list["projects"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|p| p["id"] == pid.as_str())
-        .unwrap()
-        .clone();
+    let p = listed_project(&s, &pid);
     assert_eq!(p["path_missing"], true);
 
     let (st, res) = s.post(
@@ -430,14 +435,7 @@ fn relocate_keeps_the_id_and_records_one_node() {
         .trim(),
         "2"
     );
-    let (_, list) = s.get("/api/projects");
-    let p = list["projects"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|p| p["id"] == pid.as_str())
-        .unwrap()
-        .clone();
+    let p = listed_project(&s, &pid);
     assert_eq!(p["path_missing"], false);
     // The default project refuses; bad paths are refused.
     assert_eq!(

@@ -20,6 +20,21 @@ fn row<'a>(page: &'a Value, id: &str) -> &'a Value {
         .expect("row")
 }
 
+/// A row of `index.json` as it is on disk.
+fn index_row(s: &TestServer, id: &str) -> Value {
+    let on_disk: Value = serde_json::from_str(
+        &std::fs::read_to_string(s.state_dir.join("sessions/index.json")).unwrap(),
+    )
+    .unwrap();
+    on_disk["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["id"] == id)
+        .expect("row on disk")
+        .clone()
+}
+
 /// Three sessions with one turn each, oldest first: a, b, c.
 fn three(s: &TestServer) {
     for id in ["a", "b", "c"] {
@@ -212,33 +227,13 @@ fn appends_are_debounced_and_flushed_on_shutdown() {
         writes(&s) - before <= 1,
         "appends are not written one by one"
     );
-    let on_disk: Value = serde_json::from_str(
-        &std::fs::read_to_string(s.state_dir.join("sessions/index.json")).unwrap(),
-    )
-    .unwrap();
-    let disk_row = on_disk["sessions"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r["id"] == "deb")
-        .unwrap()
-        .clone();
+    let disk_row = index_row(&s, "deb");
     assert_eq!(
         disk_row["preview"], "first",
         "the index on disk lags within the debounce window"
     );
     assert_eq!(s.terminate(), Some(0));
-    let on_disk: Value = serde_json::from_str(
-        &std::fs::read_to_string(s.state_dir.join("sessions/index.json")).unwrap(),
-    )
-    .unwrap();
-    let disk_row = on_disk["sessions"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r["id"] == "deb")
-        .unwrap()
-        .clone();
+    let disk_row = index_row(&s, "deb");
     assert_eq!(
         disk_row["preview"], "latest words",
         "graceful shutdown flushes"
