@@ -172,11 +172,7 @@ impl Engine {
             return Ok(());
         }
         ids::validate("session id", id).map_err(SessionError::from)?;
-        let (project, _) = self
-            .projects
-            .send(Lookup(project_id.to_string()))
-            .await
-            .map_err(|_| ProjectError::Unavailable)??;
+        let (project, _) = self.ask_projects(Lookup(project_id.to_string())).await?;
         let dir = project.session_dir(id);
         self.manager
             .send(Place {
@@ -186,6 +182,19 @@ impl Engine {
             .await
             .map_err(|_| ProjectError::Unavailable)??;
         Ok(())
+    }
+
+    /// Ask the project registry; a stopped mailbox is `Unavailable`.
+    async fn ask_projects<M, R>(&self, msg: M) -> Result<R, ProjectError>
+    where
+        M: Message<Result = Result<R, ProjectError>> + Send + 'static,
+        R: Send + 'static,
+        ProjectRegistry: Handler<M>,
+    {
+        self.projects
+            .send(msg)
+            .await
+            .map_err(|_| ProjectError::Unavailable)?
     }
 
     async fn attach(&self, project_id: &str, session_id: &str) {
@@ -302,11 +311,7 @@ impl Engine {
         let dir = if project_id == DEFAULT_PROJECT {
             None
         } else {
-            let (project, _) = self
-                .projects
-                .send(Lookup(project_id.to_string()))
-                .await
-                .map_err(|_| ProjectError::Unavailable)??;
+            let (project, _) = self.ask_projects(Lookup(project_id.to_string())).await?;
             Some(project.session_dir(id))
         };
         let target = dir.clone().unwrap_or_else(|| self.sessions_dir.join(id));
@@ -369,27 +374,19 @@ impl Engine {
         path: &str,
         name: Option<String>,
     ) -> Result<(Project, bool), ProjectError> {
-        self.projects
-            .send(ResolveProject {
-                path: path.to_string(),
-                name,
-            })
-            .await
-            .map_err(|_| ProjectError::Unavailable)?
+        self.ask_projects(ResolveProject {
+            path: path.to_string(),
+            name,
+        })
+        .await
     }
 
     pub async fn projects(&self) -> Result<Vec<ProjectView>, ProjectError> {
-        self.projects
-            .send(ListProjects)
-            .await
-            .map_err(|_| ProjectError::Unavailable)?
+        self.ask_projects(ListProjects).await
     }
 
     pub async fn project(&self, id: &str) -> Result<ProjectView, ProjectError> {
-        self.projects
-            .send(GetProject(id.to_string()))
-            .await
-            .map_err(|_| ProjectError::Unavailable)?
+        self.ask_projects(GetProject(id.to_string())).await
     }
 
     /// The agent's commits in a project, newest first.
@@ -398,11 +395,7 @@ impl Engine {
         id: &str,
         limit: usize,
     ) -> Result<Vec<AgentCommitInfo>, ProjectError> {
-        let (project, actor) = self
-            .projects
-            .send(Lookup(id.to_string()))
-            .await
-            .map_err(|_| ProjectError::Unavailable)??;
+        let (project, actor) = self.ask_projects(Lookup(id.to_string())).await?;
         if !project.path.is_dir() {
             return Ok(Vec::new());
         }
@@ -414,10 +407,7 @@ impl Engine {
 
     /// Remove a project's registration (its repository and sessions stay).
     pub async fn unbind_project(&self, id: &str) -> Result<Project, ProjectError> {
-        self.projects
-            .send(Unbind(id.to_string()))
-            .await
-            .map_err(|_| ProjectError::Unavailable)?
+        self.ask_projects(Unbind(id.to_string())).await
     }
 
     /// Repair a project whose folder moved: keep its id, point it at `path`,
@@ -433,13 +423,11 @@ impl Engine {
             ids::validate("session id", sid).map_err(SessionError::from)?;
         }
         let (old, project) = self
-            .projects
-            .send(projects::Relocate {
+            .ask_projects(projects::Relocate {
                 id: id.to_string(),
                 path: path.to_string(),
             })
-            .await
-            .map_err(|_| ProjectError::Unavailable)??;
+            .await?;
         self.manager
             .send(Relocated {
                 old: old.clone(),
