@@ -378,3 +378,18 @@ fn eight_bridges_and_an_agent_lose_split_and_duplicate_nothing() {
     }
     assert_eq!(seen.len(), 1600, "every message stored once");
 }
+
+#[test]
+fn an_oversized_frame_is_refused_clearly() {
+    let s = TestServer::start_with_env(&[("OPENPROGRAM_BODY_LIMIT", "4096")]);
+    let mut c = WsClient::connect(&s);
+    c.send(json!({"action": "chat", "session_id": "big", "content": "x".repeat(10_000)}));
+    let e = c.expect("action_error", |_| true);
+    assert!(
+        e["data"]["error"].as_str().unwrap().contains("bad frame"),
+        "{e}"
+    );
+    assert!(!s.session_dir("big").exists(), "nothing written");
+    c.send(json!({"action": "list_sessions"}));
+    c.expect("sessions_list", |_| true);
+}
