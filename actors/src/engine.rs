@@ -29,8 +29,8 @@ use crate::registry::startup::{self, Report};
 use crate::registry::writer::Writer;
 use crate::registry::{ListQuery, Page, Policy, Registry, RegistryStats, SessionRow};
 use crate::session::actor::{
-    Append, Create, Delete, EndTurnMsg, GetBranch, GetCommits, GetDir, GetMeta, GetNodes, Rebind,
-    UpdateMeta, UpdateNode,
+    Append, Create, Delete, EndTurnMsg, ForkTo, GetBranch, GetCommits, GetDir, GetMeta, GetNodes,
+    Rebind, UpdateMeta, UpdateNode,
 };
 use crate::session::actor::{Naming, SetGeneratedTitle, TitleInput};
 use crate::session::{
@@ -501,6 +501,46 @@ impl Engine {
             Err(_) => return Ok(Err(TitleError::Busy)),
         };
         Ok(Ok(self.call(id, SetGeneratedTitle(title)).await??))
+    }
+
+    /// Fork session `id` into a new session (history up to `commit`, or up
+    /// to the turn that committed `node_id`, or up to HEAD). The fork lives
+    /// where a new session of the same project would.
+    pub async fn fork(
+        &self,
+        id: &str,
+        commit: Option<String>,
+        node_id: Option<String>,
+    ) -> Result<SessionMeta, ProjectError> {
+        let source = self.meta(id).await?;
+        let new_id = ids::new_id();
+        let dest = if source.project_id == DEFAULT_PROJECT {
+            self.sessions_dir.join(&new_id)
+        } else {
+            let (project, _) = self.ask_projects(Lookup(source.project_id.clone())).await?;
+            project.session_dir(&new_id)
+        };
+        self.call(
+            id,
+            ForkTo {
+                dest: dest.clone(),
+                new_id: new_id.clone(),
+                commit,
+                node_id,
+            },
+        )
+        .await??;
+        if source.project_id != DEFAULT_PROJECT {
+            self.manager
+                .send(Moved {
+                    id: new_id.clone(),
+                    dir: Some(dest),
+                })
+                .await
+                .map_err(|_| ProjectError::Unavailable)??;
+            self.attach(&source.project_id, &new_id).await;
+        }
+        Ok(self.meta(&new_id).await?)
     }
 
     /// Delete a session and everything in its directory.

@@ -29,6 +29,13 @@ impl Status {
     }
 }
 
+/// Where a forked session came from.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ForkedFrom {
+    pub session_id: String,
+    pub commit: String,
+}
+
 /// The turn in progress: opened by a user message.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct OpenTurn {
@@ -145,6 +152,9 @@ pub struct SessionMeta {
     pub auto_titled: bool,
     #[serde(default, rename = "_title_gen_count")]
     pub title_gen_count: u32,
+    /// Set on a session forked from another one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub forked_from: Option<ForkedFrom>,
     /// Additional working directories (added and removed at any time,
     /// unlike the frozen project binding).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -182,6 +192,7 @@ impl SessionMeta {
             auto_titled: false,
             title_gen_count: 0,
             working_dirs: Vec::new(),
+            forked_from: None,
             extra: Map::new(),
         }
     }

@@ -30,6 +30,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
                 web::patch().to(messages::update),
             )
             .route("/sessions/{id}/turns", web::post().to(turns::end_turn))
+            .route("/sessions/{id}/fork", web::post().to(sessions::fork))
             .route(
                 "/sessions/{id}/title/regenerate",
                 web::post().to(sessions::regenerate_title),

@@ -261,3 +261,26 @@ pub async fn regenerate_title(
         )),
     }
 }
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ForkBody {
+    #[serde(default)]
+    commit: Option<String>,
+    #[serde(default)]
+    node_id: Option<String>,
+}
+
+/// `POST /api/sessions/{id}/fork`: a new session holding this one's history
+/// up to `commit` (or up to the turn that committed `node_id`, or up to the
+/// last turn), which then lives on its own.
+#[tracing::instrument(name = "fork_session", skip(state, body))]
+pub async fn fork(
+    state: web::Data<AppState>,
+    id: web::Path<String>,
+    body: web::Json<ForkBody>,
+) -> Result<HttpResponse, ApiError> {
+    let ForkBody { commit, node_id } = body.into_inner();
+    let meta = state.engine.fork(&id, commit, node_id).await?;
+    Ok(HttpResponse::Created().json(meta))
+}

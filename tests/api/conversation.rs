@@ -357,3 +357,127 @@ fn many_sessions_through_a_tiny_actor_cache_lose_nothing() {
     let (_, health) = s.get("/api/health");
     assert!(health["live_sessions"].as_u64().unwrap() <= 2);
 }
+
+#[test]
+fn fork_gives_a_new_session_with_the_shared_history() {
+    let s = TestServer::start();
+    let t1 = s.turn("orig", "first question", "first answer", &[]);
+    let t2 = s.turn("orig", "second question", "second answer", &["read"]);
+    s.turn("orig", "third question", "third answer", &[]);
+    let (st, fork) = s.post("/api/sessions/orig/fork", json!({"commit": t2["commit"]}));
+    assert_eq!(st, 201, "{fork}");
+    let fid = fork["id"].as_str().unwrap().to_string();
+    assert_ne!(fid, "orig");
+    assert_eq!(
+        fork["forked_from"],
+        json!({"session_id": "orig", "commit": t2["commit"]})
+    );
+    let fdir = s.session_dir(&fid);
+    // Its git log shows the original commits.
+    let log = git(&fdir, &["log", "--format=%H"]);
+    assert_eq!(
+        log.lines().collect::<Vec<_>>(),
+        vec![
+            t2["commit"].as_str().unwrap(),
+            t1["commit"].as_str().unwrap()
+        ]
+    );
+    git(&fdir, &["fsck", "--no-progress"]);
+    assert_eq!(
+        git(&fdir, &["remote"]),
+        "",
+        "no link back to the original repo"
+    );
+    let (_, msgs) = s.get(&format!("/api/sessions/{fid}/messages"));
+    let texts: Vec<&str> = msgs["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] != "tool")
+        .map(|m| m["content"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        texts,
+        vec![
+            "first question",
+            "first answer",
+            "second question",
+            "second answer"
+        ]
+    );
+    // It lives on its own; the original is untouched.
+    s.turn(&fid, "a different third question", "another answer", &[]);
+    assert_eq!(git(&fdir, &["rev-list", "--count", "HEAD"]).trim(), "3");
+    assert_clean_repo(&fdir);
+    assert_eq!(
+        git(&s.session_dir("orig"), &["rev-list", "--count", "HEAD"]).trim(),
+        "3"
+    );
+    let (_, page) = s.get("/api/sessions");
+    assert_eq!(
+        page["sessions"][0]["id"],
+        fid.as_str(),
+        "listed, newest first"
+    );
+    // By node: the fork ends with the turn that committed the node.
+    let (_, nodes) = s.get("/api/sessions/orig/nodes");
+    let first_user = nodes["nodes"][0]["id"].as_str().unwrap().to_string();
+    let (st, f2) = s.post("/api/sessions/orig/fork", json!({"node_id": first_user}));
+    assert_eq!(st, 201);
+    assert_eq!(f2["forked_from"]["commit"], t1["commit"]);
+    assert_eq!(
+        git(
+            &s.session_dir(f2["id"].as_str().unwrap()),
+            &["rev-list", "--count", "HEAD"]
+        )
+        .trim(),
+        "1"
+    );
+    // Bad input changes nothing.
+    let before = std::fs::read_dir(s.state_dir.join("sessions"))
+        .unwrap()
+        .count();
+    assert_eq!(
+        s.post(
+            "/api/sessions/orig/fork",
+            json!({"commit": "0000000000000000000000000000000000000000"})
+        )
+        .1["code"],
+        "unknown_commit"
+    );
+    assert_eq!(
+        s.post("/api/sessions/orig/fork", json!({"node_id": "nope"}))
+            .0,
+        404
+    );
+    assert_eq!(
+        s.post(
+            "/api/sessions/orig/fork",
+            json!({"commit": t1["commit"], "node_id": first_user})
+        )
+        .0,
+        400
+    );
+    assert_eq!(s.post("/api/sessions/ghost/fork", json!({})).0, 404);
+    s.append(
+        "orig",
+        json!({"id": "open-u", "role": "user", "content": "not ended"}),
+    );
+    assert_eq!(
+        s.post("/api/sessions/orig/fork", json!({"node_id": "open-u"}))
+            .1["code"],
+        "node_not_committed"
+    );
+    s.post("/api/sessions", json!({"id": "empty"}));
+    assert_eq!(
+        s.post("/api/sessions/empty/fork", json!({})).1["code"],
+        "no_turns"
+    );
+    assert_eq!(
+        std::fs::read_dir(s.state_dir.join("sessions"))
+            .unwrap()
+            .count(),
+        before + 1,
+        "only the explicit session was added"
+    );
+}

@@ -3,6 +3,7 @@
 
 mod agent_commit;
 mod commit;
+mod fork;
 mod index_file;
 mod init;
 mod locks;
@@ -13,6 +14,7 @@ mod worktree_status;
 
 pub use agent_commit::{agent_commit, AgentCommit};
 pub use commit::{commit_paths, CommitOutcome};
+pub use fork::fork_repo;
 pub use index_file::IndexFile;
 pub use init::{disable_reflogs, init_repo, init_session_repo, open_repo};
 pub use locks::remove_stale_locks;

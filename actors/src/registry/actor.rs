@@ -165,6 +165,9 @@ impl Handler<SessionChanged> for Registry {
                 let changed = self.put(row);
                 match kind {
                     _ if !changed => {}
+                    // A session discovered by loading it (e.g. a fork) is new
+                    // to the list: written at once like a creation.
+                    ChangeKind::Loaded if old.is_none() => self.write_now(ctx, None),
                     ChangeKind::Appended | ChangeKind::Loaded => self.write_later(ctx),
                     _ => self.write_now(ctx, None),
                 }

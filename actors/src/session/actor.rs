@@ -647,6 +647,33 @@ impl Handler<GetMeta> for SessionActor {
     }
 }
 
+/// Fork the session into a new one at `dest` (see `SessionCore::fork`).
+/// Returns the commit the fork starts from.
+#[derive(Message, Clone)]
+#[rtype(result = "Result<String, SessionError>")]
+pub struct ForkTo {
+    pub dest: PathBuf,
+    pub new_id: String,
+    pub commit: Option<String>,
+    pub node_id: Option<String>,
+}
+
+impl Handler<ForkTo> for SessionActor {
+    type Result = AtomicResponse<Self, Result<String, SessionError>>;
+
+    fn handle(&mut self, msg: ForkTo, _: &mut Self::Context) -> Self::Result {
+        AtomicResponse::new(self.blocking(move |slot, _| {
+            let core = slot.core.as_ref().ok_or(SessionError::NotFound)?;
+            core.fork(
+                msg.commit.as_deref(),
+                msg.node_id.as_deref(),
+                &msg.dest,
+                &msg.new_id,
+            )
+        }))
+    }
+}
+
 /// Where the session's directory is.
 #[derive(Message, Clone)]
 #[rtype(result = "Result<PathBuf, SessionError>")]

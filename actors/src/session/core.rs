@@ -921,6 +921,92 @@ impl SessionCore {
         Ok(())
     }
 
+    /// Fork this session into a new one at `dest`: its repository holds the
+    /// history up to `commit` (a turn commit of this session), or up to the
+    /// turn that committed `node_id`, or up to HEAD; its `meta.json` records
+    /// `forked_from`. Built in a temporary folder and renamed into place.
+    pub fn fork(
+        &self,
+        commit: Option<&str>,
+        node_id: Option<&str>,
+        dest: &Path,
+        new_id: &str,
+    ) -> Result<String, SessionError> {
+        let oid = self.fork_point(commit, node_id)?;
+        if dest.exists() {
+            return Err(SessionError::AlreadyExists);
+        }
+        let parent = dest
+            .parent()
+            .ok_or_else(|| SessionError::Invalid("no parent".into()))?;
+        fs::create_dir_all(parent)?;
+        let tmp = parent.join(format!("{}fork-{}", fsio::TMP_PREFIX, ids::new_id()));
+        let built = (|| -> Result<(), SessionError> {
+            git::fork_repo(&self.repo, oid, &tmp)?;
+            fs::create_dir_all(tmp.join(layout::WORKDIR))?;
+            let mut meta: SessionMeta = fsio::read_json(&tmp.join(META))?;
+            let now = now();
+            meta.id = new_id.to_string();
+            meta.forked_from = Some(crate::meta::ForkedFrom {
+                session_id: self.meta.id.clone(),
+                commit: oid.to_string(),
+            });
+            meta.status = Status::Idle;
+            meta.open_turn = None;
+            meta.unread = false;
+            meta.pinned = false;
+            meta.archived = false;
+            meta.created_at = now;
+            meta.updated_at = now;
+            fsio::atomic_write_json(&tmp.join(META), &meta)?;
+            fsio::fsync_dir(&tmp)?;
+            Ok(())
+        })();
+        if let Err(e) = built.and_then(|_| fs::rename(&tmp, dest).map_err(SessionError::from)) {
+            let _ = fs::remove_dir_all(&tmp);
+            return Err(e);
+        }
+        fsio::fsync_dir(parent)?;
+        Ok(oid.to_string())
+    }
+
+    /// The commit a fork starts from (see `fork`).
+    fn fork_point(
+        &self,
+        commit: Option<&str>,
+        node_id: Option<&str>,
+    ) -> Result<git2::Oid, SessionError> {
+        let log = git::log(&self.repo, usize::MAX)?;
+        if log.is_empty() {
+            return Err(SessionError::NoTurns);
+        }
+        match (commit, node_id) {
+            (Some(_), Some(_)) => Err(SessionError::Invalid(
+                "give either commit or node_id, not both".into(),
+            )),
+            (Some(c), None) => {
+                let found = log
+                    .iter()
+                    .find(|l| l.sha == c || (c.len() >= 7 && l.sha.starts_with(c)));
+                let sha = found.ok_or_else(|| SessionError::UnknownCommit(c.to_string()))?;
+                Ok(git2::Oid::from_str(&sha.sha)?)
+            }
+            (None, Some(n)) => {
+                let node = self
+                    .node(n)
+                    .ok_or_else(|| SessionError::UnknownNode(n.to_string()))?;
+                // The oldest turn commit whose last sequence covers the node.
+                let turn = log
+                    .iter()
+                    .rev()
+                    .find(|l| git::Trailers::parse(&l.message).last_seq >= node.seq)
+                    .ok_or_else(|| SessionError::NotCommitted(n.to_string()))?;
+                Ok(git2::Oid::from_str(&turn.sha)?)
+            }
+            (None, None) => Ok(git2::Oid::from_str(&log[0].sha)?),
+        }
+    }
+
     /// Set the assistant-reply counts at which an LLM title is due.
     pub fn set_retitle_at(&mut self, thresholds: Vec<u32>) {
         self.retitle_at = thresholds;

@@ -54,6 +54,12 @@ pub enum SessionError {
     Unavailable,
     #[error("project is frozen after the first turn")]
     Frozen,
+    #[error("commit '{0}' is not a turn of this session")]
+    UnknownCommit(String),
+    #[error("node '{0}' is not committed yet (its turn is still open)")]
+    NotCommitted(String),
+    #[error("the session has no turn to fork from yet")]
+    NoTurns,
 }
 
 impl From<git2::Error> for SessionError {
@@ -72,9 +78,9 @@ impl SessionError {
             | MissingName(_)
             | MissingCaller
             | Invalid(_) => ErrorKind::BadRequest,
-            NotFound | UnknownNode(_) => ErrorKind::NotFound,
+            NotFound | UnknownNode(_) | UnknownCommit(_) => ErrorKind::NotFound,
             AlreadyExists | NoOpenTurn | RunActive | Immutable(_) | NodeConflict(_) | Full
-            | Frozen => ErrorKind::Conflict,
+            | Frozen | NotCommitted(_) | NoTurns => ErrorKind::Conflict,
             Git(_) | Io(_) => ErrorKind::Internal,
             Unavailable => ErrorKind::Unavailable,
         }
@@ -101,6 +107,9 @@ impl SessionError {
             Git(_) | Io(_) => "storage_error",
             Unavailable => "unavailable",
             Frozen => "project_frozen",
+            UnknownCommit(_) => "unknown_commit",
+            NotCommitted(_) => "node_not_committed",
+            NoTurns => "no_turns",
         }
     }
 }

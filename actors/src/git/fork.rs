@@ -1,0 +1,19 @@
+use std::path::Path;
+
+use git2::build::{CheckoutBuilder, RepoBuilder};
+use git2::{Oid, Repository};
+
+/// Clone `src` into `dest` (in process, local transport) with `main` at
+/// `commit` and that commit's tree checked out: the whole state of that
+/// moment. The clone keeps the original commits (same ids) and no remote.
+pub fn fork_repo(src: &Repository, commit: Oid, dest: &Path) -> Result<Repository, git2::Error> {
+    let url = src.path().to_string_lossy().into_owned();
+    let repo = RepoBuilder::new().clone(&url, dest)?;
+    repo.find_commit(commit)?;
+    repo.reference("refs/heads/main", commit, true, "fork")?;
+    repo.set_head("refs/heads/main")?;
+    repo.checkout_head(Some(CheckoutBuilder::new().force().remove_untracked(true)))?;
+    repo.remote_delete("origin")?;
+    super::disable_reflogs(&repo)?;
+    Ok(repo)
+}
