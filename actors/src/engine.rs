@@ -29,8 +29,8 @@ use crate::registry::startup::{self, Report};
 use crate::registry::writer::Writer;
 use crate::registry::{ListQuery, Page, Policy, Registry, RegistryStats, SessionRow};
 use crate::session::actor::{
-    Append, Create, Delete, EndTurnMsg, ForkTo, GetBranch, GetCommits, GetDir, GetMeta, GetNodes,
-    Rebind, UpdateMeta, UpdateNode,
+    Append, Create, Delete, EndTurnMsg, Export, ForkTo, GetBranch, GetCommits, GetDir, GetMeta,
+    GetNodes, Rebind, UpdateMeta, UpdateNode,
 };
 use crate::session::actor::{Naming, SetGeneratedTitle, TitleInput};
 use crate::session::{
@@ -541,6 +541,11 @@ impl Engine {
             self.attach(&source.project_id, &new_id).await;
         }
         Ok(self.meta(&new_id).await?)
+    }
+
+    /// A git bundle of the session (every branch), for `git clone`.
+    pub async fn export(&self, id: &str) -> Result<Vec<u8>, SessionError> {
+        self.call(id, Export).await?
     }
 
     /// Delete a session and everything in its directory.

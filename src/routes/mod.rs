@@ -30,6 +30,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
                 web::patch().to(messages::update),
             )
             .route("/sessions/{id}/turns", web::post().to(turns::end_turn))
+            .route("/sessions/{id}/export", web::get().to(sessions::export))
             .route("/sessions/{id}/fork", web::post().to(sessions::fork))
             .route(
                 "/sessions/{id}/title/regenerate",

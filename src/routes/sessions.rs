@@ -284,3 +284,20 @@ pub async fn fork(
     let meta = state.engine.fork(&id, commit, node_id).await?;
     Ok(HttpResponse::Created().json(meta))
 }
+
+/// `GET /api/sessions/{id}/export`: a git bundle of the session with all its
+/// branches (`git clone <file>` accepts it).
+#[tracing::instrument(name = "export_session", skip(state))]
+pub async fn export(
+    state: web::Data<AppState>,
+    id: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    let bundle = state.engine.export(&id).await?;
+    Ok(HttpResponse::Ok()
+        .content_type("application/x-git-bundle")
+        .insert_header((
+            "Content-Disposition",
+            format!("attachment; filename=\"{id}.bundle\""),
+        ))
+        .body(bundle))
+}

@@ -481,3 +481,35 @@ fn fork_gives_a_new_session_with_the_shared_history() {
         "only the explicit session was added"
     );
 }
+
+#[test]
+fn export_is_a_bundle_that_git_clone_accepts() {
+    let s = TestServer::start();
+    for i in 1..=3 {
+        s.turn(
+            "exp",
+            &format!("question {i}"),
+            &format!("answer {i}"),
+            &["read"],
+        );
+    }
+    let (st, ctype, bundle) = s.get_bytes("/api/sessions/exp/export");
+    assert_eq!((st, ctype.as_str()), (200, "application/x-git-bundle"));
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("exp.bundle");
+    std::fs::write(&file, &bundle).unwrap();
+    git(tmp.path(), &["clone", "-q", file.to_str().unwrap(), "copy"]);
+    let copy = tmp.path().join("copy");
+    git(&copy, &["bundle", "verify", file.to_str().unwrap()]);
+    let orig = s.session_dir("exp");
+    assert_eq!(
+        git(&copy, &["log", "--format=%H %s"]),
+        git(&orig, &["log", "--format=%H %s"])
+    );
+    assert_eq!(git(&copy, &["ls-files"]), git(&orig, &["ls-files"]));
+    git(&copy, &["fsck", "--no-progress"]);
+    // Errors.
+    assert_eq!(s.get_bytes("/api/sessions/ghost/export").0, 404);
+    s.post("/api/sessions", json!({"id": "noturn"}));
+    assert_eq!(s.get_bytes("/api/sessions/noturn/export").0, 409);
+}

@@ -177,6 +177,19 @@ impl TestServer {
         )
     }
 
+    /// GET raw bytes (status, content type, body).
+    pub fn get_bytes(&self, path: &str) -> (u16, String, Vec<u8>) {
+        let resp = match self.agent.get(&format!("{}{path}", self.url)).call() {
+            Ok(r) => r,
+            Err(ureq::Error::Status(_, r)) => r,
+            Err(e) => panic!("request failed: {e}"),
+        };
+        let (status, ctype) = (resp.status(), resp.content_type().to_string());
+        let mut body = Vec::new();
+        std::io::Read::read_to_end(&mut resp.into_reader(), &mut body).expect("read body");
+        (status, ctype, body)
+    }
+
     pub fn put(&self, path: &str, body: Value) -> (u16, Value) {
         self.call(self.agent.put(&format!("{}{path}", self.url)), Some(&body))
     }

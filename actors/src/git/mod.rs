@@ -2,6 +2,7 @@
 //! (the asyncgit `sync/` layout). Callers run them off the event loop.
 
 mod agent_commit;
+mod bundle;
 mod commit;
 mod fork;
 mod index_file;
@@ -13,6 +14,7 @@ mod trailers;
 mod worktree_status;
 
 pub use agent_commit::{agent_commit, AgentCommit};
+pub use bundle::write_bundle;
 pub use commit::{commit_paths, CommitOutcome};
 pub use fork::fork_repo;
 pub use index_file::IndexFile;

@@ -674,6 +674,24 @@ impl Handler<ForkTo> for SessionActor {
     }
 }
 
+/// A git bundle of the session's repository (all branches).
+#[derive(Message, Clone)]
+#[rtype(result = "Result<Vec<u8>, SessionError>")]
+pub struct Export;
+
+impl Handler<Export> for SessionActor {
+    type Result = AtomicResponse<Self, Result<Vec<u8>, SessionError>>;
+
+    fn handle(&mut self, _: Export, _: &mut Self::Context) -> Self::Result {
+        AtomicResponse::new(self.blocking(|slot, _| {
+            slot.core
+                .as_ref()
+                .ok_or(SessionError::NotFound)?
+                .export_bundle()
+        }))
+    }
+}
+
 /// Where the session's directory is.
 #[derive(Message, Clone)]
 #[rtype(result = "Result<PathBuf, SessionError>")]

@@ -970,6 +970,14 @@ impl SessionCore {
         Ok(oid.to_string())
     }
 
+    /// A git bundle of every branch (see `git::write_bundle`).
+    pub fn export_bundle(&self) -> Result<Vec<u8>, SessionError> {
+        if git::head_commit(&self.repo)?.is_none() {
+            return Err(SessionError::NoTurns);
+        }
+        Ok(git::write_bundle(&self.repo)?)
+    }
+
     /// The commit a fork starts from (see `fork`).
     fn fork_point(
         &self,
