@@ -396,7 +396,7 @@ fn main() {
     let ours = bench_engine(tmp.path(), args.turns);
     eprintln!(
         "subprocess: growing a session to {} turns (git defaults)…",
-        args.turns
+        args.subprocess_turns.unwrap_or(args.turns).min(args.turns)
     );
     let theirs = if args.subprocess {
         bench_subprocess(
