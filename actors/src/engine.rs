@@ -34,8 +34,8 @@ use crate::session::actor::{
 };
 use crate::session::actor::{Naming, SetGeneratedTitle, TitleInput};
 use crate::session::{
-    AppendOutcome, EndTurn, NewNode, NodePatch, Posted, SessionActor, SessionChanged, SessionError,
-    TurnOutcome, ROOT_CALLER,
+    AppendOutcome, EndTurn, NewNode, NodePatch, Posted, SessionActor, SessionChanged, SessionCore,
+    SessionError, TurnOutcome, ROOT_CALLER,
 };
 use crate::titler::{GenerateNow, LlmConfig, TitleError, TitleJob, Titler};
 
@@ -541,6 +541,20 @@ impl Engine {
             self.attach(&source.project_id, &new_id).await;
         }
         Ok(self.meta(&new_id).await?)
+    }
+
+    /// Register a git bundle as a new session (a new id if its id is taken).
+    pub async fn import(&self, bytes: Vec<u8>) -> Result<SessionMeta, SessionError> {
+        let dir = self.sessions_dir.clone();
+        let id = tokio::task::spawn_blocking(move || SessionCore::import(&bytes, &dir, None))
+            .await
+            .map_err(|_| SessionError::Unavailable)??;
+        // An actor cached for this id (one that found no session) must go.
+        self.manager
+            .send(Forget { id: id.clone() })
+            .await
+            .map_err(|_| SessionError::Unavailable)??;
+        self.meta(&id).await
     }
 
     /// A git bundle of the session (every branch), for `git clone`.

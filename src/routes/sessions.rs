@@ -301,3 +301,17 @@ pub async fn export(
         ))
         .body(bundle))
 }
+
+/// Largest bundle `POST /api/sessions/import` accepts.
+pub const MAX_BUNDLE: usize = 256 << 20;
+
+/// `POST /api/sessions/import`: register a git bundle (as made by export)
+/// as a session; a new id if its id is taken.
+#[tracing::instrument(name = "import_session", skip(state, body))]
+pub async fn import(
+    state: web::Data<AppState>,
+    body: web::Bytes,
+) -> Result<HttpResponse, ApiError> {
+    let meta = state.engine.import(body.to_vec()).await?;
+    Ok(HttpResponse::Created().json(meta))
+}

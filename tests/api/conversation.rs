@@ -358,6 +358,18 @@ fn many_sessions_through_a_tiny_actor_cache_lose_nothing() {
     assert!(health["live_sessions"].as_u64().unwrap() <= 2);
 }
 
+/// Session directories under the state directory (not the registry files
+/// or a writer's temporary file).
+fn session_dirs(s: &TestServer) -> usize {
+    std::fs::read_dir(s.state_dir.join("sessions"))
+        .unwrap()
+        .flatten()
+        .filter(|e| {
+            e.file_type().unwrap().is_dir() && !e.file_name().to_string_lossy().starts_with('.')
+        })
+        .count()
+}
+
 #[test]
 fn fork_gives_a_new_session_with_the_shared_history() {
     let s = TestServer::start();
@@ -434,9 +446,7 @@ fn fork_gives_a_new_session_with_the_shared_history() {
         "1"
     );
     // Bad input changes nothing.
-    let before = std::fs::read_dir(s.state_dir.join("sessions"))
-        .unwrap()
-        .count();
+    let before = session_dirs(&s);
     assert_eq!(
         s.post(
             "/api/sessions/orig/fork",
@@ -474,9 +484,7 @@ fn fork_gives_a_new_session_with_the_shared_history() {
         "no_turns"
     );
     assert_eq!(
-        std::fs::read_dir(s.state_dir.join("sessions"))
-            .unwrap()
-            .count(),
+        session_dirs(&s),
         before + 1,
         "only the explicit session was added"
     );
@@ -512,4 +520,57 @@ fn export_is_a_bundle_that_git_clone_accepts() {
     assert_eq!(s.get_bytes("/api/sessions/ghost/export").0, 404);
     s.post("/api/sessions", json!({"id": "noturn"}));
     assert_eq!(s.get_bytes("/api/sessions/noturn/export").0, 409);
+}
+
+#[test]
+fn import_of_an_exported_bundle_gives_an_equal_session() {
+    let s = TestServer::start();
+    s.turn("src", "question one", "answer one", &["read"]);
+    s.turn("src", "question two", "answer two", &[]);
+    let (_, _, bundle) = s.get_bytes("/api/sessions/src/export");
+    let post = |body: &[u8]| s.post_raw("/api/sessions/import", "application/x-git-bundle", body);
+    // The id is taken here, so the import gets a new one.
+    let (st, meta) = post(&bundle);
+    assert_eq!(st, 201, "{meta}");
+    let id = meta["id"].as_str().unwrap().to_string();
+    assert_ne!(id, "src");
+    let (a, b) = (s.session_dir("src"), s.session_dir(&id));
+    assert_eq!(
+        git(&a, &["log", "--format=%H"]),
+        git(&b, &["log", "--format=%H"])
+    );
+    git(&b, &["fsck", "--no-progress"]);
+    let (_, na) = s.get("/api/sessions/src/nodes");
+    let (_, nb) = s.get(&format!("/api/sessions/{id}/nodes"));
+    assert_eq!(na["nodes"], nb["nodes"]);
+    s.turn(&id, "goes on", "on its own", &[]);
+    assert_eq!(git(&b, &["rev-list", "--count", "HEAD"]).trim(), "3");
+    assert_clean_repo(&b);
+    // On another server the original id is kept.
+    let other = TestServer::start();
+    let (st, meta) = other.post_raw("/api/sessions/import", "application/octet-stream", &bundle);
+    assert_eq!((st, meta["id"].as_str()), (201, Some("src")));
+    // Damaged or foreign bundles: a clear 400, nothing written.
+    let before = session_dirs(&s);
+    let mut truncated = bundle.clone();
+    truncated.truncate(bundle.len() - 30);
+    for bad in [
+        &b"not a bundle"[..],
+        &truncated[..],
+        b"# v2 git bundle\n-0123456789012345678901234567890123456789 x\n\nPACK",
+    ] {
+        let (st, err) = post(bad);
+        assert_eq!(
+            (st, err["code"].as_str()),
+            (400, Some("invalid_bundle")),
+            "{err}"
+        );
+    }
+    let split = bundle.windows(2).position(|w| w == b"\n\n").unwrap();
+    let header = String::from_utf8(bundle[..split].to_vec())
+        .unwrap()
+        .replacen("refs/heads/main", "refs/heads/../../x", 1);
+    let evil = [header.as_bytes(), &bundle[split..]].concat();
+    assert_eq!(post(&evil).1["code"], "invalid_bundle");
+    assert_eq!(session_dirs(&s), before, "nothing left behind");
 }

@@ -14,7 +14,7 @@ mod trailers;
 mod worktree_status;
 
 pub use agent_commit::{agent_commit, AgentCommit};
-pub use bundle::write_bundle;
+pub use bundle::{read_bundle, write_bundle, BundleError};
 pub use commit::{commit_paths, CommitOutcome};
 pub use fork::fork_repo;
 pub use index_file::IndexFile;

@@ -970,6 +970,47 @@ impl SessionCore {
         Ok(oid.to_string())
     }
 
+    /// Register a git bundle of a session as a new session under
+    /// `sessions_dir`: its own id if free (or `wanted`), else a new one.
+    /// Built in a temporary folder and renamed into place; a damaged or
+    /// foreign bundle leaves nothing behind. Returns the session id.
+    pub fn import(
+        bytes: &[u8],
+        sessions_dir: &Path,
+        wanted: Option<&str>,
+    ) -> Result<String, SessionError> {
+        fs::create_dir_all(sessions_dir)?;
+        let tmp = sessions_dir.join(format!("{}import-{}", fsio::TMP_PREFIX, ids::new_id()));
+        let built = (|| -> Result<String, SessionError> {
+            git::read_bundle(bytes, &tmp).map_err(|e| SessionError::BadBundle(e.to_string()))?;
+            let mut meta: SessionMeta = fsio::read_json(&tmp.join(META)).map_err(|_| {
+                SessionError::BadBundle("not an openprogram session (no valid meta.json)".into())
+            })?;
+            let free = |id: &str| {
+                ids::validate("session id", id).is_ok() && !sessions_dir.join(id).exists()
+            };
+            let id = wanted
+                .or(Some(meta.id.as_str()))
+                .filter(|id| free(id))
+                .map(str::to_owned)
+                .unwrap_or_else(ids::new_id);
+            meta.id = id.clone();
+            meta.status = Status::Idle;
+            meta.open_turn = None;
+            meta.project_id = crate::project::DEFAULT_PROJECT.into();
+            fsio::atomic_write_json(&tmp.join(META), &meta)?;
+            fs::create_dir_all(tmp.join(layout::WORKDIR))?;
+            fsio::fsync_dir(&tmp)?;
+            fs::rename(&tmp, sessions_dir.join(&id))?;
+            fsio::fsync_dir(sessions_dir)?;
+            Ok(id)
+        })();
+        if built.is_err() {
+            let _ = fs::remove_dir_all(&tmp);
+        }
+        built
+    }
+
     /// A git bundle of every branch (see `git::write_bundle`).
     pub fn export_bundle(&self) -> Result<Vec<u8>, SessionError> {
         if git::head_commit(&self.repo)?.is_none() {

@@ -60,6 +60,8 @@ pub enum SessionError {
     NotCommitted(String),
     #[error("the session has no turn to fork from yet")]
     NoTurns,
+    #[error("invalid bundle: {0}")]
+    BadBundle(String),
 }
 
 impl From<git2::Error> for SessionError {
@@ -77,7 +79,8 @@ impl SessionError {
             | UnknownCaller(_)
             | MissingName(_)
             | MissingCaller
-            | Invalid(_) => ErrorKind::BadRequest,
+            | Invalid(_)
+            | BadBundle(_) => ErrorKind::BadRequest,
             NotFound | UnknownNode(_) | UnknownCommit(_) => ErrorKind::NotFound,
             AlreadyExists | NoOpenTurn | RunActive | Immutable(_) | NodeConflict(_) | Full
             | Frozen | NotCommitted(_) | NoTurns => ErrorKind::Conflict,
@@ -110,6 +113,7 @@ impl SessionError {
             UnknownCommit(_) => "unknown_commit",
             NotCommitted(_) => "node_not_committed",
             NoTurns => "no_turns",
+            BadBundle(_) => "invalid_bundle",
         }
     }
 }
