@@ -4,7 +4,7 @@
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// Prefix of temporary files; loaders delete leftovers with this prefix.
 pub const TMP_PREFIX: &str = ".tmp-";
@@ -55,6 +55,33 @@ pub fn atomic_write_json<T: serde::Serialize>(path: &Path, value: &T) -> io::Res
     let mut bytes = serde_json::to_vec_pretty(value).map_err(io::Error::other)?;
     bytes.push(b'\n');
     atomic_write(path, &bytes)
+}
+
+/// Build a directory in a temporary sibling (`<parent>/.tmp-<kind>-<uuid>`)
+/// and rename it to the path `build` returns, fsyncing the folder and
+/// `parent`: a crash leaves nothing but a `.tmp-` folder (cleared at
+/// startup) or the complete directory. On any error the temporary folder
+/// is removed. `build` gets the (not yet created) temporary path.
+pub fn build_dir_atomically<T, E: From<io::Error>>(
+    parent: &Path,
+    kind: &str,
+    build: impl FnOnce(&Path) -> Result<(PathBuf, T), E>,
+) -> Result<T, E> {
+    fs::create_dir_all(parent)?;
+    let tmp = parent.join(format!(
+        "{TMP_PREFIX}{kind}-{}",
+        uuid::Uuid::new_v4().simple()
+    ));
+    let result = build(&tmp).and_then(|(dest, value)| {
+        fsync_dir(&tmp)?;
+        fs::rename(&tmp, &dest)?;
+        fsync_dir(parent)?;
+        Ok(value)
+    });
+    if result.is_err() {
+        let _ = fs::remove_dir_all(&tmp);
+    }
+    result
 }
 
 /// fsync a directory so that renames and creations inside it are durable.

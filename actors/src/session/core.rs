@@ -248,49 +248,38 @@ impl SessionCore {
         let parent = dir
             .parent()
             .ok_or_else(|| SessionError::Invalid("session directory has no parent".into()))?;
-        fs::create_dir_all(parent)?;
-        let tmp = parent.join(format!("{}create-{}", fsio::TMP_PREFIX, ids::new_id()));
-        let built = (|| -> Result<Option<AppendOutcome>, SessionError> {
-            fs::create_dir(&tmp)?;
-            let repo = git::init_session_repo(&tmp)?;
-            let index = git::IndexFile::load(&repo)?;
-            for sub in [layout::HISTORY, layout::CONTEXT_COMMITS, layout::WORKDIR] {
-                fs::create_dir_all(tmp.join(sub))?;
-            }
-            fsio::atomic_write(&tmp.join(GITIGNORE), GITIGNORE_BODY.as_bytes())?;
-            fsio::atomic_write_json(&tmp.join(META), &meta)?;
-            let mut core = SessionCore {
-                dir: tmp.clone(),
-                repo,
-                index,
-                meta,
-                nodes: Vec::new(),
-                by_id: HashMap::new(),
-                retitle_at: RETITLE_AT.to_vec(),
-                queue: Vec::new(),
-            };
-            let outcome = first.map(|(n, b)| core.append_with(n, b)).transpose()?;
-            for sub in ["context", layout::HISTORY, ""] {
-                fsio::fsync_dir(&tmp.join(sub))?;
-            }
-            Ok(outcome)
-        })();
+        let built =
+            fsio::build_dir_atomically(parent, "create", |tmp| -> Result<_, SessionError> {
+                fs::create_dir(tmp)?;
+                let repo = git::init_session_repo(tmp)?;
+                let index = git::IndexFile::load(&repo)?;
+                for sub in [layout::HISTORY, layout::CONTEXT_COMMITS, layout::WORKDIR] {
+                    fs::create_dir_all(tmp.join(sub))?;
+                }
+                fsio::atomic_write(&tmp.join(GITIGNORE), GITIGNORE_BODY.as_bytes())?;
+                fsio::atomic_write_json(&tmp.join(META), &meta)?;
+                let mut core = SessionCore {
+                    dir: tmp.to_path_buf(),
+                    repo,
+                    index,
+                    meta,
+                    nodes: Vec::new(),
+                    by_id: HashMap::new(),
+                    retitle_at: RETITLE_AT.to_vec(),
+                    queue: Vec::new(),
+                };
+                let outcome = first.map(|(n, b)| core.append_with(n, b)).transpose()?;
+                for sub in ["context", layout::HISTORY] {
+                    fsio::fsync_dir(&tmp.join(sub))?;
+                }
+                Ok((dir.to_path_buf(), outcome))
+            });
         let outcome = match built {
             Ok(o) => o,
-            Err(e) => {
-                let _ = fs::remove_dir_all(&tmp);
-                return Err(e);
-            }
+            // Another creator won the rename.
+            Err(_) if dir.join(META).exists() => return Err(SessionError::AlreadyExists),
+            Err(e) => return Err(e),
         };
-        if let Err(e) = fs::rename(&tmp, dir) {
-            let _ = fs::remove_dir_all(&tmp);
-            return Err(if dir.exists() {
-                SessionError::AlreadyExists
-            } else {
-                e.into()
-            });
-        }
-        fsio::fsync_dir(parent)?;
         let core = SessionCore::load(dir)?;
         Ok((core, outcome))
     }
@@ -939,10 +928,8 @@ impl SessionCore {
         let parent = dest
             .parent()
             .ok_or_else(|| SessionError::Invalid("no parent".into()))?;
-        fs::create_dir_all(parent)?;
-        let tmp = parent.join(format!("{}fork-{}", fsio::TMP_PREFIX, ids::new_id()));
-        let built = (|| -> Result<(), SessionError> {
-            git::fork_repo(&self.repo, oid, &tmp)?;
+        fsio::build_dir_atomically(parent, "fork", |tmp| -> Result<_, SessionError> {
+            git::fork_repo(&self.repo, oid, tmp)?;
             fs::create_dir_all(tmp.join(layout::WORKDIR))?;
             let mut meta: SessionMeta = fsio::read_json(&tmp.join(META))?;
             let now = now();
@@ -959,14 +946,8 @@ impl SessionCore {
             meta.created_at = now;
             meta.updated_at = now;
             fsio::atomic_write_json(&tmp.join(META), &meta)?;
-            fsio::fsync_dir(&tmp)?;
-            Ok(())
-        })();
-        if let Err(e) = built.and_then(|_| fs::rename(&tmp, dest).map_err(SessionError::from)) {
-            let _ = fs::remove_dir_all(&tmp);
-            return Err(e);
-        }
-        fsio::fsync_dir(parent)?;
+            Ok((dest.to_path_buf(), ()))
+        })?;
         Ok(oid.to_string())
     }
 
@@ -979,10 +960,8 @@ impl SessionCore {
         sessions_dir: &Path,
         wanted: Option<&str>,
     ) -> Result<String, SessionError> {
-        fs::create_dir_all(sessions_dir)?;
-        let tmp = sessions_dir.join(format!("{}import-{}", fsio::TMP_PREFIX, ids::new_id()));
-        let built = (|| -> Result<String, SessionError> {
-            git::read_bundle(bytes, &tmp).map_err(|e| SessionError::BadBundle(e.to_string()))?;
+        fsio::build_dir_atomically(sessions_dir, "import", |tmp| -> Result<_, SessionError> {
+            git::read_bundle(bytes, tmp).map_err(|e| SessionError::BadBundle(e.to_string()))?;
             let mut meta: SessionMeta = fsio::read_json(&tmp.join(META)).map_err(|_| {
                 SessionError::BadBundle("not an openprogram session (no valid meta.json)".into())
             })?;
@@ -1000,15 +979,8 @@ impl SessionCore {
             meta.project_id = crate::project::DEFAULT_PROJECT.into();
             fsio::atomic_write_json(&tmp.join(META), &meta)?;
             fs::create_dir_all(tmp.join(layout::WORKDIR))?;
-            fsio::fsync_dir(&tmp)?;
-            fs::rename(&tmp, sessions_dir.join(&id))?;
-            fsio::fsync_dir(sessions_dir)?;
-            Ok(id)
-        })();
-        if built.is_err() {
-            let _ = fs::remove_dir_all(&tmp);
-        }
-        built
+            Ok((sessions_dir.join(&id), id))
+        })
     }
 
     /// A git bundle of every branch (see `git::write_bundle`).
