@@ -32,7 +32,9 @@ use crate::session::actor::{
     Append, Create, Delete, EndTurnMsg, Export, ForkTo, GetBranch, GetCommits, GetDir, GetMeta,
     GetNodes, Rebind, UpdateMeta, UpdateNode,
 };
+use crate::session::actor::{Checkout, GetBranches, GetHistory, Switch};
 use crate::session::actor::{Naming, SetGeneratedTitle, TitleInput};
+use crate::session::{BranchInfo, CheckoutTo, History, Shown, SwitchTo};
 use crate::session::{
     AppendOutcome, EndTurn, NewNode, NodePatch, Posted, SessionActor, SessionChanged, SessionCore,
     SessionError, TurnOutcome, ROOT_CALLER,
@@ -298,6 +300,26 @@ impl Engine {
 
     pub async fn commits(&self, id: &str, limit: usize) -> Result<Vec<CommitInfo>, SessionError> {
         self.call(id, GetCommits { limit }).await?
+    }
+
+    /// Every branch of the session (`main`, `retry-*`, `replay-*`).
+    pub async fn branches(&self, id: &str) -> Result<Vec<BranchInfo>, SessionError> {
+        self.call(id, GetBranches).await?
+    }
+
+    /// The timeline of every commit, with the replay position.
+    pub async fn history(&self, id: &str) -> Result<History, SessionError> {
+        self.call(id, GetHistory).await?
+    }
+
+    /// Replay: show the conversation at a commit, a turn or one step away.
+    pub async fn checkout(&self, id: &str, to: CheckoutTo) -> Result<Shown, SessionError> {
+        self.call(id, Checkout(to)).await?
+    }
+
+    /// Switch the head to a node or a branch (git checks out its branch).
+    pub async fn switch(&self, id: &str, to: SwitchTo) -> Result<Shown, SessionError> {
+        self.call(id, Switch(to)).await?
     }
 
     /// Bind a session to a project (`set_session_project`). Naming the

@@ -11,7 +11,7 @@ pub const TMP_PREFIX: &str = ".tmp-";
 
 /// Atomically replace `path` with `bytes` and make the result durable.
 pub fn atomic_write(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    replace(path, bytes, true)
+    replace(path, bytes, Sync::All)
 }
 
 /// Atomically replace `path` with `bytes` whose data is durable, without
@@ -19,10 +19,38 @@ pub fn atomic_write(path: &Path, bytes: &[u8]) -> io::Result<()> {
 /// either its complete old content or its complete new content. For files
 /// that a later sync point or a load-time repair makes consistent.
 pub fn atomic_replace_data_synced(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    replace(path, bytes, false)
+    replace(path, bytes, Sync::Data)
 }
 
-fn replace(path: &Path, bytes: &[u8], sync_dir: bool) -> io::Result<()> {
+/// Atomically replace `path` with `bytes`, without waiting for the disk: for
+/// copies of data that is durable elsewhere (files checked out from git),
+/// made durable in bulk by `sync_filesystem`.
+pub fn atomic_write_unsynced(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    replace(path, bytes, Sync::None)
+}
+
+/// Flush everything written to the filesystem that holds `dir` (one
+/// `syncfs` instead of a fsync per file after a bulk checkout).
+pub fn sync_filesystem(dir: &Path) -> io::Result<()> {
+    use std::os::fd::AsRawFd;
+    let handle = File::open(dir)?;
+    // SAFETY: the descriptor is valid for the lifetime of `handle`.
+    if unsafe { libc::syncfs(handle.as_raw_fd()) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Sync {
+    /// File data, then the rename (directory fsync).
+    All,
+    /// File data only.
+    Data,
+    None,
+}
+
+fn replace(path: &Path, bytes: &[u8], sync: Sync) -> io::Result<()> {
     let dir = path
         .parent()
         .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "path has no parent"))?;
@@ -37,9 +65,11 @@ fn replace(path: &Path, bytes: &[u8], sync_dir: bool) -> io::Result<()> {
     let result = (|| {
         let mut file = OpenOptions::new().write(true).create_new(true).open(&tmp)?;
         file.write_all(bytes)?;
-        file.sync_all()?;
+        if sync != Sync::None {
+            file.sync_all()?;
+        }
         fs::rename(&tmp, path)?;
-        if sync_dir {
+        if sync == Sync::All {
             fsync_dir(dir)?;
         }
         Ok(())

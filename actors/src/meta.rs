@@ -36,7 +36,17 @@ pub struct ForkedFrom {
     pub commit: String,
 }
 
-/// The turn in progress: opened by a user message.
+/// A replay view: the conversation as it was at `commit` (spec 001 §2.4).
+/// The next user message continues from there on a new branch.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct View {
+    pub commit: String,
+    /// The branch whose line the view steps along (prev / next).
+    pub branch: String,
+}
+
+/// The turn in progress: opened by a user message (or by a retried
+/// answer, whose `user_node` is the message it answers again).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct OpenTurn {
     pub number: u64,
@@ -139,9 +149,12 @@ pub struct SessionMeta {
     /// Current tip of the conversational chain.
     #[serde(default)]
     pub head: Option<String>,
-    /// Number of ended turns.
+    /// Turns on the current path (the current branch's length).
     #[serde(default)]
     pub turn_count: u64,
+    /// Set while the user replays an older turn (a read-only view).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub viewing: Option<View>,
     #[serde(default)]
     pub open_turn: Option<OpenTurn>,
     #[serde(default)]
@@ -186,6 +199,7 @@ impl SessionMeta {
             model: None,
             head: None,
             turn_count: 0,
+            viewing: None,
             open_turn: None,
             last_turn: None,
             user_titled: false,

@@ -5,6 +5,7 @@ mod channels;
 mod health;
 mod messages;
 mod projects;
+mod replay;
 mod sessions;
 mod turns;
 
@@ -37,6 +38,10 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
             .route("/sessions/{id}/turns", web::post().to(turns::end_turn))
             .route("/sessions/{id}/export", web::get().to(sessions::export))
             .route("/sessions/{id}/fork", web::post().to(sessions::fork))
+            .route("/sessions/{id}/branches", web::get().to(replay::branches))
+            .route("/sessions/{id}/history", web::get().to(replay::history))
+            .route("/sessions/{id}/checkout", web::post().to(replay::checkout))
+            .route("/sessions/{id}/switch", web::post().to(replay::switch))
             .route(
                 "/sessions/{id}/title/regenerate",
                 web::post().to(sessions::regenerate_title),

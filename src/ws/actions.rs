@@ -5,7 +5,9 @@ use openprogram_actors::meta::MetaPatch;
 use openprogram_actors::node::Role;
 use openprogram_actors::project::ProjectError;
 use openprogram_actors::registry::ListQuery;
-use openprogram_actors::session::{CreateSpec, NewNode, Posted, SessionError, RUN_ACTIVE};
+use openprogram_actors::session::{
+    CheckoutTo, CreateSpec, NewNode, Posted, SessionError, Step, SwitchTo, RUN_ACTIVE,
+};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
@@ -70,6 +72,35 @@ struct SessionRef {
     session_id: String,
     #[serde(default)]
     limit: Option<usize>,
+}
+
+#[derive(Deserialize)]
+struct GitCheckout {
+    session_id: String,
+    #[serde(default)]
+    commit: Option<String>,
+    #[serde(default)]
+    turn: Option<u64>,
+    #[serde(default)]
+    step: Option<Step>,
+}
+
+#[derive(Deserialize)]
+struct GitSwitch {
+    session_id: String,
+    #[serde(default)]
+    node_id: Option<String>,
+    #[serde(default)]
+    branch: Option<String>,
+}
+
+/// A reply frame: `data` (an object) with the session id added.
+fn session_frame(kind: &str, session_id: &str, data: impl serde::Serialize) -> String {
+    let mut v = serde_json::to_value(data).unwrap_or_default();
+    if let Some(obj) = v.as_object_mut() {
+        obj.insert("session_id".into(), session_id.into());
+    }
+    frame(kind, v)
 }
 
 #[derive(Deserialize)]
@@ -254,6 +285,51 @@ async fn dispatch(state: &AppState, action: &str, v: Value) -> Result<Vec<String
                 "git_session_log",
                 json!({ "session_id": r.session_id, "commits": commits }),
             )]
+        }
+        "git_history" => {
+            let r: SessionRef = parse(action, v)?;
+            let history = engine
+                .history(&r.session_id)
+                .await
+                .map_err(|e| failed(action, e))?;
+            vec![session_frame("git_history", &r.session_id, history)]
+        }
+        "git_checkout" => {
+            let r: GitCheckout = parse(action, v)?;
+            let to = CheckoutTo {
+                commit: r.commit,
+                turn: r.turn,
+                step: r.step,
+            };
+            let shown = engine
+                .checkout(&r.session_id, to)
+                .await
+                .map_err(|e| failed(action, e))?;
+            vec![session_frame("git_checkout", &r.session_id, shown)]
+        }
+        "git_branches" => {
+            let r: SessionRef = parse(action, v)?;
+            let branches = engine
+                .branches(&r.session_id)
+                .await
+                .map_err(|e| failed(action, e))?;
+            vec![session_frame(
+                "git_branches",
+                &r.session_id,
+                json!({ "branches": branches }),
+            )]
+        }
+        "git_switch" => {
+            let r: GitSwitch = parse(action, v)?;
+            let to = SwitchTo {
+                node_id: r.node_id,
+                branch: r.branch,
+            };
+            let shown = engine
+                .switch(&r.session_id, to)
+                .await
+                .map_err(|e| failed(action, e))?;
+            vec![session_frame("git_switch", &r.session_id, shown)]
         }
         "chat" => chat(state, parse(action, v)?).await,
         other => {

@@ -60,6 +60,41 @@ impl IndexFile {
         })
     }
 
+    /// An index listing exactly `tree` (empty for `None`), with the stat
+    /// data of the work-tree files. Paths in `unstat` (files whose live
+    /// content may differ, like `meta.json`) get none, so git compares
+    /// their content instead of trusting the stat data.
+    pub fn from_tree(
+        repo: &Repository,
+        tree: Option<&git2::Tree<'_>>,
+        unstat: &[&Path],
+    ) -> Result<IndexFile, GitError> {
+        let workdir = repo
+            .workdir()
+            .ok_or_else(|| git2::Error::from_str("bare repository"))?
+            .to_path_buf();
+        let mut entries = BTreeMap::new();
+        if let Some(tree) = tree {
+            tree.walk(git2::TreeWalkMode::PreOrder, |dir, entry| {
+                if entry.kind() == Some(git2::ObjectType::Blob) {
+                    let rel = format!("{dir}{}", entry.name().unwrap_or(""));
+                    let stat = match fs::symlink_metadata(workdir.join(&rel)) {
+                        Ok(m) if !unstat.contains(&Path::new(&rel)) => Stat::of(&m),
+                        _ => Stat::default(),
+                    };
+                    let key = rel.into_bytes();
+                    let bytes = serialize_entry(&key, &stat, entry.filemode() as u32, entry.id());
+                    entries.insert(key, bytes);
+                }
+                git2::TreeWalkResult::Ok
+            })?;
+        }
+        Ok(IndexFile {
+            path: repo.path().join("index"),
+            entries,
+        })
+    }
+
     pub fn len(&self) -> usize {
         self.entries.len()
     }
@@ -149,6 +184,7 @@ fn swap_into_place(new: &Path, target: &Path) -> io::Result<()> {
     fs::rename(new, target)
 }
 
+#[derive(Default)]
 struct Stat {
     ctime: (u32, u32),
     mtime: (u32, u32),

@@ -2,6 +2,7 @@
 //! (the asyncgit `sync/` layout). Callers run them off the event loop.
 
 mod agent_commit;
+mod branches;
 mod bundle;
 mod commit;
 mod fork;
@@ -11,9 +12,15 @@ mod locks;
 mod log;
 mod repack;
 mod trailers;
+mod tree_files;
 mod worktree_status;
+mod worktree_sync;
 
 pub use agent_commit::{agent_commit, AgentCommit};
+pub use branches::{
+    all_commits, attach_head, create_branch, current_branch, first_parent_line, list_branches,
+    new_branch_name, BranchTip, CommitRow, MAIN,
+};
 pub use bundle::{read_bundle, write_bundle, BundleError};
 pub use commit::{commit_paths, CommitOutcome};
 pub use fork::fork_repo;
@@ -22,9 +29,11 @@ pub use init::{disable_reflogs, init_repo, init_session_repo, open_repo};
 pub use locks::remove_stale_locks;
 pub use log::{log, CommitInfo};
 pub use trailers::{head_trailers, Trailers};
+pub use tree_files::blobs_under;
 pub use worktree_status::{worktree_status, TreeState};
+pub use worktree_sync::sync_worktree;
 pub mod trailers_keys {
-    pub use super::trailers::{HEAD_NODE, LAST_SEQ, PROJECT_COMMIT, SESSION, TURN};
+    pub use super::trailers::{BRANCH, HEAD_NODE, LAST_SEQ, PROJECT_COMMIT, SESSION, TURN};
 }
 
 #[derive(Debug, thiserror::Error)]

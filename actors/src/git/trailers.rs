@@ -7,6 +7,8 @@ pub struct Trailers {
     pub turn: u64,
     pub head_node: Option<String>,
     pub last_seq: u64,
+    /// The branch the commit was made on.
+    pub branch: Option<String>,
 }
 
 pub const TURN: &str = "Openprogram-Turn";
@@ -14,6 +16,7 @@ pub const HEAD_NODE: &str = "Openprogram-Head-Node";
 pub const LAST_SEQ: &str = "Openprogram-Last-Seq";
 pub const SESSION: &str = "Openprogram-Session";
 pub const PROJECT_COMMIT: &str = "Openprogram-Project-Commit";
+pub const BRANCH: &str = "Openprogram-Branch";
 
 impl Trailers {
     pub fn parse(message: &str) -> Trailers {
@@ -25,6 +28,7 @@ impl Trailers {
                     HEAD_NODE => t.head_node = Some(value.trim().to_string()),
                     LAST_SEQ => t.last_seq = value.trim().parse().unwrap_or(0),
                     SESSION => t.session = Some(value.trim().to_string()),
+                    BRANCH => t.branch = Some(value.trim().to_string()),
                     _ => {}
                 }
             }

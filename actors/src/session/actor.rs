@@ -14,6 +14,7 @@ use tokio::sync::{Mutex, OwnedMutexGuard};
 use std::future::Future;
 use std::pin::Pin;
 
+use super::branching::{BranchInfo, CheckoutTo, History, Shown, SwitchTo};
 use super::core::{
     AppendOutcome, EndTurn, NewNode, NodePatch, Posted, SessionCore, TitlePlan, TurnOutcome,
 };
@@ -278,9 +279,13 @@ impl Handler<Append> for SessionActor {
     type Result = AtomicResponse<Self, Result<Posted, SessionError>>;
 
     fn handle(&mut self, msg: Append, _: &mut Self::Context) -> Self::Result {
-        // A user message opening a turn in a project-bound session first
-        // records the project's working tree (through its project actor).
-        let opens_turn = msg.node.role == Role::User && msg.node.caller.is_none();
+        // A node opening a turn (a user message or a retried answer) in a
+        // project-bound session first records the project's working tree
+        // (through its project actor).
+        let opens_turn = match self.core() {
+            Ok(core) => core.opens_turn(&msg.node),
+            Err(_) => msg.node.role == Role::User && msg.node.caller.is_none(),
+        };
         let project_id = match self.core() {
             Ok(core) => Some(core.meta().project_id.clone()),
             Err(_) => msg.create.as_ref().map(|m| m.project_id.clone()),
@@ -750,6 +755,74 @@ impl Handler<GetCommits> for SessionActor {
                 .ok_or(SessionError::NotFound)?
                 .commits(msg.limit)
         }))
+    }
+}
+
+/// Every branch of the session.
+#[derive(Message, Clone)]
+#[rtype(result = "Result<Vec<BranchInfo>, SessionError>")]
+pub struct GetBranches;
+
+impl Handler<GetBranches> for SessionActor {
+    type Result = AtomicResponse<Self, Result<Vec<BranchInfo>, SessionError>>;
+
+    fn handle(&mut self, _: GetBranches, _: &mut Self::Context) -> Self::Result {
+        AtomicResponse::new(self.blocking(|slot, _| {
+            slot.core.as_ref().ok_or(SessionError::NotFound)?.branches()
+        }))
+    }
+}
+
+/// The timeline of every commit and the replay position.
+#[derive(Message, Clone)]
+#[rtype(result = "Result<History, SessionError>")]
+pub struct GetHistory;
+
+impl Handler<GetHistory> for SessionActor {
+    type Result = AtomicResponse<Self, Result<History, SessionError>>;
+
+    fn handle(&mut self, _: GetHistory, _: &mut Self::Context) -> Self::Result {
+        AtomicResponse::new(self.blocking(|slot, _| {
+            slot.core.as_ref().ok_or(SessionError::NotFound)?.history()
+        }))
+    }
+}
+
+/// Replay: show the conversation at a commit (see `SessionCore::checkout`).
+#[derive(Message, Clone)]
+#[rtype(result = "Result<Shown, SessionError>")]
+pub struct Checkout(pub CheckoutTo);
+
+impl Handler<Checkout> for SessionActor {
+    type Result = AtomicResponse<Self, Result<Shown, SessionError>>;
+
+    fn handle(&mut self, msg: Checkout, _: &mut Self::Context) -> Self::Result {
+        let fut = self.blocking(move |slot, _| {
+            slot.core
+                .as_mut()
+                .ok_or(SessionError::NotFound)?
+                .checkout(msg.0)
+        });
+        notify_after(fut, ChangeKind::Updated)
+    }
+}
+
+/// Switch the head (and git's branch) (see `SessionCore::switch`).
+#[derive(Message, Clone)]
+#[rtype(result = "Result<Shown, SessionError>")]
+pub struct Switch(pub SwitchTo);
+
+impl Handler<Switch> for SessionActor {
+    type Result = AtomicResponse<Self, Result<Shown, SessionError>>;
+
+    fn handle(&mut self, msg: Switch, _: &mut Self::Context) -> Self::Result {
+        let fut = self.blocking(move |slot, _| {
+            slot.core
+                .as_mut()
+                .ok_or(SessionError::NotFound)?
+                .switch(msg.0)
+        });
+        notify_after(fut, ChangeKind::Updated)
     }
 }
 

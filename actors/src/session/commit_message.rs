@@ -17,6 +17,7 @@ pub struct TurnSummary<'a> {
     pub head: Option<&'a str>,
     pub last_seq: u64,
     pub project_commit: Option<&'a str>,
+    pub branch: Option<&'a str>,
 }
 
 impl<'a> TurnSummary<'a> {
@@ -49,6 +50,7 @@ impl<'a> TurnSummary<'a> {
             head: None,
             last_seq: nodes.iter().map(|n| n.seq).max().unwrap_or(0),
             project_commit: None,
+            branch: None,
         }
     }
 
@@ -89,6 +91,9 @@ impl<'a> TurnSummary<'a> {
         msg.push_str(&format!("{}: {}\n", keys::LAST_SEQ, self.last_seq));
         if let Some(p) = self.project_commit {
             msg.push_str(&format!("{}: {p}\n", keys::PROJECT_COMMIT));
+        }
+        if let Some(b) = self.branch {
+            msg.push_str(&format!("{}: {b}\n", keys::BRANCH));
         }
         msg
     }
@@ -137,6 +142,7 @@ mod tests {
             head: Some("a1"),
             last_seq: 9,
             project_commit: None,
+            branch: Some("retry-a1"),
         };
         let m = s.message();
         let first = m.lines().next().unwrap();
@@ -149,5 +155,6 @@ mod tests {
         assert_eq!(t.turn, 3);
         assert_eq!(t.last_seq, 9);
         assert_eq!(t.head_node.as_deref(), Some("a1"));
+        assert_eq!(t.branch.as_deref(), Some("retry-a1"));
     }
 }

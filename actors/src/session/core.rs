@@ -16,6 +16,7 @@ use git2::Repository;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use super::branching::read_branch_nodes;
 use super::commit_message::TurnSummary;
 use super::error::SessionError;
 use super::layout::{self, GITIGNORE, GITIGNORE_BODY, META};
@@ -217,14 +218,14 @@ pub const RETITLE_AT: [u32; 4] = [1, 6, 16, 40];
 pub const ROOT_CALLER: &str = "ROOT";
 
 pub struct SessionCore {
-    dir: PathBuf,
-    repo: Repository,
+    pub(super) dir: PathBuf,
+    pub(super) repo: Repository,
     /// The repository's index, kept in memory and updated per commit.
-    index: git::IndexFile,
-    meta: SessionMeta,
-    /// All nodes, in sequence order.
-    nodes: Vec<Node>,
-    by_id: HashMap<String, usize>,
+    pub(super) index: git::IndexFile,
+    pub(super) meta: SessionMeta,
+    /// All nodes of every branch, in sequence order.
+    pub(super) nodes: Vec<Node>,
+    pub(super) by_id: HashMap<String, usize>,
     /// Assistant-reply counts at which an LLM title is due.
     retitle_at: Vec<u32>,
     /// User messages queued behind the running turn, in arrival order.
@@ -313,7 +314,10 @@ impl SessionCore {
         };
         git::remove_stale_locks(repo.path())?;
         let index = git::IndexFile::load(&repo)?;
-        let nodes = read_history(&dir.join(layout::HISTORY))?;
+        let mut nodes = read_history(&dir.join(layout::HISTORY))?;
+        // The work tree holds the current branch; the others live in git.
+        nodes.extend(read_branch_nodes(&repo, &nodes)?);
+        nodes.sort_by_key(|n| n.seq);
         let by_id = nodes
             .iter()
             .enumerate()
@@ -338,26 +342,27 @@ impl SessionCore {
     }
 
     fn reconcile(&mut self) -> Result<(), SessionError> {
-        let committed = git::head_trailers(&self.repo)?;
+        // Turns end one after another whatever their branch, so the last
+        // sequence number of the newest commit on any branch tells whether
+        // the last recorded end of turn was committed.
+        let tips = git::list_branches(&self.repo)?;
+        let newest = tips.iter().max_by_key(|t| t.trailers.last_seq);
+        let committed_seq = newest.map_or(0, |t| t.trailers.last_seq);
         let mut dirty = false;
         // A turn whose end was recorded but whose commit did not happen.
         let mut pending = None;
-        if self.meta.turn_count > committed.turn {
-            pending = self
-                .meta
-                .last_turn
-                .clone()
-                .filter(|r| r.number == self.meta.turn_count);
-        } else if self.meta.turn_count < committed.turn {
+        if self.ended_seq() > committed_seq {
+            pending = self.meta.last_turn.clone();
+        } else if let Some(tip) = newest.filter(|_| self.ended_seq() < committed_seq) {
             // The commit exists but the rename of its meta.json was lost in a
             // crash: the committed meta.json is the one to keep.
-            if let Some(meta) = self.committed_meta()? {
-                tracing::warn!(session = %self.meta.id, turn = committed.turn, "restoring meta.json from the last commit");
+            if let Some(meta) = self.committed_meta(tip.oid)? {
+                tracing::warn!(session = %self.meta.id, turn = tip.trailers.turn, "restoring meta.json from the last commit");
                 let id = self.meta.id.clone();
                 self.meta = meta;
                 self.meta.id = id;
             }
-            self.meta.turn_count = self.meta.turn_count.max(committed.turn);
+            self.meta.turn_count = tip.trailers.turn;
             dirty = true;
         }
         // Replay the head over nodes appended since it was last saved.
@@ -376,9 +381,11 @@ impl SessionCore {
             self.meta.head = head;
             dirty = true;
         }
-        // The open turn: the user node that opened it must exist; a user
-        // node written just before a crash (meta not yet saved) opens it.
+        // The open turn: the user node that opened it must exist; a node
+        // that opens a turn (a user message or a retried answer), written
+        // just before a crash (meta not yet saved), opens it.
         let ended = self.ended_seq();
+        let mut detected = false;
         match &self.meta.open_turn {
             Some(open) if !self.by_id.contains_key(&open.user_node) => {
                 self.meta.open_turn = None;
@@ -386,10 +393,10 @@ impl SessionCore {
             }
             Some(_) => {}
             None => {
-                if let Some(user) = self
+                if let Some(opener) = self
                     .nodes
                     .iter()
-                    .find(|n| n.seq > ended && n.role == Role::User && n.caller.is_none())
+                    .find(|n| n.seq > ended && n.is_conversational())
                 {
                     // The project's tree at the turn's start is unknown now.
                     let project =
@@ -401,13 +408,26 @@ impl SessionCore {
                             }
                         });
                     self.meta.open_turn = Some(OpenTurn {
-                        number: self.meta.turn_count + 1,
-                        user_node: user.id.clone(),
+                        number: 0, // set once the turn's branch is known
+                        user_node: self.answered_user_node(opener),
                         first_seq: ended + 1,
-                        started_at: user.created_at,
+                        started_at: opener.created_at,
                         project,
                     });
+                    detected = true;
                     dirty = true;
+                }
+            }
+        }
+        // HEAD must be on the branch the open turn commits to.
+        if let (Some(open), None) = (self.meta.open_turn.clone(), &pending) {
+            if let Some(opener) = self.turn_opener(open.first_seq).map(|n| n.id.clone()) {
+                self.place_turn(&opener)?;
+            }
+            if detected {
+                let number = git::head_trailers(&self.repo)?.turn + 1;
+                if let Some(t) = self.meta.open_turn.as_mut() {
+                    t.number = number;
                 }
             }
         }
@@ -421,6 +441,10 @@ impl SessionCore {
         if let Some(record) = pending {
             tracing::warn!(session = %self.meta.id, turn = record.number, "committing a turn interrupted by a crash");
             self.commit_turn(&record)?;
+        }
+        // A branch switch cut short leaves the work tree between branches.
+        if self.sync_worktree_to_head()? {
+            tracing::warn!(session = %self.meta.id, "work tree re-synced with HEAD");
         }
         Ok(())
     }
@@ -524,10 +548,10 @@ impl SessionCore {
         new: NewNode,
         baseline: Option<ProjectBaseline>,
     ) -> Result<AppendOutcome, SessionError> {
-        let id = match new.id {
+        let id = match &new.id {
             Some(id) => {
-                ids::validate("node id", &id)?;
-                id
+                ids::validate("node id", id)?;
+                id.clone()
             }
             None => ids::new_id(),
         };
@@ -563,25 +587,10 @@ impl SessionCore {
         }
         let conversational =
             new.caller.is_none() && matches!(new.role, Role::User | Role::Assistant);
-        let opens_turn = new.role == Role::User && new.caller.is_none();
+        let opens_turn = self.opens_turn(&new);
         let mut closed = None;
         if opens_turn {
-            if self.meta.open_turn.is_some() {
-                if self.meta.status == Status::Running {
-                    return Err(SessionError::RunActive);
-                }
-                // A turn left open by a crash: close it before the next one.
-                let skipped = self
-                    .meta
-                    .open_turn
-                    .as_ref()
-                    .and_then(|t| t.project.as_ref())
-                    .map(|_| ProjectOutcome::Skipped {
-                        reason: "the turn was interrupted by a restart".into(),
-                        dirty_paths: Vec::new(),
-                    });
-                closed = Some(self.end_turn_inner(EndTurn::default(), true, skipped)?);
-            }
+            closed = self.close_interrupted_turn()?;
         } else if matches!(new.role, Role::Assistant | Role::Tool) && self.meta.open_turn.is_none()
         {
             return Err(SessionError::NoOpenTurn);
@@ -610,19 +619,28 @@ impl SessionCore {
         self.write_node(&node)?;
         self.by_id.insert(id.clone(), self.nodes.len());
         self.nodes.push(node.clone());
+        if opens_turn {
+            // A turn that does not continue the current branch's tip gets
+            // a branch of its own (a retry, or a message sent from a replay).
+            if let Err(e) = self.place_turn(&id) {
+                self.forget_last_node();
+                return Err(e);
+            }
+        }
         if conversational {
             let off_chain = node.predecessor != self.meta.head;
             self.meta.head = Some(id.clone());
             self.meta.updated_at = node.created_at;
             if opens_turn {
                 self.meta.open_turn = Some(OpenTurn {
-                    number: self.meta.turn_count + 1,
-                    user_node: id,
+                    number: git::head_trailers(&self.repo)?.turn + 1,
+                    user_node: self.answered_user_node(&node),
                     first_seq: self.ended_seq() + 1,
                     started_at: node.created_at,
                     project: baseline,
                 });
                 self.meta.status = Status::Running;
+                self.meta.viewing = None;
                 // Repaired from the user node if this rename is lost.
                 self.write_meta_turn()?;
             } else if off_chain {
@@ -636,6 +654,77 @@ impl SessionCore {
             turn: self.meta.open_turn.as_ref().map(|t| t.number),
             closed_interrupted_turn: closed,
         })
+    }
+
+    /// Whether appending `new` opens a turn: a user message does, and so
+    /// does a retried answer (an assistant node whose predecessor already
+    /// has a conversational child from an earlier turn).
+    pub fn opens_turn(&self, new: &NewNode) -> bool {
+        if new.caller.is_some() {
+            return false;
+        }
+        match new.role {
+            Role::User => true,
+            Role::Assistant => {
+                let p = new.predecessor.as_deref().or(self.meta.head.as_deref());
+                match (p.and_then(|p| self.node(p)), &self.meta.open_turn) {
+                    (Some(p), Some(open)) if p.seq >= open.first_seq => false,
+                    (Some(p), _) => self.nodes.iter().any(|n| {
+                        n.is_conversational() && n.predecessor.as_deref() == Some(p.id.as_str())
+                    }),
+                    (None, _) => false,
+                }
+            }
+            _ => false,
+        }
+    }
+
+    /// Before a new turn opens (or the head moves): a running turn refuses
+    /// it; a turn left open by a crash is closed (and committed) first.
+    pub(super) fn close_interrupted_turn(&mut self) -> Result<Option<TurnOutcome>, SessionError> {
+        let Some(open) = &self.meta.open_turn else {
+            return Ok(None);
+        };
+        if self.meta.status == Status::Running {
+            return Err(SessionError::RunActive);
+        }
+        let skipped = open.project.as_ref().map(|_| ProjectOutcome::Skipped {
+            reason: "the turn was interrupted by a restart".into(),
+            dirty_paths: Vec::new(),
+        });
+        self.end_turn_inner(EndTurn::default(), true, skipped)
+            .map(Some)
+    }
+
+    /// Undo the append of the last node (its turn could not be placed).
+    fn forget_last_node(&mut self) {
+        if let Some(node) = self.nodes.pop() {
+            self.by_id.remove(&node.id);
+            let _ = fs::remove_file(
+                self.dir
+                    .join(layout::node_rel_path(node.seq, node.role, &node.id)),
+            );
+        }
+    }
+
+    /// The user message a turn answers: its opener, or for a retried
+    /// answer the nearest user message before it.
+    pub(super) fn answered_user_node(&self, opener: &Node) -> String {
+        let mut cursor = Some(opener);
+        while let Some(n) = cursor {
+            if n.role == Role::User && n.caller.is_none() {
+                return n.id.clone();
+            }
+            cursor = n.predecessor.as_deref().and_then(|p| self.node(p));
+        }
+        opener.id.clone()
+    }
+
+    /// The node that opened the turn starting at `first_seq`.
+    pub(super) fn turn_opener(&self, first_seq: u64) -> Option<&Node> {
+        self.nodes
+            .iter()
+            .find(|n| n.seq >= first_seq && n.is_conversational())
     }
 
     /// Fill or amend a node of the open turn.
@@ -763,7 +852,7 @@ impl SessionCore {
         if self.meta.project_id == project_id {
             return Ok(false);
         }
-        if self.meta.turn_count > 0 || self.meta.open_turn.is_some() {
+        if self.meta.last_turn.is_some() || self.meta.open_turn.is_some() {
             return Err(SessionError::Frozen);
         }
         if dir != self.dir {
@@ -940,6 +1029,7 @@ impl SessionCore {
             });
             meta.status = Status::Idle;
             meta.open_turn = None;
+            meta.viewing = None;
             meta.unread = false;
             meta.pinned = false;
             meta.archived = false;
@@ -976,6 +1066,7 @@ impl SessionCore {
             meta.id = id.clone();
             meta.status = Status::Idle;
             meta.open_turn = None;
+            meta.viewing = None;
             meta.project_id = crate::project::DEFAULT_PROJECT.into();
             fsio::atomic_write_json(&tmp.join(META), &meta)?;
             fs::create_dir_all(tmp.join(layout::WORKDIR))?;
@@ -997,7 +1088,8 @@ impl SessionCore {
         commit: Option<&str>,
         node_id: Option<&str>,
     ) -> Result<git2::Oid, SessionError> {
-        let log = git::log(&self.repo, usize::MAX)?;
+        // Every commit of every branch.
+        let log = git::all_commits(&self.repo)?;
         if log.is_empty() {
             return Err(SessionError::NoTurns);
         }
@@ -1006,25 +1098,36 @@ impl SessionCore {
                 "give either commit or node_id, not both".into(),
             )),
             (Some(c), None) => {
-                let found = log
-                    .iter()
-                    .find(|l| l.sha == c || (c.len() >= 7 && l.sha.starts_with(c)));
-                let sha = found.ok_or_else(|| SessionError::UnknownCommit(c.to_string()))?;
-                Ok(git2::Oid::from_str(&sha.sha)?)
+                let found = log.iter().find(|l| {
+                    let sha = l.oid.to_string();
+                    sha == c || (c.len() >= 7 && sha.starts_with(c))
+                });
+                Ok(found
+                    .ok_or_else(|| SessionError::UnknownCommit(c.to_string()))?
+                    .oid)
             }
             (None, Some(n)) => {
                 let node = self
                     .node(n)
                     .ok_or_else(|| SessionError::UnknownNode(n.to_string()))?;
-                // The oldest turn commit whose last sequence covers the node.
-                let turn = log
+                // The turn commit that committed the node: the one with the
+                // smallest last sequence that covers it and holds its file.
+                let rel = layout::node_rel_path(node.seq, node.role, &node.id);
+                let mut covering: Vec<&git::CommitRow> = log
                     .iter()
-                    .rev()
-                    .find(|l| git::Trailers::parse(&l.message).last_seq >= node.seq)
-                    .ok_or_else(|| SessionError::NotCommitted(n.to_string()))?;
-                Ok(git2::Oid::from_str(&turn.sha)?)
+                    .filter(|l| l.trailers.last_seq >= node.seq)
+                    .collect();
+                covering.sort_by_key(|l| l.trailers.last_seq);
+                for l in covering {
+                    if self.repo.find_commit(l.oid)?.tree()?.get_path(&rel).is_ok() {
+                        return Ok(l.oid);
+                    }
+                }
+                Err(SessionError::NotCommitted(n.to_string()))
             }
-            (None, None) => Ok(git2::Oid::from_str(&log[0].sha)?),
+            (None, None) => git::head_commit(&self.repo)?
+                .map(|c| c.id())
+                .ok_or(SessionError::NoTurns),
         }
     }
 
@@ -1165,7 +1268,7 @@ impl SessionCore {
         self.meta.last_turn.as_ref().map_or(0, |r| r.last_seq)
     }
 
-    fn write_node(&self, node: &Node) -> Result<(), SessionError> {
+    pub(super) fn write_node(&self, node: &Node) -> Result<(), SessionError> {
         let path = self
             .dir
             .join(layout::node_rel_path(node.seq, node.role, &node.id));
@@ -1186,12 +1289,10 @@ impl SessionCore {
         Ok(())
     }
 
-    /// `meta.json` as the HEAD commit holds it.
-    fn committed_meta(&self) -> Result<Option<SessionMeta>, SessionError> {
-        let Some(head) = git::head_commit(&self.repo)? else {
-            return Ok(None);
-        };
-        let Ok(entry) = head.tree()?.get_path(Path::new(META)) else {
+    /// `meta.json` as commit `oid` holds it.
+    fn committed_meta(&self, oid: git2::Oid) -> Result<Option<SessionMeta>, SessionError> {
+        let commit = self.repo.find_commit(oid)?;
+        let Ok(entry) = commit.tree()?.get_path(Path::new(META)) else {
             return Ok(None);
         };
         let blob = self.repo.find_blob(entry.id())?;
@@ -1215,7 +1316,32 @@ impl SessionCore {
             .iter()
             .filter(|n| n.seq >= record.first_seq && n.seq <= record.last_seq)
             .collect();
+        // A turn on a new branch also brings the nodes of its path that the
+        // parent commit lacks (a retry: the user message it answers again).
+        let parent_head = git::head_trailers(&self.repo)?.head_node;
+        let opener = turn_nodes.iter().find(|n| n.is_conversational()).copied();
+        let extras = match opener {
+            Some(o) => self.path_nodes_since(o, parent_head.as_deref()),
+            None => Vec::new(),
+        };
+        for n in &extras {
+            let path = self.dir.join(layout::node_rel_path(n.seq, n.role, &n.id));
+            if !path.exists() {
+                self.write_node(n)?;
+            }
+        }
+        let branch = git::current_branch(&self.repo)?;
+        let described: Vec<&Node> = extras.iter().chain(turn_nodes.iter()).copied().collect();
         let mut summary = TurnSummary::from_nodes(&self.meta.id, record.number, &turn_nodes);
+        if opener.is_some_and(|o| o.role != Role::User) {
+            // A retried answer: the message line names the user message.
+            let user = opener.map(|o| self.answered_user_node(o));
+            summary.user_text = user
+                .and_then(|u| self.node(&u))
+                .map(Node::text)
+                .unwrap_or_default();
+        }
+        summary.branch = Some(&branch);
         summary.duration_s = record.duration_s.unwrap_or(0.0);
         if let Some(tc) = record.tool_calls {
             summary.tool_calls = tc;
@@ -1227,7 +1353,7 @@ impl SessionCore {
             summary.project_commit = Some(commit.as_str());
         }
         let message = summary.message();
-        let mut paths: Vec<PathBuf> = turn_nodes
+        let mut paths: Vec<PathBuf> = described
             .iter()
             .map(|n| layout::node_rel_path(n.seq, n.role, &n.id))
             .collect();

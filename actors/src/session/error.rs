@@ -62,6 +62,10 @@ pub enum SessionError {
     NoTurns,
     #[error("invalid bundle: {0}")]
     BadBundle(String),
+    #[error("unknown branch '{0}'")]
+    UnknownBranch(String),
+    #[error("{0}")]
+    NoSuchTurn(String),
 }
 
 impl From<git2::Error> for SessionError {
@@ -81,7 +85,9 @@ impl SessionError {
             | MissingCaller
             | Invalid(_)
             | BadBundle(_) => ErrorKind::BadRequest,
-            NotFound | UnknownNode(_) | UnknownCommit(_) => ErrorKind::NotFound,
+            NotFound | UnknownNode(_) | UnknownCommit(_) | UnknownBranch(_) | NoSuchTurn(_) => {
+                ErrorKind::NotFound
+            }
             AlreadyExists | NoOpenTurn | RunActive | Immutable(_) | NodeConflict(_) | Full
             | Frozen | NotCommitted(_) | NoTurns => ErrorKind::Conflict,
             Git(_) | Io(_) => ErrorKind::Internal,
@@ -114,6 +120,8 @@ impl SessionError {
             NotCommitted(_) => "node_not_committed",
             NoTurns => "no_turns",
             BadBundle(_) => "invalid_bundle",
+            UnknownBranch(_) => "unknown_branch",
+            NoSuchTurn(_) => "no_such_turn",
         }
     }
 }

@@ -1,6 +1,7 @@
 //! One session: its repository layout, the blocking core and its actor.
 
 pub mod actor;
+mod branching;
 mod commit_message;
 pub mod core;
 pub mod error;
@@ -8,6 +9,7 @@ pub mod layout;
 pub mod summary;
 
 pub use actor::{ChangeKind, SessionActor, SessionChanged};
+pub use branching::{BranchInfo, CheckoutTo, History, HistoryRow, Position, Shown, Step, SwitchTo};
 pub use core::{
     AppendOutcome, CreateSpec, EndTurn, NewNode, NodePatch, Outcome, Posted, Queued, SessionCore,
     TurnOutcome, ROOT_CALLER,

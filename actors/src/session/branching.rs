@@ -1,0 +1,604 @@
+//! Retry branches, head switches and replay: the DAG's branches mapped onto
+//! git branches (spec 001 §2.3–2.4, §5 invariant 4).
+//!
+//! - Every turn commit's tree holds exactly the nodes of its path (plus
+//!   `meta.json` of that moment), so `git checkout <sha>` shows that turn.
+//! - A turn that continues the tip of the current branch commits on it. A
+//!   turn that starts anywhere else (a retried answer, a message sent while
+//!   replaying an old turn, a message after switching the head to an older
+//!   node) commits on a new branch that starts at the commit holding its
+//!   starting point: `retry-<assistant id>` or `replay-<user message id>`.
+//!   Nothing is ever rewritten; `main` stays the original line.
+//! - The work tree holds the current branch; the nodes of the other
+//!   branches are read from their commits.
+
+use std::collections::{HashMap, HashSet};
+use std::path::Path;
+
+use git2::Oid;
+use serde::{Deserialize, Serialize};
+
+use super::core::SessionCore;
+use super::error::SessionError;
+use super::layout::{self, META};
+use crate::git::{self, BranchTip, CommitRow};
+use crate::meta::View;
+use crate::node::{Node, Role};
+
+/// Folders of a session's work tree that follow the current branch.
+const TRACKED_DIRS: [&str; 2] = [layout::HISTORY, layout::CONTEXT_COMMITS];
+
+/// One branch of the session (`GET /branches`).
+#[derive(Debug, Clone, Serialize)]
+pub struct BranchInfo {
+    pub name: String,
+    pub commit: String,
+    pub short_sha: String,
+    /// The node the branch's last turn ended on.
+    pub head_node: Option<String>,
+    /// Turns on the branch's path.
+    pub turns: u64,
+    pub current: bool,
+    pub updated_at: i64,
+}
+
+/// One commit of the session's timeline (`GET /history`).
+#[derive(Debug, Clone, Serialize)]
+pub struct HistoryRow {
+    pub sha: String,
+    pub short_sha: String,
+    pub turn: u64,
+    pub branch: String,
+    pub summary: String,
+    pub message: String,
+    pub timestamp: i64,
+    pub parent: Option<String>,
+    pub head_node: Option<String>,
+    /// On the path of the current head (what prev / next step along).
+    pub on_current_path: bool,
+}
+
+/// Where the conversation stands: "turn 7 of 12" on a branch.
+#[derive(Debug, Clone, Serialize)]
+pub struct Position {
+    /// The commit shown (null before the first turn).
+    pub commit: Option<String>,
+    pub turn: u64,
+    pub of: u64,
+    pub branch: String,
+    /// True at the branch tip that new messages continue; false while
+    /// replaying an older turn.
+    pub live: bool,
+    pub prev: Option<String>,
+    pub next: Option<String>,
+    pub head: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct History {
+    pub branch: String,
+    pub position: Position,
+    /// Every commit of every branch, newest first.
+    pub commits: Vec<HistoryRow>,
+}
+
+/// A replay view or a switch result: the position and what it shows.
+#[derive(Debug, Clone, Serialize)]
+pub struct Shown {
+    #[serde(flatten)]
+    pub position: Position,
+    /// The rendered conversation at that point.
+    pub messages: Vec<Node>,
+}
+
+/// `POST /checkout`: exactly one of the fields.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CheckoutTo {
+    #[serde(default)]
+    pub commit: Option<String>,
+    #[serde(default)]
+    pub turn: Option<u64>,
+    #[serde(default)]
+    pub step: Option<Step>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Step {
+    Prev,
+    Next,
+    Latest,
+}
+
+/// `POST /switch`: exactly one of the fields.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SwitchTo {
+    #[serde(default)]
+    pub node_id: Option<String>,
+    #[serde(default)]
+    pub branch: Option<String>,
+}
+
+impl SessionCore {
+    // ----- placing a turn ------------------------------------------------
+
+    /// Put HEAD on the branch the turn opened by `opener_id` commits to.
+    /// Idempotent (the crash repair calls it again).
+    pub(super) fn place_turn(&mut self, opener_id: &str) -> Result<(), SessionError> {
+        let opener = self
+            .node(opener_id)
+            .ok_or_else(|| SessionError::UnknownNode(opener_id.to_string()))?;
+        let start = opener.predecessor.clone();
+        let (role, seq, id) = (opener.role, opener.seq, opener.id.clone());
+        let tip = git::head_commit(&self.repo)?.map(|c| c.id());
+        // The common case, cheaply: the turn continues the branch's tip.
+        let tip_head = git::head_trailers(&self.repo)?.head_node;
+        if tip_head == start {
+            return Ok(());
+        }
+        let base = self.commit_ending_on_path(start.as_deref())?;
+        if base == tip {
+            return Ok(());
+        }
+        // Continuing the tip of another branch continues that branch.
+        let tips = git::list_branches(&self.repo)?;
+        let name = match tips.iter().find(|t| Some(t.oid) == base) {
+            Some(t) => t.name.clone(),
+            None => {
+                let prefix = if role == Role::Assistant {
+                    "retry"
+                } else {
+                    "replay"
+                };
+                let name = git::new_branch_name(&self.repo, prefix, &id, seq)?;
+                if let Some(b) = base {
+                    git::create_branch(&self.repo, &name, b)?;
+                }
+                name
+            }
+        };
+        tracing::info!(session = %self.meta.id, branch = %name, "turn starts a branch");
+        self.checkout_branch(&name)?;
+        // The work tree shows the new path at once.
+        let opener = self
+            .node(opener_id)
+            .ok_or_else(|| SessionError::UnknownNode(opener_id.to_string()))?;
+        let parent_head = git::head_trailers(&self.repo)?.head_node;
+        for n in self.path_nodes_since(opener, parent_head.as_deref()) {
+            self.write_node(n)?;
+        }
+        Ok(())
+    }
+
+    /// The nodes a turn opened by `opener` adds to its parent commit's path
+    /// besides its own: the chain from its predecessor back to (not
+    /// including) `parent_head`, with the nodes those called. Empty when
+    /// the turn continues the parent's head.
+    pub(super) fn path_nodes_since(&self, opener: &Node, parent_head: Option<&str>) -> Vec<&Node> {
+        let mut chain = Vec::new();
+        let mut cursor = opener.predecessor.as_deref();
+        while let Some(id) = cursor {
+            if Some(id) == parent_head || chain.len() > self.nodes.len() {
+                break;
+            }
+            let Some(n) = self.node(id) else { break };
+            chain.push(n);
+            cursor = n.predecessor.as_deref();
+        }
+        if chain.is_empty() {
+            return chain;
+        }
+        let on_chain: HashSet<&str> = chain.iter().map(|n| n.id.as_str()).collect();
+        let mut out: Vec<&Node> = self
+            .nodes
+            .iter()
+            .filter(|n| n.seq < opener.seq)
+            .filter(|n| {
+                on_chain.contains(n.id.as_str())
+                    || n.caller.as_deref().is_some_and(|c| on_chain.contains(c))
+            })
+            .collect();
+        out.sort_by_key(|n| n.seq);
+        out
+    }
+
+    /// The newest commit (any branch) whose head node lies on the chain
+    /// that ends at `start`: where a turn starting after `start` branches
+    /// off. `None` when no turn of that chain was committed.
+    fn commit_ending_on_path(&self, start: Option<&str>) -> Result<Option<Oid>, SessionError> {
+        let by_head: HashMap<String, Oid> = git::all_commits(&self.repo)?
+            .into_iter()
+            .filter_map(|c| c.trailers.head_node.map(|h| (h, c.oid)))
+            .collect();
+        let mut cursor = start;
+        let mut steps = 0;
+        while let Some(id) = cursor {
+            if let Some(oid) = by_head.get(id) {
+                return Ok(Some(*oid));
+            }
+            steps += 1;
+            if steps > self.nodes.len() {
+                break;
+            }
+            cursor = self.node(id).and_then(|n| n.predecessor.as_deref());
+        }
+        Ok(None)
+    }
+
+    /// Attach HEAD to `name`, make the work tree that branch's files (plus
+    /// anything not committed yet) and rebuild the index. In this order, so
+    /// a crash in between is repaired at load (`sync_worktree_to_head`).
+    fn checkout_branch(&mut self, name: &str) -> Result<(), SessionError> {
+        git::attach_head(&self.repo, name)?;
+        self.sync_worktree_to_head()?;
+        self.rebuild_index()?;
+        Ok(())
+    }
+
+    /// Make the work tree's history and context files those of HEAD, keeping
+    /// files that no branch holds (not committed yet). Returns whether
+    /// anything changed (then the index is rebuilt too).
+    pub(super) fn sync_worktree_to_head(&mut self) -> Result<bool, SessionError> {
+        let head = git::head_commit(&self.repo)?;
+        let target = head.as_ref().map(|c| c.tree()).transpose()?;
+        let tips: Vec<git2::Tree<'_>> = git::list_branches(&self.repo)?
+            .iter()
+            .filter_map(|t| self.repo.find_commit(t.oid).and_then(|c| c.tree()).ok())
+            .collect();
+        let removable = |rel: &Path| tips.iter().any(|t| t.get_path(rel).is_ok());
+        let changed = git::sync_worktree(&self.repo, target.as_ref(), &TRACKED_DIRS, removable)?;
+        drop(tips);
+        drop(target);
+        drop(head);
+        if changed {
+            self.rebuild_index()?;
+        }
+        Ok(changed)
+    }
+
+    fn rebuild_index(&mut self) -> Result<(), SessionError> {
+        let head = git::head_commit(&self.repo)?;
+        let tree = head.as_ref().map(|c| c.tree()).transpose()?;
+        let index = git::IndexFile::from_tree(&self.repo, tree.as_ref(), &[Path::new(META)])?;
+        index.write()?;
+        self.index = index;
+        Ok(())
+    }
+
+    // ----- reads ---------------------------------------------------------
+
+    /// Every branch, `main` first.
+    pub fn branches(&self) -> Result<Vec<BranchInfo>, SessionError> {
+        let current = git::current_branch(&self.repo)?;
+        Ok(git::list_branches(&self.repo)?
+            .into_iter()
+            .map(|t| {
+                let sha = t.oid.to_string();
+                BranchInfo {
+                    current: t.name == current,
+                    short_sha: sha[..7].to_string(),
+                    commit: sha,
+                    head_node: t.trailers.head_node,
+                    turns: t.trailers.turn,
+                    updated_at: t.time,
+                    name: t.name,
+                }
+            })
+            .collect())
+    }
+
+    /// The timeline: every commit of every branch, with the branch it was
+    /// made on and whether it lies on the current path.
+    pub fn history(&self) -> Result<History, SessionError> {
+        let graph = Graph::read(self)?;
+        let (line_branch, shown) = self.shown(&graph);
+        let line = graph.line(&line_branch);
+        let commits = graph
+            .commits
+            .iter()
+            .map(|c| {
+                let sha = c.oid.to_string();
+                HistoryRow {
+                    short_sha: sha[..7].to_string(),
+                    sha,
+                    turn: c.trailers.turn,
+                    branch: graph.owner(c),
+                    summary: c.summary.clone(),
+                    message: c.message.clone(),
+                    timestamp: c.time,
+                    parent: c.parent.map(|p| p.to_string()),
+                    head_node: c.trailers.head_node.clone(),
+                    on_current_path: line.contains(&c.oid),
+                }
+            })
+            .collect();
+        Ok(History {
+            branch: graph.current.clone(),
+            position: self.position(&graph, shown, &line_branch),
+            commits,
+        })
+    }
+
+    /// What is shown now: the replayed commit, or the current branch's tip.
+    fn shown(&self, graph: &Graph) -> (String, Option<Oid>) {
+        match &self.meta.viewing {
+            Some(v) => match Oid::from_str(&v.commit) {
+                Ok(oid) if graph.line(&v.branch).contains(&oid) => (v.branch.clone(), Some(oid)),
+                _ => (graph.current.clone(), graph.tip(&graph.current)),
+            },
+            None => (graph.current.clone(), graph.tip(&graph.current)),
+        }
+    }
+
+    fn position(&self, graph: &Graph, shown: Option<Oid>, branch: &str) -> Position {
+        let line = graph.line(branch);
+        let row = shown.and_then(|oid| graph.row(oid));
+        let index = shown.and_then(|oid| line.iter().position(|o| *o == oid));
+        Position {
+            commit: shown.map(|o| o.to_string()),
+            turn: row.map_or(0, |r| r.trailers.turn),
+            of: graph
+                .tip(branch)
+                .and_then(|t| graph.row(t))
+                .map_or(0, |r| r.trailers.turn),
+            branch: branch.to_string(),
+            live: shown == graph.tip(&graph.current) && branch == graph.current,
+            prev: row.and_then(|r| r.parent).map(|p| p.to_string()),
+            next: index
+                .filter(|i| *i > 0)
+                .map(|i| line[i - 1].to_string()),
+            head: self.meta.head.clone(),
+        }
+    }
+
+    // ----- moving the head -----------------------------------------------
+
+    /// Replay: show the conversation as it was at a commit (read-only; the
+    /// next user message continues from there on a new branch). Nothing
+    /// in git moves.
+    pub fn checkout(&mut self, to: CheckoutTo) -> Result<Shown, SessionError> {
+        let given = [to.commit.is_some(), to.turn.is_some(), to.step.is_some()];
+        if given.iter().filter(|g| **g).count() != 1 {
+            return Err(SessionError::Invalid(
+                "give exactly one of commit, turn or step".into(),
+            ));
+        }
+        self.close_interrupted_turn()?;
+        let graph = Graph::read(self)?;
+        if graph.commits.is_empty() {
+            return Err(SessionError::NoTurns);
+        }
+        let (line_branch, shown) = self.shown(&graph);
+        let line = graph.line(&line_branch);
+        let (target, branch) = if let Some(c) = &to.commit {
+            let oid = graph.find(c)?;
+            let branch = if line.contains(&oid) {
+                line_branch.clone()
+            } else {
+                graph.branch_holding(oid)
+            };
+            (oid, branch)
+        } else if let Some(k) = to.turn {
+            let oid = line
+                .iter()
+                .find(|o| graph.row(**o).is_some_and(|r| r.trailers.turn == k))
+                .copied()
+                .ok_or_else(|| {
+                    SessionError::NoSuchTurn(format!("branch {line_branch} has no turn {k}"))
+                })?;
+            (oid, line_branch.clone())
+        } else if to.step == Some(Step::Latest) {
+            let tip = graph
+                .tip(&graph.current)
+                .ok_or_else(|| SessionError::NoSuchTurn("the current branch has no turn".into()))?;
+            (tip, graph.current.clone())
+        } else {
+            let at = shown.ok_or(SessionError::NoTurns)?;
+            let index = line.iter().position(|o| *o == at).unwrap_or(0);
+            let oid = match to.step {
+                Some(Step::Next) => index
+                    .checked_sub(1)
+                    .map(|i| line[i])
+                    .ok_or_else(|| SessionError::NoSuchTurn("already at the latest turn".into()))?,
+                _ => line
+                    .get(index + 1)
+                    .copied()
+                    .ok_or_else(|| SessionError::NoSuchTurn("already at the first turn".into()))?,
+            };
+            (oid, line_branch.clone())
+        };
+        let row = graph
+            .row(target)
+            .ok_or_else(|| SessionError::UnknownCommit(target.to_string()))?;
+        let live = Some(target) == graph.tip(&graph.current) && branch == graph.current;
+        let head = row.trailers.head_node.clone();
+        self.update_meta(|m| {
+            m.head = head;
+            m.viewing = (!live).then(|| View {
+                commit: target.to_string(),
+                branch: branch.clone(),
+            });
+        })?;
+        Ok(Shown {
+            position: self.position(&graph, Some(target), &branch),
+            messages: self.branch(None)?,
+        })
+    }
+
+    /// Switch the head to a node (or to a branch's tip): git checks out the
+    /// branch that holds it, and the conversation renders from there.
+    pub fn switch(&mut self, to: SwitchTo) -> Result<Shown, SessionError> {
+        self.close_interrupted_turn()?;
+        let tips = git::list_branches(&self.repo)?;
+        let current = git::current_branch(&self.repo)?;
+        let (tip, head) = match (&to.node_id, &to.branch) {
+            (Some(_), Some(_)) | (None, None) => {
+                return Err(SessionError::Invalid(
+                    "give exactly one of node_id or branch".into(),
+                ))
+            }
+            (None, Some(b)) => {
+                let tip = tips
+                    .iter()
+                    .find(|t| &t.name == b)
+                    .ok_or_else(|| SessionError::UnknownBranch(b.clone()))?;
+                (tip.clone(), tip.trailers.head_node.clone())
+            }
+            (Some(id), None) => {
+                let node = self
+                    .node(id)
+                    .ok_or_else(|| SessionError::UnknownNode(id.clone()))?;
+                let rel = layout::node_rel_path(node.seq, node.role, &node.id);
+                let holds = |t: &&BranchTip| {
+                    self.repo
+                        .find_commit(t.oid)
+                        .and_then(|c| c.tree())
+                        .is_ok_and(|tree| tree.get_path(&rel).is_ok())
+                };
+                let tip = tips
+                    .iter()
+                    .filter(|t| t.name == current)
+                    .chain(tips.iter().filter(|t| t.name != current))
+                    .find(holds)
+                    .ok_or_else(|| SessionError::NotCommitted(id.clone()))?;
+                (tip.clone(), Some(id.clone()))
+            }
+        };
+        if tip.name != current {
+            self.checkout_branch(&tip.name)?;
+        }
+        let turns = tip.trailers.turn;
+        self.update_meta(|m| {
+            m.head = head;
+            m.viewing = None;
+            m.turn_count = turns;
+        })?;
+        let graph = Graph::read(self)?;
+        Ok(Shown {
+            position: self.position(&graph, Some(tip.oid), &tip.name),
+            messages: self.branch(None)?,
+        })
+    }
+}
+
+/// The commit graph of a session, read once per request.
+struct Graph {
+    commits: Vec<CommitRow>,
+    by_oid: HashMap<Oid, usize>,
+    tips: Vec<BranchTip>,
+    current: String,
+    /// Each branch's first-parent line, tip first.
+    lines: HashMap<String, Vec<Oid>>,
+}
+
+impl Graph {
+    fn read(core: &SessionCore) -> Result<Graph, SessionError> {
+        let commits = git::all_commits(&core.repo)?;
+        let by_oid = commits.iter().enumerate().map(|(i, c)| (c.oid, i)).collect();
+        let tips = git::list_branches(&core.repo)?;
+        let current = git::current_branch(&core.repo)?;
+        let mut graph = Graph {
+            commits,
+            by_oid,
+            tips,
+            current,
+            lines: HashMap::new(),
+        };
+        for t in &graph.tips {
+            let mut line = Vec::new();
+            let mut cursor = Some(t.oid);
+            while let Some(oid) = cursor {
+                line.push(oid);
+                cursor = graph.row(oid).and_then(|r| r.parent);
+            }
+            graph.lines.insert(t.name.clone(), line);
+        }
+        Ok(graph)
+    }
+
+    fn row(&self, oid: Oid) -> Option<&CommitRow> {
+        self.by_oid.get(&oid).map(|&i| &self.commits[i])
+    }
+
+    fn tip(&self, branch: &str) -> Option<Oid> {
+        self.tips.iter().find(|t| t.name == branch).map(|t| t.oid)
+    }
+
+    fn line(&self, branch: &str) -> &[Oid] {
+        self.lines.get(branch).map_or(&[], Vec::as_slice)
+    }
+
+    /// A commit of this session by full sha or a prefix of 7+ characters.
+    fn find(&self, sha: &str) -> Result<Oid, SessionError> {
+        let sha = sha.trim().to_ascii_lowercase();
+        let mut found = self
+            .commits
+            .iter()
+            .filter(|c| sha.len() >= 7 && c.oid.to_string().starts_with(&sha));
+        match (found.next(), found.next()) {
+            (Some(c), None) => Ok(c.oid),
+            _ => Err(SessionError::UnknownCommit(sha)),
+        }
+    }
+
+    /// The branch a commit was made on (its trailer), if that branch still
+    /// holds it; else `main` or the first branch that holds it.
+    fn owner(&self, c: &CommitRow) -> String {
+        if let Some(b) = &c.trailers.branch {
+            if self.line(b).contains(&c.oid) {
+                return b.clone();
+            }
+        }
+        self.branch_holding(c.oid)
+    }
+
+    fn branch_holding(&self, oid: Oid) -> String {
+        if let Some(c) = self.row(oid) {
+            if let Some(b) = &c.trailers.branch {
+                if self.line(b).contains(&oid) {
+                    return b.clone();
+                }
+            }
+        }
+        self.tips
+            .iter()
+            .find(|t| self.line(&t.name).contains(&oid))
+            .map_or_else(|| self.current.clone(), |t| t.name.clone())
+    }
+}
+
+/// The nodes of the branches other than the work tree's: every node file
+/// in a branch tip's tree that `known` lacks, read from its blob. Folders
+/// shared between branches are read once.
+pub(super) fn read_branch_nodes(
+    repo: &git2::Repository,
+    known: &[Node],
+) -> Result<Vec<Node>, SessionError> {
+    let mut ids: HashSet<String> = known.iter().map(|n| n.id.clone()).collect();
+    let mut seen = HashSet::new();
+    let mut out = Vec::new();
+    for tip in git::list_branches(repo)? {
+        let tree = repo.find_commit(tip.oid)?.tree()?;
+        for (path, oid) in git::blobs_under(repo, &tree, Path::new(layout::HISTORY), &mut seen)? {
+            let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
+                continue;
+            };
+            let Some((seq, role, id)) = layout::parse_node_file_name(name) else {
+                continue;
+            };
+            if ids.contains(&id) {
+                continue;
+            }
+            match serde_json::from_slice::<Node>(repo.find_blob(oid)?.content()) {
+                Ok(n) if n.seq == seq && n.role == role && n.id == id => {
+                    ids.insert(id);
+                    out.push(n);
+                }
+                _ => tracing::warn!(path = %path.display(), branch = %tip.name, "unreadable node in git; skipped"),
+            }
+        }
+    }
+    Ok(out)
+}
