@@ -34,11 +34,11 @@ use crate::session::actor::{
 };
 use crate::session::actor::{Checkout, GetBranches, GetHistory, Switch};
 use crate::session::actor::{Naming, SetGeneratedTitle, TitleInput};
-use crate::session::{BranchInfo, CheckoutTo, History, Shown, SwitchTo};
 use crate::session::{
     AppendOutcome, EndTurn, NewNode, NodePatch, Posted, SessionActor, SessionChanged, SessionCore,
     SessionError, TurnOutcome, ROOT_CALLER,
 };
+use crate::session::{BranchInfo, CheckoutTo, History, Shown, SwitchTo};
 use crate::titler::{GenerateNow, LlmConfig, TitleError, TitleJob, Titler};
 
 /// How to run the engine.

@@ -14,10 +14,7 @@ pub async fn branches(
     id: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
     let branches = state.engine.branches(&id).await?;
-    let current = branches
-        .iter()
-        .find(|b| b.current)
-        .map(|b| b.name.clone());
+    let current = branches.iter().find(|b| b.current).map(|b| b.name.clone());
     Ok(HttpResponse::Ok().json(json!({"current": current, "branches": branches})))
 }
 

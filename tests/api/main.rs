@@ -2,6 +2,7 @@
 //! HTTP, with its repositories checked by the `git` CLI.
 
 mod bad_input;
+mod branches;
 mod conversation;
 mod crash;
 mod fake_llm;

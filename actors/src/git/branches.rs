@@ -55,7 +55,10 @@ pub fn current_branch(repo: &Repository) -> Result<String, git2::Error> {
     let target = head
         .symbolic_target()
         .ok_or_else(|| git2::Error::from_str("HEAD is detached"))?;
-    Ok(target.strip_prefix("refs/heads/").unwrap_or(target).to_string())
+    Ok(target
+        .strip_prefix("refs/heads/")
+        .unwrap_or(target)
+        .to_string())
 }
 
 /// Attach HEAD to branch `name` (which may not exist yet: the next commit
@@ -88,7 +91,10 @@ pub fn new_branch_name(
             }
         })
         .collect();
-    for name in [format!("{prefix}-{clean}"), format!("{prefix}-{clean}-{seq}")] {
+    for name in [
+        format!("{prefix}-{clean}"),
+        format!("{prefix}-{clean}-{seq}"),
+    ] {
         let full = format!("refs/heads/{name}");
         if git2::Reference::is_valid_name(&full) && repo.find_reference(&full).is_err() {
             return Ok(name);

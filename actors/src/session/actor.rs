@@ -767,9 +767,9 @@ impl Handler<GetBranches> for SessionActor {
     type Result = AtomicResponse<Self, Result<Vec<BranchInfo>, SessionError>>;
 
     fn handle(&mut self, _: GetBranches, _: &mut Self::Context) -> Self::Result {
-        AtomicResponse::new(self.blocking(|slot, _| {
-            slot.core.as_ref().ok_or(SessionError::NotFound)?.branches()
-        }))
+        AtomicResponse::new(
+            self.blocking(|slot, _| slot.core.as_ref().ok_or(SessionError::NotFound)?.branches()),
+        )
     }
 }
 
@@ -782,9 +782,9 @@ impl Handler<GetHistory> for SessionActor {
     type Result = AtomicResponse<Self, Result<History, SessionError>>;
 
     fn handle(&mut self, _: GetHistory, _: &mut Self::Context) -> Self::Result {
-        AtomicResponse::new(self.blocking(|slot, _| {
-            slot.core.as_ref().ok_or(SessionError::NotFound)?.history()
-        }))
+        AtomicResponse::new(
+            self.blocking(|slot, _| slot.core.as_ref().ok_or(SessionError::NotFound)?.history()),
+        )
     }
 }
 

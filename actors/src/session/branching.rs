@@ -346,9 +346,7 @@ impl SessionCore {
             branch: branch.to_string(),
             live: shown == graph.tip(&graph.current) && branch == graph.current,
             prev: row.and_then(|r| r.parent).map(|p| p.to_string()),
-            next: index
-                .filter(|i| *i > 0)
-                .map(|i| line[i - 1].to_string()),
+            next: index.filter(|i| *i > 0).map(|i| line[i - 1].to_string()),
             head: self.meta.head.clone(),
         }
     }
@@ -397,16 +395,15 @@ impl SessionCore {
         } else {
             let at = shown.ok_or(SessionError::NoTurns)?;
             let index = line.iter().position(|o| *o == at).unwrap_or(0);
-            let oid = match to.step {
-                Some(Step::Next) => index
-                    .checked_sub(1)
-                    .map(|i| line[i])
-                    .ok_or_else(|| SessionError::NoSuchTurn("already at the latest turn".into()))?,
-                _ => line
-                    .get(index + 1)
-                    .copied()
-                    .ok_or_else(|| SessionError::NoSuchTurn("already at the first turn".into()))?,
-            };
+            let oid =
+                match to.step {
+                    Some(Step::Next) => index.checked_sub(1).map(|i| line[i]).ok_or_else(|| {
+                        SessionError::NoSuchTurn("already at the latest turn".into())
+                    })?,
+                    _ => line.get(index + 1).copied().ok_or_else(|| {
+                        SessionError::NoSuchTurn("already at the first turn".into())
+                    })?,
+                };
             (oid, line_branch.clone())
         };
         let row = graph
@@ -496,7 +493,11 @@ struct Graph {
 impl Graph {
     fn read(core: &SessionCore) -> Result<Graph, SessionError> {
         let commits = git::all_commits(&core.repo)?;
-        let by_oid = commits.iter().enumerate().map(|(i, c)| (c.oid, i)).collect();
+        let by_oid = commits
+            .iter()
+            .enumerate()
+            .map(|(i, c)| (c.oid, i))
+            .collect();
         let tips = git::list_branches(&core.repo)?;
         let current = git::current_branch(&core.repo)?;
         let mut graph = Graph {
@@ -596,7 +597,9 @@ pub(super) fn read_branch_nodes(
                     ids.insert(id);
                     out.push(n);
                 }
-                _ => tracing::warn!(path = %path.display(), branch = %tip.name, "unreadable node in git; skipped"),
+                _ => {
+                    tracing::warn!(path = %path.display(), branch = %tip.name, "unreadable node in git; skipped")
+                }
             }
         }
     }

@@ -354,15 +354,23 @@ impl SessionCore {
         if self.ended_seq() > committed_seq {
             pending = self.meta.last_turn.clone();
         } else if let Some(tip) = newest.filter(|_| self.ended_seq() < committed_seq) {
-            // The commit exists but the rename of its meta.json was lost in a
-            // crash: the committed meta.json is the one to keep.
+            let on_head = git::head_commit(&self.repo)?.is_some_and(|c| c.id() == tip.oid);
             if let Some(meta) = self.committed_meta(tip.oid)? {
-                tracing::warn!(session = %self.meta.id, turn = tip.trailers.turn, "restoring meta.json from the last commit");
-                let id = self.meta.id.clone();
-                self.meta = meta;
-                self.meta.id = id;
+                if on_head {
+                    // The commit exists but the rename of its meta.json was
+                    // lost in a crash: the committed meta.json is the one.
+                    tracing::warn!(session = %self.meta.id, turn = tip.trailers.turn, "restoring meta.json from the last commit");
+                    let id = self.meta.id.clone();
+                    self.meta = meta;
+                    self.meta.id = id;
+                    self.meta.turn_count = tip.trailers.turn;
+                } else {
+                    // A meta.json checked out from an older commit (an
+                    // imported repository whose newest turn is on another
+                    // branch): only the record of the last turn moves on.
+                    self.meta.last_turn = meta.last_turn;
+                }
             }
-            self.meta.turn_count = tip.trailers.turn;
             dirty = true;
         }
         // Replay the head over nodes appended since it was last saved.
