@@ -563,6 +563,18 @@ fn a_retry_interrupted_by_a_crash_commits_on_its_branch_after_restart() {
     assert_eq!(worktree_ids(&dir), set(&["u1", "a1", "u2", "a2"]));
     assert_eq!(git(&dir, &["status", "--porcelain", "history"]), "");
     git(&dir, &["fsck", "--strict", "--no-progress"]);
+
+    // A switch cut short right after HEAD moved (work tree and index still
+    // on main): loading finishes it.
+    s.kill();
+    git(&dir, &["symbolic-ref", "HEAD", "refs/heads/retry-a2b"]);
+    s.restart_after_kill();
+    let (_, b) = s.get("/api/sessions/k/branches");
+    assert_eq!(b["current"], "retry-a2b", "{b}\n{}", s.log());
+    assert_eq!(worktree_ids(&dir), set(&["u1", "a1", "u2", "a2b"]));
+    assert_eq!(git(&dir, &["status", "--porcelain", "history"]), "");
+    let (_, nodes) = s.get("/api/sessions/k/nodes");
+    assert_eq!(nodes["nodes"].as_array().unwrap().len(), 5);
 }
 
 #[test]

@@ -30,12 +30,21 @@ impl IndexFile {
     /// Load the index of `repo`, first making it match HEAD if a crash left
     /// it behind (stat data of unchanged entries is kept).
     pub fn load(repo: &Repository) -> Result<IndexFile, GitError> {
+        Ok(IndexFile::load_checked(repo)?.0)
+    }
+
+    /// `load`, also telling whether the index had to be repaired (then the
+    /// work tree may be behind HEAD too: a commit or a branch switch was
+    /// cut short).
+    pub fn load_checked(repo: &Repository) -> Result<(IndexFile, bool), GitError> {
         let mut index = repo.index()?;
+        let mut repaired = false;
         if let Some(head) = head_commit(repo)? {
             let tree = head.tree()?;
             if !index_matches_tree(&index, &tree)? {
                 index.read_tree(&tree)?;
                 index.write()?;
+                repaired = true;
             }
         }
         let mut entries = BTreeMap::new();
@@ -54,10 +63,13 @@ impl IndexFile {
                 serialize_entry(&e.path, &stat, e.mode, e.id),
             );
         }
-        Ok(IndexFile {
-            path: repo.path().join("index"),
-            entries,
-        })
+        Ok((
+            IndexFile {
+                path: repo.path().join("index"),
+                entries,
+            },
+            repaired,
+        ))
     }
 
     /// An index listing exactly `tree` (empty for `None`), with the stat
@@ -244,7 +256,7 @@ fn serialize_entry(path: &[u8], stat: &Stat, mode: u32, id: Oid) -> Vec<u8> {
 fn index_matches_tree(index: &git2::Index, tree: &git2::Tree<'_>) -> Result<bool, git2::Error> {
     let mut matches = true;
     let mut count = 0usize;
-    tree.walk(git2::TreeWalkMode::PreOrder, |dir, entry| {
+    let walked = tree.walk(git2::TreeWalkMode::PreOrder, |dir, entry| {
         if entry.kind() == Some(git2::ObjectType::Blob) {
             count += 1;
             let p = format!("{dir}{}", entry.name().unwrap_or(""));
@@ -254,13 +266,39 @@ fn index_matches_tree(index: &git2::Index, tree: &git2::Tree<'_>) -> Result<bool
             }
         }
         git2::TreeWalkResult::Ok
-    })?;
-    Ok(matches && count == index.len())
+    });
+    // Stopping the walk early makes libgit2 report an error (GIT_EUSER).
+    if !matches {
+        return Ok(false);
+    }
+    walked?;
+    Ok(count == index.len())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_index_behind_head_is_repaired_at_load() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = crate::git::init_repo(dir.path()).unwrap();
+        fs::write(dir.path().join("a.json"), "a").unwrap();
+        let mut index = repo.index().unwrap();
+        index.add_path(Path::new("a.json")).unwrap();
+        let tree = repo.find_tree(index.write_tree().unwrap()).unwrap();
+        let sig = git2::Signature::now("t", "t@t").unwrap();
+        repo.commit(Some("HEAD"), &sig, &sig, "one", &tree, &[])
+            .unwrap();
+        // A crash between the ref update and the index write.
+        index.clear().unwrap();
+        index.write().unwrap();
+        let (idx, repaired) = IndexFile::load_checked(&repo).unwrap();
+        assert!(repaired);
+        assert_eq!(idx.len(), 1);
+        let (_, again) = IndexFile::load_checked(&repo).unwrap();
+        assert!(!again, "repaired once, then in step");
+    }
 
     #[test]
     fn written_index_reads_back_through_libgit2() {

@@ -313,11 +313,15 @@ impl SessionCore {
             git::init_session_repo(dir)?
         };
         git::remove_stale_locks(repo.path())?;
-        let index = git::IndexFile::load(&repo)?;
+        let (index, index_repaired) = git::IndexFile::load_checked(&repo)?;
         let mut nodes = read_history(&dir.join(layout::HISTORY))?;
-        // The work tree holds the current branch; the others live in git.
-        nodes.extend(read_branch_nodes(&repo, &nodes)?);
-        nodes.sort_by_key(|n| n.seq);
+        // The work tree holds the current branch (all of it unless a switch
+        // was cut short); the other branches live in git.
+        let single_branch = git::list_branches(&repo)?.len() <= 1;
+        if index_repaired || !single_branch {
+            nodes.extend(read_branch_nodes(&repo, &nodes)?);
+            nodes.sort_by_key(|n| n.seq);
+        }
         let by_id = nodes
             .iter()
             .enumerate()
@@ -337,11 +341,13 @@ impl SessionCore {
         if fs::read(dir.join(GITIGNORE)).ok().as_deref() != Some(GITIGNORE_BODY.as_bytes()) {
             fsio::atomic_write(&dir.join(GITIGNORE), GITIGNORE_BODY.as_bytes())?;
         }
-        core.reconcile()?;
+        core.reconcile(index_repaired)?;
         Ok(core)
     }
 
-    fn reconcile(&mut self) -> Result<(), SessionError> {
+    /// `index_repaired`: the index was behind HEAD, so the work tree may be
+    /// too (a commit or a branch switch was cut short).
+    fn reconcile(&mut self, index_repaired: bool) -> Result<(), SessionError> {
         // Turns end one after another whatever their branch, so the last
         // sequence number of the newest commit on any branch tells whether
         // the last recorded end of turn was committed.
@@ -451,7 +457,7 @@ impl SessionCore {
             self.commit_turn(&record)?;
         }
         // A branch switch cut short leaves the work tree between branches.
-        if self.sync_worktree_to_head()? {
+        if index_repaired && self.sync_worktree_to_head()? {
             tracing::warn!(session = %self.meta.id, "work tree re-synced with HEAD");
         }
         Ok(())
