@@ -151,6 +151,19 @@ fn a_retry_makes_a_branch_and_switching_moves_between_them() {
     let all: BTreeSet<String> = ids(&nodes["nodes"]).into_iter().collect();
     assert_eq!(all, set(&["u1", "a1", "u2", "a2", "u3", "a3", "a2b"]));
 
+    // A fork at the retried answer holds that path only.
+    let (st, fork) = s.post("/api/sessions/r/fork", json!({"node_id": "a2b"}));
+    assert_eq!(st, 201, "{fork}");
+    assert_eq!(fork["forked_from"]["commit"], r2["commit"]);
+    let fid = fork["id"].as_str().unwrap();
+    assert_eq!(rendered(&s, fid), ["u1", "a1", "u2", "a2b"]);
+    let (_, h) = s.get(&format!("/api/sessions/{fid}/history"));
+    assert_eq!(h["commits"].as_array().unwrap().len(), 2);
+    assert_eq!(
+        h["commits"][0]["branch"], "main",
+        "the fork's own line is main"
+    );
+
     // Switch back to main by branch, then to the retry by node.
     let (st, sw) = s.post("/api/sessions/r/switch", json!({"branch": "main"}));
     assert_eq!(st, 200, "{sw}");

@@ -14,6 +14,14 @@ pub fn fork_repo(src: &Repository, commit: Oid, dest: &Path) -> Result<Repositor
     repo.set_head("refs/heads/main")?;
     repo.checkout_head(Some(CheckoutBuilder::new().force().remove_untracked(true)))?;
     repo.remote_delete("origin")?;
+    // The clone made a branch for the source's current one; the fork is
+    // one line, `main`.
+    for item in repo.branches(Some(git2::BranchType::Local))? {
+        let (mut branch, _) = item?;
+        if branch.name()? != Some(super::MAIN) {
+            branch.delete()?;
+        }
+    }
     super::disable_reflogs(&repo)?;
     Ok(repo)
 }

@@ -228,6 +228,9 @@ pub struct SessionCore {
     pub(super) by_id: HashMap<String, usize>,
     /// Assistant-reply counts at which an LLM title is due.
     retitle_at: Vec<u32>,
+    /// Assistant replies (no caller) among `nodes`, kept up to date so the
+    /// end of a turn need not count them.
+    replies: u32,
     /// User messages queued behind the running turn, in arrival order.
     queue: Vec<Queued>,
 }
@@ -267,6 +270,7 @@ impl SessionCore {
                     nodes: Vec::new(),
                     by_id: HashMap::new(),
                     retitle_at: RETITLE_AT.to_vec(),
+                    replies: 0,
                     queue: Vec::new(),
                 };
                 let outcome = first.map(|(n, b)| core.append_with(n, b)).transpose()?;
@@ -335,8 +339,10 @@ impl SessionCore {
             nodes,
             by_id,
             retitle_at: RETITLE_AT.to_vec(),
+            replies: 0,
             queue: Vec::new(),
         };
+        core.replies = core.nodes.iter().filter(|n| is_reply(n)).count() as u32;
         core.load_queue()?;
         if fs::read(dir.join(GITIGNORE)).ok().as_deref() != Some(GITIGNORE_BODY.as_bytes()) {
             fsio::atomic_write(&dir.join(GITIGNORE), GITIGNORE_BODY.as_bytes())?;
@@ -632,6 +638,7 @@ impl SessionCore {
         };
         self.write_node(&node)?;
         self.by_id.insert(id.clone(), self.nodes.len());
+        self.replies += u32::from(is_reply(&node));
         self.nodes.push(node.clone());
         if opens_turn {
             // A turn that does not continue the current branch's tip gets
@@ -714,6 +721,7 @@ impl SessionCore {
     fn forget_last_node(&mut self) {
         if let Some(node) = self.nodes.pop() {
             self.by_id.remove(&node.id);
+            self.replies -= u32::from(is_reply(&node));
             let _ = fs::remove_file(
                 self.dir
                     .join(layout::node_rel_path(node.seq, node.role, &node.id)),
@@ -1158,14 +1166,16 @@ impl SessionCore {
         if self.meta.user_titled {
             return None;
         }
-        let is_reply = |n: &&Node| n.role == Role::Assistant && n.caller.is_none();
-        let before = self
+        // Nodes are in sequence order: this turn's are at the end.
+        let in_turn = self
             .nodes
             .iter()
-            .filter(|n| n.seq < turn_first_seq)
-            .filter(is_reply)
+            .rev()
+            .take_while(|n| n.seq >= turn_first_seq)
+            .filter(|n| is_reply(n))
             .count() as u32;
-        let after = self.nodes.iter().filter(is_reply).count() as u32;
+        let after = self.replies;
+        let before = after - in_turn;
         let pass = self
             .retitle_at
             .iter()
@@ -1325,11 +1335,15 @@ impl SessionCore {
     /// Commit the files of one ended turn. Deterministic from the files and
     /// the record, so the repair after a crash makes the same commit.
     fn commit_turn(&mut self, record: &TurnRecord) -> Result<String, SessionError> {
-        let turn_nodes: Vec<&Node> = self
+        // Nodes are in sequence order: the turn's are at the end.
+        let mut turn_nodes: Vec<&Node> = self
             .nodes
             .iter()
-            .filter(|n| n.seq >= record.first_seq && n.seq <= record.last_seq)
+            .rev()
+            .take_while(|n| n.seq >= record.first_seq)
+            .filter(|n| n.seq <= record.last_seq)
             .collect();
+        turn_nodes.reverse();
         // A turn on a new branch also brings the nodes of its path that the
         // parent commit lacks (a retry: the user message it answers again).
         let parent_head = git::head_trailers(&self.repo)?.head_node;
@@ -1392,6 +1406,11 @@ impl SessionCore {
         };
         Ok(oid.to_string())
     }
+}
+
+/// An assistant reply (not a runtime node called by another).
+fn is_reply(n: &Node) -> bool {
+    n.role == Role::Assistant && n.caller.is_none()
 }
 
 /// Read every node file under `history/`, removing temp-file leftovers.
