@@ -5,7 +5,9 @@
 //! 1. Per-turn commit latency of the engine (fsync on) as a session grows,
 //!    measured around 10, 1,000 and 5,000 turns, side by side with the
 //!    original system's approach (`git add -A && git commit` subprocesses,
-//!    git's defaults, flat `history/`) on the same node files.
+//!    git's defaults, flat `history/`) on the same node files; both grown in
+//!    alternation, and each window paired with fresh 10-turn sessions timed
+//!    in the same seconds (disk latency drifts; see `bench_commits`).
 //! 2. A full turn over HTTP against a real server (user + assistant + tool
 //!    append, fill, end of turn).
 //! 3. The registry with `--sessions` (10,000) real sessions: startup time of
@@ -92,24 +94,36 @@ fn node(role: Role, content: &str, caller: Option<&str>, name: Option<&str>) -> 
     }
 }
 
-/// Grow one session to `turns` turns through the engine; time each end of
-/// turn (meta.json + the git commit, fsync on).
-fn bench_engine(dir: &Path, turns: usize) -> Vec<(usize, Duration)> {
-    openprogram_actors::git::enable_fsync();
-    let sdir = dir.join("engine-session");
-    let (mut core, _) =
-        SessionCore::create(&sdir, SessionMeta::new("engine-session".into(), 0.0), None)
-            .expect("create session");
-    let mut samples = Vec::with_capacity(turns);
-    for t in 1..=turns {
-        core.append(node(
-            Role::User,
-            &format!("user message number {t} asking something"),
-            None,
-            None,
-        ))
-        .expect("user");
-        let a = core
+/// One engine session, one turn at a time (user + assistant + tool append,
+/// then the timed end of turn: meta.json + the git commit, fsync on).
+struct EngineSession {
+    core: SessionCore,
+    turns: usize,
+}
+
+impl EngineSession {
+    fn create(dir: &Path, name: &str) -> EngineSession {
+        openprogram_actors::git::enable_fsync();
+        let (core, _) =
+            SessionCore::create(&dir.join(name), SessionMeta::new(name.into(), 0.0), None)
+                .expect("create session");
+        EngineSession { core, turns: 0 }
+    }
+
+    /// Append one turn's nodes and time its end of turn.
+    fn turn(&mut self) -> Duration {
+        self.turns += 1;
+        let t = self.turns;
+        self.core
+            .append(node(
+                Role::User,
+                &format!("user message number {t} asking something"),
+                None,
+                None,
+            ))
+            .expect("user");
+        let a = self
+            .core
             .append(node(
                 Role::Assistant,
                 "a reply of moderate length",
@@ -117,32 +131,46 @@ fn bench_engine(dir: &Path, turns: usize) -> Vec<(usize, Duration)> {
                 None,
             ))
             .expect("assistant");
-        core.append(node(
-            Role::Tool,
-            "tool output",
-            Some(&a.node.id),
-            Some("read"),
-        ))
-        .expect("tool");
+        self.core
+            .append(node(
+                Role::Tool,
+                "tool output",
+                Some(&a.node.id),
+                Some("read"),
+            ))
+            .expect("tool");
         let start = Instant::now();
-        core.end_turn(EndTurn::default(), None).expect("end turn");
-        samples.push((t, start.elapsed()));
-        if t % 1000 == 0 {
-            eprintln!("  engine: {t} turns");
-        }
+        self.core
+            .end_turn(EndTurn::default(), None)
+            .expect("end turn");
+        start.elapsed()
     }
-    samples
 }
 
 /// The original approach: the same three node files per turn, flat in
 /// `history/`, then `git add -A && git commit` as subprocesses.
-fn bench_subprocess(dir: &Path, turns: usize) -> Vec<(usize, Duration)> {
-    let repo = dir.join("subprocess-session");
-    std::fs::create_dir_all(repo.join("history")).expect("mkdir");
-    let git = |args: &[&str]| {
+struct SubprocessSession {
+    repo: std::path::PathBuf,
+    seq: u64,
+    turns: usize,
+}
+
+impl SubprocessSession {
+    fn create(dir: &Path) -> SubprocessSession {
+        let s = SubprocessSession {
+            repo: dir.join("subprocess-session"),
+            seq: 0,
+            turns: 0,
+        };
+        std::fs::create_dir_all(s.repo.join("history")).expect("mkdir");
+        s.git(&["init", "-q", "-b", "main"]);
+        s
+    }
+
+    fn git(&self, args: &[&str]) {
         let out = Command::new("git")
             .args(args)
-            .current_dir(&repo)
+            .current_dir(&self.repo)
             .env("GIT_AUTHOR_NAME", "bench")
             .env("GIT_AUTHOR_EMAIL", "bench@example.com")
             .env("GIT_COMMITTER_NAME", "bench")
@@ -154,35 +182,93 @@ fn bench_subprocess(dir: &Path, turns: usize) -> Vec<(usize, Duration)> {
             "git {args:?}: {}",
             String::from_utf8_lossy(&out.stderr)
         );
-    };
-    git(&["init", "-q", "-b", "main"]);
-    let mut seq = 0u64;
-    let mut samples = Vec::with_capacity(turns);
-    for t in 1..=turns {
+    }
+
+    fn turn(&mut self) -> Duration {
+        self.turns += 1;
+        let t = self.turns;
         for (role, content) in [
             ('u', "user message"),
             ('a', "a reply of moderate length"),
             ('t', "tool output"),
         ] {
-            seq += 1;
+            self.seq += 1;
+            let seq = self.seq;
             let id = uuid::Uuid::new_v4().simple().to_string();
             let body = json!({"id": id, "role": role.to_string(), "content": content, "seq": seq});
             std::fs::write(
-                repo.join(format!("history/{seq:06}-{role}-{id}.json")),
+                self.repo.join(format!("history/{seq:06}-{role}-{id}.json")),
                 body.to_string(),
             )
             .expect("write node");
         }
-        std::fs::write(repo.join("meta.json"), json!({"turn_count": t}).to_string()).expect("meta");
+        std::fs::write(
+            self.repo.join("meta.json"),
+            json!({"turn_count": t}).to_string(),
+        )
+        .expect("meta");
         let start = Instant::now();
-        git(&["add", "-A"]);
-        git(&["commit", "-q", "-m", &format!("turn {t}: user message")]);
-        samples.push((t, start.elapsed()));
+        self.git(&["add", "-A"]);
+        self.git(&["commit", "-q", "-m", &format!("turn {t}: user message")]);
+        start.elapsed()
+    }
+}
+
+/// What the commit benchmark measured, per turn number of the big session.
+struct CommitSamples {
+    ours: Vec<(usize, Duration)>,
+    theirs: Vec<(usize, Duration)>,
+    /// Turns of fresh 10-turn sessions, timed in between the big session's
+    /// turns of a window (same seconds, same disk state).
+    paired_small: Vec<(usize, Duration)>,
+}
+
+/// Grow one engine session to `turns` turns, and the subprocess repo to
+/// `sub_turns`, one turn each in alternation, so both are measured in the
+/// same seconds. Inside each measuring window above 10 turns, every turn of
+/// the big session is followed by the 11th turn of a fresh session grown
+/// to 10 turns: a paired baseline that disk-speed drift cannot skew.
+fn bench_commits(
+    dir: &Path,
+    turns: usize,
+    sub_turns: usize,
+    windows: &[(usize, usize, usize)],
+) -> CommitSamples {
+    let mut big = EngineSession::create(dir, "engine-session");
+    let mut sub = (sub_turns > 0).then(|| SubprocessSession::create(dir));
+    let mut out = CommitSamples {
+        ours: Vec::with_capacity(turns),
+        theirs: Vec::with_capacity(sub_turns),
+        paired_small: Vec::new(),
+    };
+    let small_dir = dir.join("small");
+    std::fs::create_dir_all(&small_dir).expect("mkdir");
+    let mut pool: Vec<EngineSession> = Vec::new();
+    for t in 1..=turns {
+        // Before a window: the 10-turn sessions it will use, one per turn.
+        if let Some(&(_, lo, hi)) = windows.iter().find(|&&(n, lo, _)| n > 10 && t == lo) {
+            pool = (lo..=hi)
+                .map(|i| {
+                    let mut s = EngineSession::create(&small_dir, &format!("s{i}"));
+                    for _ in 0..10 {
+                        s.turn();
+                    }
+                    s
+                })
+                .collect();
+        }
+        out.ours.push((t, big.turn()));
+        if let Some(s) = sub.as_mut().filter(|_| t <= sub_turns) {
+            out.theirs.push((t, s.turn()));
+        }
+        if let Some(mut small) = pool.pop() {
+            out.paired_small.push((t, small.turn()));
+        }
         if t % 1000 == 0 {
-            eprintln!("  subprocess: {t} turns");
+            eprintln!("  {t} turns");
         }
     }
-    samples
+    out
 }
 
 /// Start the real server in process on `state`; returns its address.
@@ -389,53 +475,53 @@ fn main() {
         .map(|n| (n, n.saturating_sub(if n <= 10 { 9 } else { 49 }).max(1), n))
         .collect();
 
+    let sub_turns = if args.subprocess {
+        args.subprocess_turns.unwrap_or(args.turns).min(args.turns)
+    } else {
+        0
+    };
     eprintln!(
-        "engine: growing a session to {} turns (fsync on)…",
+        "growing a session to {} turns (fsync on), and the subprocess repo to {sub_turns}, alternately…",
         args.turns
     );
-    let ours = bench_engine(tmp.path(), args.turns);
-    eprintln!(
-        "subprocess: growing a session to {} turns (git defaults)…",
-        args.subprocess_turns.unwrap_or(args.turns).min(args.turns)
-    );
-    let theirs = if args.subprocess {
-        bench_subprocess(
-            tmp.path(),
-            args.subprocess_turns.unwrap_or(args.turns).min(args.turns),
-        )
-    } else {
-        Vec::new()
-    };
+    let samples = bench_commits(tmp.path(), args.turns, sub_turns, &windows);
+    let (ours, theirs) = (&samples.ours, &samples.theirs);
 
     println!("Per-turn commit latency (ms): ours = git2 in process, fsync on; theirs = git add -A && git commit");
+    println!("(10-turn p50 = fresh 10-turn sessions timed in between the same window's turns)");
     println!(
-        "{:>8} {:>10} {:>10} {:>12} {:>12} {:>10}",
-        "turns", "ours p50", "ours p99", "theirs p50", "theirs p99", "speed-up"
+        "{:>8} {:>10} {:>10} {:>14} {:>8} {:>12} {:>12} {:>10}",
+        "turns",
+        "ours p50",
+        "ours p99",
+        "10-turn p50",
+        "growth",
+        "theirs p50",
+        "theirs p99",
+        "speed-up"
     );
-    let base = windows
-        .first()
-        .map(|&(_, lo, hi)| window_stats(&ours, lo, hi).0)
-        .unwrap_or(0.0);
     for &(n, lo, hi) in &windows {
-        let (o50, o99) = window_stats(&ours, lo, hi);
-        let (t50, t99) = window_stats(&theirs, lo, hi);
-        if theirs.iter().all(|(t, _)| *t < lo) {
-            println!(
-                "{n:>8} {o50:>10.2} {o99:>10.2} {:>12} {:>12} {:>10}",
-                "-", "-", "-"
-            );
-            continue;
-        }
+        let (o50, o99) = window_stats(ours, lo, hi);
+        let small = if n <= 10 {
+            o50
+        } else {
+            window_stats(&samples.paired_small, lo, hi).0
+        };
+        let theirs_cols = if theirs.iter().any(|(t, _)| *t >= lo) {
+            let (t50, t99) = window_stats(theirs, lo, hi);
+            format!("{t50:>12.2} {t99:>12.2} {:>9.1}x", t50 / o50)
+        } else {
+            format!("{:>12} {:>12} {:>10}", "-", "-", "-")
+        };
         println!(
-            "{n:>8} {o50:>10.2} {o99:>10.2} {t50:>12.2} {t99:>12.2} {:>9.1}x",
-            t50 / o50
+            "{n:>8} {o50:>10.2} {o99:>10.2} {small:>14.2} {:>7.2}x {theirs_cols}",
+            o50 / small
         );
     }
-    if let Some(&(n, lo, hi)) = windows.last() {
-        let (o50, _) = window_stats(&ours, lo, hi);
+    if let (Some(&(_, flo, fhi)), Some(&(n, lo, hi))) = (windows.first(), windows.last()) {
         println!(
-            "growth: ours at {n} turns / ours at 10 turns = {:.2}x",
-            o50 / base
+            "unpaired: ours at {n} turns / ours at the first 10 turns (minutes earlier) = {:.2}x",
+            window_stats(ours, lo, hi).0 / window_stats(ours, flo, fhi).0
         );
     }
     let size = |p: &Path| -> u64 {
