@@ -642,3 +642,54 @@ fn a_repository_mid_merge_is_refused_clearly() {
         "the user's merge is untouched"
     );
 }
+
+#[test]
+fn a_retried_answer_in_a_project_commits_the_agents_changes_too() {
+    let s = TestServer::start();
+    let (_tmp, dir) = user_repo();
+    let pid = create_project(&s, &dir);
+    s.append(
+        "pr",
+        json!({"id": "u1", "role": "user", "content": "Write the greeting", "session": {"project_id": pid, "model": "model-x"}}),
+    );
+    s.append(
+        "pr",
+        json!({"id": "a1", "role": "assistant", "content": "first try"}),
+    );
+    std::fs::write(dir.join("greet.rs"), "// v1\n").unwrap();
+    let first = s.end_turn("pr", json!({}));
+    assert!(first["project_commit"].is_string(), "{first}");
+    // The retry opens a turn of its own, with a baseline of the clean tree.
+    let r = s.append(
+        "pr",
+        json!({"id": "a1b", "role": "assistant", "predecessor": "u1", "content": "second try"}),
+    );
+    assert_eq!(r["turn"], 1);
+    std::fs::write(dir.join("greet.rs"), "// v2\n").unwrap();
+    let out = s.end_turn("pr", json!({}));
+    let sha = out["project_commit"].as_str().expect("project commit");
+    assert_eq!(git(&dir, &["rev-parse", "HEAD"]).trim(), sha);
+    assert_eq!(
+        git(&dir, &["rev-list", "--count", "HEAD"]).trim(),
+        "3",
+        "{first} {out} {}",
+        git(&dir, &["log", "--format=%H %s"])
+    );
+    let subject = git(&dir, &["log", "-1", "--format=%s"]);
+    assert!(
+        subject.contains("turn 1: Write the greeting"),
+        "the agent commit names the message answered again: {subject}"
+    );
+    assert_eq!(git(&dir, &["status", "--porcelain"]), "");
+    let session_dir = dir.join(".openprogram/sessions/pr");
+    assert_eq!(
+        git(&session_dir, &["symbolic-ref", "--short", "HEAD"]).trim(),
+        "retry-a1b"
+    );
+    let trailers = git(&session_dir, &["log", "-1", "--format=%B"]);
+    assert!(
+        trailers.contains(&format!("Openprogram-Project-Commit: {sha}")),
+        "{trailers}"
+    );
+    assert_clean_repo(&session_dir);
+}

@@ -18,14 +18,17 @@ pub enum AgentCommit {
 /// `git status` stays correct), attributed to the agent. Never resets,
 /// cleans or rewrites anything; no hooks run (libgit2 runs none).
 ///
-/// Idempotent per turn: if HEAD already is this session's commit for
-/// `turn` (an earlier attempt whose answer was lost), it is returned.
+/// Idempotent per turn: if HEAD already is this session's commit for the
+/// turn that started at sequence `first_seq` (an earlier attempt whose
+/// answer was lost), it is returned. Turn numbers alone repeat across
+/// retry branches; commits from before the `Openprogram-First-Seq` trailer
+/// are matched by `turn`.
 pub fn agent_commit(
     repo: &Repository,
     author: &Signature<'_>,
     message: &str,
     session_id: &str,
-    turn: u64,
+    (turn, first_seq): (u64, u64),
 ) -> Result<AgentCommit, git2::Error> {
     if repo.state() != RepositoryState::Clean {
         return Ok(AgentCommit::Refused(format!(
@@ -36,7 +39,10 @@ pub fn agent_commit(
     let parent = head_commit(repo)?;
     if let Some(p) = &parent {
         let t = Trailers::parse(p.message().unwrap_or(""));
-        if t.turn == turn && t.session.as_deref() == Some(session_id) {
+        if t.turn == turn
+            && t.session.as_deref() == Some(session_id)
+            && t.first_seq.is_none_or(|f| f == first_seq)
+        {
             return Ok(AgentCommit::Committed(p.id()));
         }
     }

@@ -33,7 +33,9 @@ pub use tree_files::blobs_under;
 pub use worktree_status::{worktree_status, TreeState};
 pub use worktree_sync::sync_worktree;
 pub mod trailers_keys {
-    pub use super::trailers::{BRANCH, HEAD_NODE, LAST_SEQ, PROJECT_COMMIT, SESSION, TURN};
+    pub use super::trailers::{
+        BRANCH, FIRST_SEQ, HEAD_NODE, LAST_SEQ, PROJECT_COMMIT, SESSION, TURN,
+    };
 }
 
 #[derive(Debug, thiserror::Error)]

@@ -9,6 +9,9 @@ pub struct Trailers {
     pub last_seq: u64,
     /// The branch the commit was made on.
     pub branch: Option<String>,
+    /// Agent commits: the sequence number the turn started at (unique per
+    /// turn across branches, unlike the turn number).
+    pub first_seq: Option<u64>,
 }
 
 pub const TURN: &str = "Openprogram-Turn";
@@ -17,6 +20,7 @@ pub const LAST_SEQ: &str = "Openprogram-Last-Seq";
 pub const SESSION: &str = "Openprogram-Session";
 pub const PROJECT_COMMIT: &str = "Openprogram-Project-Commit";
 pub const BRANCH: &str = "Openprogram-Branch";
+pub const FIRST_SEQ: &str = "Openprogram-First-Seq";
 
 impl Trailers {
     pub fn parse(message: &str) -> Trailers {
@@ -29,6 +33,7 @@ impl Trailers {
                     LAST_SEQ => t.last_seq = value.trim().parse().unwrap_or(0),
                     SESSION => t.session = Some(value.trim().to_string()),
                     BRANCH => t.branch = Some(value.trim().to_string()),
+                    FIRST_SEQ => t.first_seq = value.trim().parse().ok(),
                     _ => {}
                 }
             }

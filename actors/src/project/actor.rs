@@ -59,6 +59,8 @@ impl Handler<Status> for ProjectActor {
 pub struct CommitTurn {
     pub session_id: String,
     pub turn: u64,
+    /// Where the turn started (its identity across retry branches).
+    pub first_seq: u64,
     pub user_text: String,
     pub model: Option<String>,
 }
@@ -80,7 +82,7 @@ impl Handler<CommitTurn> for ProjectActor {
         self.blocking(move |repo| {
             let sig = git2::Signature::now(&agent_name(msg.model.as_deref()), AGENT_EMAIL)?;
             let message = format!(
-                "[agent {}] turn {}: {}\n\n{}: {}\n{}: {}\n",
+                "[agent {}] turn {}: {}\n\n{}: {}\n{}: {}\n{}: {}\n",
                 msg.session_id,
                 msg.turn,
                 crate::node::one_line_prefix(&msg.user_text, 60),
@@ -88,13 +90,15 @@ impl Handler<CommitTurn> for ProjectActor {
                 msg.session_id,
                 git::trailers_keys::TURN,
                 msg.turn,
+                git::trailers_keys::FIRST_SEQ,
+                msg.first_seq,
             );
             Ok(git::agent_commit(
                 repo,
                 &sig,
                 &message,
                 &msg.session_id,
-                msg.turn,
+                (msg.turn, msg.first_seq),
             )?)
         })
     }

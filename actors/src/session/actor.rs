@@ -442,6 +442,7 @@ impl Handler<EndTurnMsg> for SessionActor {
             let commit = CommitTurn {
                 session_id: meta.id.clone(),
                 turn: open.number,
+                first_seq: open.first_seq,
                 user_text: core
                     .node(&open.user_node)
                     .map(Node::text)
