@@ -73,6 +73,11 @@ pub fn create_branch(repo: &Repository, name: &str, oid: Oid) -> Result<(), git2
     Ok(())
 }
 
+/// Delete branch `name` (a branch made for a turn that could not start).
+pub fn delete_branch(repo: &Repository, name: &str) -> Result<(), git2::Error> {
+    repo.find_branch(name, BranchType::Local)?.delete()
+}
+
 /// A free, valid branch name `<prefix>-<id>`: characters git refuses in a
 /// ref become `_`, and a taken name gets `-<seq>` appended.
 pub fn new_branch_name(
@@ -126,18 +131,6 @@ pub fn all_commits(repo: &Repository) -> Result<Vec<CommitRow>, git2::Error> {
             message,
             time: commit.time().seconds(),
         });
-    }
-    Ok(out)
-}
-
-/// The commits from `tip` back to the root along first parents, newest
-/// first.
-pub fn first_parent_line(repo: &Repository, tip: Oid) -> Result<Vec<Oid>, git2::Error> {
-    let mut out = Vec::new();
-    let mut cursor = Some(tip);
-    while let Some(oid) = cursor {
-        out.push(oid);
-        cursor = repo.find_commit(oid)?.parent_id(0).ok();
     }
     Ok(out)
 }

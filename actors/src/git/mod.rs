@@ -18,7 +18,7 @@ mod worktree_sync;
 
 pub use agent_commit::{agent_commit, AgentCommit};
 pub use branches::{
-    all_commits, attach_head, create_branch, current_branch, first_parent_line, list_branches,
+    all_commits, attach_head, create_branch, current_branch, delete_branch, list_branches,
     new_branch_name, BranchTip, CommitRow, MAIN,
 };
 pub use bundle::{read_bundle, write_bundle, BundleError};

@@ -144,8 +144,8 @@ impl SessionCore {
         }
         // Continuing the tip of another branch continues that branch.
         let tips = git::list_branches(&self.repo)?;
-        let name = match tips.iter().find(|t| Some(t.oid) == base) {
-            Some(t) => t.name.clone(),
+        let (name, created) = match tips.iter().find(|t| Some(t.oid) == base) {
+            Some(t) => (t.name.clone(), false),
             None => {
                 let prefix = if role == Role::Assistant {
                     "retry"
@@ -156,11 +156,16 @@ impl SessionCore {
                 if let Some(b) = base {
                     git::create_branch(&self.repo, &name, b)?;
                 }
-                name
+                (name, true)
             }
         };
         tracing::info!(session = %self.meta.id, branch = %name, "turn starts a branch");
-        self.checkout_branch(&name)?;
+        if let Err(e) = self.checkout_branch_or_back(&name) {
+            if created {
+                let _ = git::delete_branch(&self.repo, &name);
+            }
+            return Err(e);
+        }
         // The work tree shows the new path at once.
         let opener = self
             .node(opener_id)
@@ -235,6 +240,20 @@ impl SessionCore {
         self.sync_worktree_to_head()?;
         self.rebuild_index()?;
         Ok(())
+    }
+
+    /// `checkout_branch`, or on failure (say, a full disk) back to the
+    /// branch we were on, so a refused switch changes nothing.
+    fn checkout_branch_or_back(&mut self, name: &str) -> Result<(), SessionError> {
+        let previous = git::current_branch(&self.repo)?;
+        let result = self.checkout_branch(name);
+        if let Err(e) = &result {
+            tracing::error!(session = %self.meta.id, branch = %name, error = %e, "branch checkout failed; going back");
+            if let Err(back) = self.checkout_branch(&previous) {
+                tracing::error!(session = %self.meta.id, error = %back, "going back failed too; the next load repairs the work tree");
+            }
+        }
+        result
     }
 
     /// Make the work tree's history and context files those of HEAD, keeping
@@ -464,7 +483,7 @@ impl SessionCore {
             }
         };
         if tip.name != current {
-            self.checkout_branch(&tip.name)?;
+            self.checkout_branch_or_back(&tip.name)?;
         }
         let turns = tip.trailers.turn;
         self.update_meta(|m| {
