@@ -74,6 +74,19 @@ fn node_id_of(path: &str) -> String {
     name.strip_suffix(".json").unwrap()[9..].to_string()
 }
 
+/// The session list's preview of session `sid`.
+fn list_preview(s: &TestServer, sid: &str) -> String {
+    let (_, page) = s.get("/api/sessions");
+    page["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["id"] == sid)
+        .and_then(|r| r["preview"].as_str())
+        .unwrap_or_default()
+        .to_string()
+}
+
 fn set(ids: &[&str]) -> BTreeSet<String> {
     ids.iter().map(|s| s.to_string()).collect()
 }
@@ -179,6 +192,11 @@ fn a_retry_makes_a_branch_and_switching_moves_between_them() {
     );
     assert_eq!(git(&dir, &["status", "--porcelain", "history"]), "");
     git(&dir, &["fsck", "--strict", "--no-progress"]);
+    assert_eq!(
+        list_preview(&s, "r"),
+        "question 3",
+        "the list previews the current path"
+    );
     let (st, sw) = s.post("/api/sessions/r/switch", json!({"node_id": "a2b"}));
     assert_eq!(st, 200, "{sw}");
     assert_eq!(sw["branch"], "retry-a2b");
@@ -188,6 +206,7 @@ fn a_retry_makes_a_branch_and_switching_moves_between_them() {
         "retry-a2b"
     );
     assert_eq!(worktree_ids(&dir), set(&["u1", "a1", "u2", "a2b"]));
+    assert_eq!(list_preview(&s, "r"), "question 2");
 
     // The conversation goes on along the retry branch.
     let t = turn(&s, "r", 4);

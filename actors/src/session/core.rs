@@ -495,12 +495,13 @@ impl SessionCore {
         self.nodes.last().map_or(0, |n| n.seq)
     }
 
-    /// Text of the latest user message (for previews).
+    /// Text of the latest user message on the current path (for previews):
+    /// the nearest one behind the head, usually a step or two away.
     pub fn last_user_text(&self) -> Option<String> {
-        self.nodes
-            .iter()
-            .rev()
-            .find(|n| n.role == Role::User && n.caller.is_none())
+        let head = self.meta.head.as_deref().and_then(|h| self.node(h))?;
+        let user = self.answered_user_node(head);
+        self.node(&user)
+            .filter(|n| n.role == Role::User)
             .map(Node::text)
     }
 
