@@ -429,6 +429,60 @@ fn bench_registry(dir: &Path, n: usize) {
     }
 }
 
+/// The grown session: loading it (as after an LRU eviction or a restart),
+/// a retry of its 2nd answer (a branch whose work tree holds a few files
+/// instead of thousands), switching back to `main`, and loading it with two
+/// branches.
+fn bench_branches(dir: &Path) {
+    use openprogram_actors::session::SwitchTo;
+    let sdir = dir.join("engine-session");
+    let load = || {
+        let start = Instant::now();
+        let core = SessionCore::load(&sdir).expect("load");
+        (start.elapsed(), core)
+    };
+    let (first, _) = load();
+    let (second, mut core) = load();
+    let turns = core.meta().turn_count;
+    let files = core.nodes().len();
+    let user2 = core
+        .nodes()
+        .iter()
+        .filter(|n| n.role == Role::User)
+        .nth(1)
+        .map(|n| n.id.clone())
+        .expect("a 2nd user message");
+    let start = Instant::now();
+    core.append(NewNode {
+        predecessor: Some(user2),
+        ..node(Role::Assistant, "another answer", None, None)
+    })
+    .expect("retry");
+    let retry = start.elapsed();
+    core.end_turn(EndTurn::default(), None).expect("end retry");
+    let start = Instant::now();
+    core.switch(SwitchTo {
+        node_id: None,
+        branch: Some("main".into()),
+    })
+    .expect("switch");
+    let back = start.elapsed();
+    drop(core);
+    let (branched, _) = load();
+    println!("A session of {turns} turns ({files} node files):");
+    println!(
+        "  load: {:.1} ms (then {:.1} ms); with a second branch: {:.1} ms",
+        ms(first),
+        ms(second),
+        ms(branched)
+    );
+    println!(
+        "  retry of the 2nd answer (new branch, work tree down to its path): {:.1} ms; switch back to main (work tree rebuilt): {:.1} ms",
+        ms(retry),
+        ms(back)
+    );
+}
+
 /// Full turns over HTTP against the real server, started in process.
 fn bench_http(dir: &Path, turns: usize) -> Vec<Duration> {
     let addr = start_server(&dir.join("http-state"));
@@ -543,6 +597,7 @@ fn main() {
         size(&tmp.path().join("subprocess-session/.git"))
     );
 
+    bench_branches(tmp.path());
     if args.sessions > 0 {
         bench_registry(tmp.path(), args.sessions);
     }

@@ -11,20 +11,21 @@ use crate::fsio;
 /// Make the files under `dirs` in the work tree those of `target` (an empty
 /// tree when `None`), for a branch switch or its repair after a crash:
 /// - a file of `target` that is missing is written from its blob;
-/// - a file that `target` lacks is removed, but only if `removable` says
-///   it is safe (the caller checks that git holds it elsewhere), so files
-///   not committed yet stay;
+/// - a file that `target` lacks is removed, but only if one of the `held`
+///   trees (the branch tips) has it, so files not committed yet stay;
 /// - files present on both sides are left alone (committed node files
 ///   never change).
 ///
 /// Files are written without a fsync each (their content is durable in
-/// git) and flushed together at the end. Returns whether anything changed;
-/// the caller then rebuilds the index.
+/// git) and flushed together at the end, before the caller rebuilds the
+/// index, so an index that survives a crash never lists a file whose data
+/// did not. Removals need no flush: ext4 journals them in order, ahead of
+/// the index's rename. Returns whether anything changed.
 pub fn sync_worktree(
     repo: &Repository,
     target: Option<&Tree<'_>>,
     dirs: &[&str],
-    removable: impl Fn(&Path) -> bool,
+    held: &[Tree<'_>],
 ) -> Result<bool, GitError> {
     let workdir = repo
         .workdir()
@@ -46,12 +47,28 @@ pub fn sync_worktree(
         list_files(&workdir, Path::new(dir), &mut present)?;
     }
     let mut changed = false;
-    for rel in present.iter().filter(|p| !wanted.contains_key(*p)) {
-        if removable(rel) {
+    let mut wrote = false;
+    let extra: Vec<&PathBuf> = present
+        .iter()
+        .filter(|p| !wanted.contains_key(*p))
+        .collect();
+    if !extra.is_empty() {
+        // Every file git holds on some branch (one walk per tip, not one
+        // lookup per file).
+        let mut in_git = HashSet::new();
+        for tree in held {
+            for dir in dirs {
+                let blobs = blobs_under(repo, tree, Path::new(dir), &mut HashSet::new())?;
+                in_git.extend(blobs.into_iter().map(|(p, _)| p));
+            }
+        }
+        let mut emptied = std::collections::BTreeSet::new();
+        for rel in extra.into_iter().filter(|p| in_git.contains(*p)) {
             fs::remove_file(workdir.join(rel))?;
-            remove_empty_parents(&workdir, rel);
+            emptied.extend(rel.parent().map(Path::to_path_buf));
             changed = true;
         }
+        remove_empty_dirs(&workdir, emptied);
     }
     for (rel, oid) in wanted.iter().filter(|(p, _)| !present.contains(*p)) {
         let full = workdir.join(rel);
@@ -59,12 +76,12 @@ pub fn sync_worktree(
             fs::create_dir_all(parent)?;
         }
         fsio::atomic_write_unsynced(&full, repo.find_blob(*oid)?.content())?;
-        changed = true;
+        wrote = true;
     }
-    if changed {
+    if wrote {
         fsio::sync_filesystem(&workdir)?;
     }
-    Ok(changed)
+    Ok(changed || wrote)
 }
 
 /// Relative paths of the files under `dir` (temp files excluded).
@@ -90,14 +107,19 @@ fn list_files(root: &Path, dir: &Path, out: &mut HashSet<PathBuf>) -> io::Result
     Ok(())
 }
 
-/// Remove the folders above `rel` that the removal left empty (git does not
-/// track folders; an empty one would only be clutter).
-fn remove_empty_parents(root: &Path, rel: &Path) {
-    let mut dir = rel.parent();
-    while let Some(d) = dir.filter(|d| d.components().count() > 1) {
-        if fs::remove_dir(root.join(d)).is_err() {
-            break;
+/// Remove the folders (and their parents, below the top folder) that
+/// removals left empty: git does not track folders, an empty one would only
+/// be clutter. Deepest first; a folder that is not empty stays.
+fn remove_empty_dirs(root: &Path, dirs: std::collections::BTreeSet<PathBuf>) {
+    let mut all: std::collections::BTreeSet<PathBuf> = std::collections::BTreeSet::new();
+    for d in dirs {
+        let mut cursor = Some(d.as_path());
+        while let Some(c) = cursor.filter(|c| c.components().count() > 1) {
+            all.insert(c.to_path_buf());
+            cursor = c.parent();
         }
-        dir = d.parent();
+    }
+    for d in all.iter().rev() {
+        let _ = fs::remove_dir(root.join(d));
     }
 }

@@ -266,8 +266,7 @@ impl SessionCore {
             .iter()
             .filter_map(|t| self.repo.find_commit(t.oid).and_then(|c| c.tree()).ok())
             .collect();
-        let removable = |rel: &Path| tips.iter().any(|t| t.get_path(rel).is_ok());
-        let changed = git::sync_worktree(&self.repo, target.as_ref(), &TRACKED_DIRS, removable)?;
+        let changed = git::sync_worktree(&self.repo, target.as_ref(), &TRACKED_DIRS, &tips)?;
         drop(tips);
         drop(target);
         drop(head);
