@@ -25,22 +25,17 @@ pub struct IndexFile {
     /// The serialized entries back to back, in git's order (byte order of
     /// paths): a write streams one buffer instead of visiting thousands of
     /// separately allocated entries (cold cache lines cost more than the
-    /// copy and the hash together).
+    /// copy and the hash together). Version 4 entries: each path is stored
+    /// as a suffix of the previous one's, a sixth smaller than version 2.
     data: Vec<u8>,
-    /// Each entry's path and where its bytes start in `data`, same order.
+    /// Each entry's path and where its bytes are in `data`, same order.
     slots: Vec<Slot>,
 }
 
 struct Slot {
     path: Box<[u8]>,
     start: usize,
-}
-
-impl Slot {
-    /// An entry's length follows from its path's (see `serialize_entry`).
-    fn len(&self) -> usize {
-        entry_len(self.path.len())
-    }
+    len: usize,
 }
 
 impl IndexFile {
@@ -77,7 +72,7 @@ impl IndexFile {
             };
             entries.insert(
                 e.path.clone(),
-                serialize_entry(&e.path, &stat, e.mode, e.id),
+                fixed_part(e.path.len(), &stat, e.mode, e.id),
             );
         }
         Ok((
@@ -109,8 +104,8 @@ impl IndexFile {
                         _ => Stat::default(),
                     };
                     let key = rel.into_bytes();
-                    let bytes = serialize_entry(&key, &stat, entry.filemode() as u32, entry.id());
-                    entries.insert(key, bytes);
+                    let fixed = fixed_part(key.len(), &stat, entry.filemode() as u32, entry.id());
+                    entries.insert(key, fixed);
                 }
                 git2::TreeWalkResult::Ok
             })?;
@@ -118,20 +113,36 @@ impl IndexFile {
         Ok(IndexFile::from_entries(repo.path().join("index"), entries))
     }
 
-    fn from_entries(path: PathBuf, entries: BTreeMap<Vec<u8>, Vec<u8>>) -> IndexFile {
+    fn from_entries(path: PathBuf, entries: BTreeMap<Vec<u8>, Fixed>) -> IndexFile {
         let mut index = IndexFile {
             path,
-            data: Vec::with_capacity(entries.values().map(Vec::len).sum::<usize>() + (1 << 16)),
+            data: Vec::with_capacity(entries.len() * 112 + (1 << 16)),
             slots: Vec::with_capacity(entries.len()),
         };
-        for (key, bytes) in entries {
+        let mut prev: &[u8] = &[];
+        for (key, fixed) in &entries {
+            let bytes = encode(prev, key, fixed);
             index.slots.push(Slot {
-                path: key.into_boxed_slice(),
+                path: key.clone().into_boxed_slice(),
                 start: index.data.len(),
+                len: bytes.len(),
             });
             index.data.extend_from_slice(&bytes);
+            prev = key;
         }
         index
+    }
+
+    fn prev_path(&self, i: usize) -> &[u8] {
+        i.checked_sub(1).map_or(&[], |p| &self.slots[p].path)
+    }
+
+    /// Replace the bytes `range` of `data` with `bytes`, moving the entries
+    /// from slot `from` on.
+    fn splice(&mut self, range: std::ops::Range<usize>, bytes: &[u8], from: usize) {
+        let delta = bytes.len() as isize - range.len() as isize;
+        self.data.splice(range, bytes.iter().copied());
+        self.shift(from, delta);
     }
 
     fn find(&self, key: &[u8]) -> Result<usize, usize> {
@@ -140,6 +151,7 @@ impl IndexFile {
 
     /// Move the entries from slot `from` on by `delta` bytes.
     fn shift(&mut self, from: usize, delta: isize) {
+        let from = from.min(self.slots.len());
         for s in &mut self.slots[from..] {
             s.start = s.start.wrapping_add_signed(delta);
         }
@@ -158,23 +170,39 @@ impl IndexFile {
     pub fn upsert(&mut self, path: &Path, meta: &fs::Metadata, id: Oid) {
         let key = path_bytes(path);
         let stat = Stat::of(meta);
-        let bytes = serialize_entry(&key, &stat, FILE_MODE, id);
+        let fixed = fixed_part(key.len(), &stat, FILE_MODE, id);
         match self.find(&key) {
-            // Same path, same length: overwrite in place.
+            // Same path: its stat data and id change in place.
             Ok(i) => {
                 let start = self.slots[i].start;
-                self.data[start..start + bytes.len()].copy_from_slice(&bytes);
+                self.data[start..start + FIXED].copy_from_slice(&fixed);
             }
-            // New paths of a turn sort near the end: a short move.
+            // New paths of a turn sort near the end: a short move. The
+            // entry after the new one is re-encoded against it.
             Err(i) => {
-                let start = self.slots.get(i).map_or(self.data.len(), |s| s.start);
-                self.data.splice(start..start, bytes.iter().copied());
-                self.shift(i, bytes.len() as isize);
+                let mut bytes = encode(self.prev_path(i), &key, &fixed);
+                let own = bytes.len();
+                let (range, next_len) = match self.slots.get(i) {
+                    Some(next) => {
+                        let next_fixed = self.fixed_at(next.start);
+                        let next_bytes = encode(&key, &next.path, &next_fixed);
+                        bytes.extend_from_slice(&next_bytes);
+                        (next.start..next.start + next.len, Some(next_bytes.len()))
+                    }
+                    None => (self.data.len()..self.data.len(), None),
+                };
+                let start = range.start;
+                self.splice(range, &bytes, i + 1);
+                if let (Some(len), Some(next)) = (next_len, self.slots.get_mut(i)) {
+                    next.start = start + own;
+                    next.len = len;
+                }
                 self.slots.insert(
                     i,
                     Slot {
                         path: key.into_boxed_slice(),
                         start,
+                        len: own,
                     },
                 );
             }
@@ -182,12 +210,28 @@ impl IndexFile {
     }
 
     pub fn remove(&mut self, path: &Path) {
-        if let Ok(i) = self.find(&path_bytes(path)) {
-            let slot = self.slots.remove(i);
-            let len = slot.len();
-            self.data.drain(slot.start..slot.start + len);
-            self.shift(i, -(len as isize));
+        let Ok(i) = self.find(&path_bytes(path)) else {
+            return;
+        };
+        let start = self.slots[i].start;
+        match self.slots.get(i + 1) {
+            // The next entry is re-encoded against the one before.
+            Some(next) => {
+                let next_bytes = encode(self.prev_path(i), &next.path, &self.fixed_at(next.start));
+                let range = start..next.start + next.len;
+                self.splice(range, &next_bytes, i + 2);
+                self.slots[i + 1].start = start;
+                self.slots[i + 1].len = next_bytes.len();
+            }
+            None => self.data.truncate(start),
         }
+        self.slots.remove(i);
+    }
+
+    fn fixed_at(&self, start: usize) -> Fixed {
+        let mut fixed = [0u8; FIXED];
+        fixed.copy_from_slice(&self.data[start..start + FIXED]);
+        fixed
     }
 
     /// Write the index atomically (via `index.lock`, as git does). It is
@@ -216,7 +260,7 @@ impl IndexFile {
             out.write_all(bytes)
         };
         put(b"DIRC")?;
-        put(&2u32.to_be_bytes())?;
+        put(&4u32.to_be_bytes())?;
         put(&(self.slots.len() as u32).to_be_bytes())?;
         put(&self.data)?;
         out.write_all(&hasher.finalize())?;
@@ -285,18 +329,15 @@ fn path_bytes(path: &Path) -> Vec<u8> {
     path.to_string_lossy().replace('\\', "/").into_bytes()
 }
 
-/// Length of a version-2 entry with a path of `path_len` bytes: 62 fixed
-/// bytes, the path, 1–8 NUL bytes to a multiple of 8.
-fn entry_len(path_len: usize) -> usize {
-    (62 + path_len + 8) & !7
-}
+/// Length of an entry's fixed part: stat data, mode, id and flags.
+const FIXED: usize = 62;
 
-/// One version-2 index entry: stat data, mode, id, flags, the path and
-/// 1–8 NUL bytes so the entry length is a multiple of 8.
-fn serialize_entry(path: &[u8], stat: &Stat, mode: u32, id: Oid) -> Vec<u8> {
-    let len = entry_len(path.len());
-    let mut b = Vec::with_capacity(len);
-    for v in [
+type Fixed = [u8; FIXED];
+
+/// The fixed part of an index entry for a path of `path_len` bytes.
+fn fixed_part(path_len: usize, stat: &Stat, mode: u32, id: Oid) -> Fixed {
+    let mut b = [0u8; FIXED];
+    for (i, v) in [
         stat.ctime.0,
         stat.ctime.1,
         stat.mtime.0,
@@ -307,14 +348,43 @@ fn serialize_entry(path: &[u8], stat: &Stat, mode: u32, id: Oid) -> Vec<u8> {
         stat.uid,
         stat.gid,
         stat.size,
-    ] {
-        b.extend_from_slice(&v.to_be_bytes());
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        b[i * 4..i * 4 + 4].copy_from_slice(&v.to_be_bytes());
     }
-    b.extend_from_slice(id.as_bytes());
-    b.extend_from_slice(&(path.len().min(0xfff) as u16).to_be_bytes());
-    b.extend_from_slice(path);
-    b.resize(len, 0);
+    b[40..60].copy_from_slice(id.as_bytes());
+    b[60..62].copy_from_slice(&(path_len.min(0xfff) as u16).to_be_bytes());
     b
+}
+
+/// One version-4 entry: the fixed part, then the path as "drop N bytes from
+/// the end of the previous entry's path, append S": N as git's offset
+/// varint, S NUL-terminated; no padding.
+fn encode(prev: &[u8], path: &[u8], fixed: &Fixed) -> Vec<u8> {
+    let common = prev.iter().zip(path).take_while(|(a, b)| a == b).count();
+    let mut b = Vec::with_capacity(FIXED + 2 + path.len() - common);
+    b.extend_from_slice(fixed);
+    push_varint(&mut b, (prev.len() - common) as u64);
+    b.extend_from_slice(&path[common..]);
+    b.push(0);
+    b
+}
+
+/// git's variable-width integer (as for OFS_DELTA offsets).
+fn push_varint(out: &mut Vec<u8>, mut value: u64) {
+    let mut buf = [0u8; 10];
+    let mut pos = buf.len() - 1;
+    buf[pos] = (value & 127) as u8;
+    value >>= 7;
+    while value != 0 {
+        value -= 1;
+        pos -= 1;
+        buf[pos] = 128 | (value & 127) as u8;
+        value >>= 7;
+    }
+    out.extend_from_slice(&buf[pos..]);
 }
 
 /// Every blob of `tree` is in `index` with the same id, and nothing else is.
@@ -343,6 +413,56 @@ fn index_matches_tree(index: &git2::Index, tree: &git2::Tree<'_>) -> Result<bool
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn edits_in_place_give_the_same_bytes_as_encoding_from_scratch() {
+        let dir = tempfile::tempdir().unwrap();
+        let meta = fs::metadata(dir.path()).unwrap();
+        let mut idx = IndexFile::from_entries(dir.path().join("index"), BTreeMap::new());
+        let mut want: BTreeMap<Vec<u8>, Fixed> = BTreeMap::new();
+        let mut seed = 42u64;
+        for step in 0..3000u32 {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            let n = (seed >> 33) % 400;
+            let path = format!("history/{:02}/{:02}/{n:06}-u-id{}.json", n / 100, n % 100, n % 7);
+            let id = Oid::from_bytes(&[(step % 251) as u8; 20]).unwrap();
+            if (seed >> 20).is_multiple_of(4) {
+                idx.remove(Path::new(&path));
+                want.remove(path.as_bytes());
+            } else {
+                idx.upsert(Path::new(&path), &meta, id);
+                let fixed = fixed_part(path.len(), &Stat::of(&meta), FILE_MODE, id);
+                want.insert(path.into_bytes(), fixed);
+            }
+        }
+        let fresh = IndexFile::from_entries(dir.path().join("index"), want);
+        assert_eq!(idx.len(), fresh.len());
+        assert!(idx.data == fresh.data, "incremental edits drifted from a fresh encoding");
+        for (a, b) in idx.slots.iter().zip(&fresh.slots) {
+            assert_eq!((&a.path, a.start, a.len), (&b.path, b.start, b.len));
+        }
+    }
+
+    #[test]
+    fn varints_and_prefix_compression_follow_git() {
+        let enc = |v: u64| {
+            let mut b = Vec::new();
+            push_varint(&mut b, v);
+            b
+        };
+        assert_eq!(enc(0), [0]);
+        assert_eq!(enc(127), [127]);
+        assert_eq!(enc(128), [0x80, 0]);
+        assert_eq!(enc(16511), [0xff, 0x7f]);
+        assert_eq!(enc(16512), [0x80, 0x80, 0]);
+        let fixed = [7u8; FIXED];
+        let e = encode(
+            b"history/00/01/000101-u-x.json",
+            b"history/00/01/000102-a-y.json",
+            &fixed,
+        );
+        assert_eq!(&e[FIXED..], b"\x0a2-a-y.json\0");
+    }
 
     #[test]
     fn an_index_behind_head_is_repaired_at_load() {
