@@ -2,10 +2,11 @@
 //!
 //! libgit2 rewrites and re-hashes the whole index from its entry list on
 //! every write; with thousands of history files that is the one part of a
-//! turn commit that grows with the session. Here each entry keeps its
-//! serialized bytes, so a write is one copy of cached bytes plus a SHA-1
-//! (hardware-accelerated where the CPU has it) — the file stays a plain
-//! version-2 index that every git reads.
+//! turn commit that grows with the session. Here the serialized entries
+//! live in one contiguous buffer, edited in place, so a write is one
+//! streamed copy plus a SHA-1 (hardware-accelerated where the CPU has it).
+//! The file is a plain version-4 index (prefix-compressed paths), which git
+//! (since 1.8) and libgit2 read.
 
 use std::collections::BTreeMap;
 use std::fs;
