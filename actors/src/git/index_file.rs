@@ -423,9 +423,16 @@ mod tests {
         let mut want: BTreeMap<Vec<u8>, Fixed> = BTreeMap::new();
         let mut seed = 42u64;
         for step in 0..3000u32 {
-            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             let n = (seed >> 33) % 400;
-            let path = format!("history/{:02}/{:02}/{n:06}-u-id{}.json", n / 100, n % 100, n % 7);
+            let path = format!(
+                "history/{:02}/{:02}/{n:06}-u-id{}.json",
+                n / 100,
+                n % 100,
+                n % 7
+            );
             let id = Oid::from_bytes(&[(step % 251) as u8; 20]).unwrap();
             if (seed >> 20).is_multiple_of(4) {
                 idx.remove(Path::new(&path));
@@ -438,7 +445,10 @@ mod tests {
         }
         let fresh = IndexFile::from_entries(dir.path().join("index"), want);
         assert_eq!(idx.len(), fresh.len());
-        assert!(idx.data == fresh.data, "incremental edits drifted from a fresh encoding");
+        assert!(
+            idx.data == fresh.data,
+            "incremental edits drifted from a fresh encoding"
+        );
         for (a, b) in idx.slots.iter().zip(&fresh.slots) {
             assert_eq!((&a.path, a.start, a.len), (&b.path, b.start, b.len));
         }
