@@ -132,9 +132,14 @@ impl SessionCore {
             .ok_or_else(|| SessionError::UnknownNode(opener_id.to_string()))?;
         let start = opener.predecessor.clone();
         let (role, seq, id) = (opener.role, opener.seq, opener.id.clone());
-        let tip = git::head_commit(&self.repo)?.map(|c| c.id());
         // The common case, cheaply: the turn continues the branch's tip.
-        let tip_head = git::head_trailers(&self.repo)?.head_node;
+        let (tip, tip_head) = match git::head_commit(&self.repo)? {
+            Some(c) => (
+                Some(c.id()),
+                git::Trailers::parse(c.message().unwrap_or("")).head_node,
+            ),
+            None => (None, None),
+        };
         if tip_head == start {
             return Ok(());
         }
