@@ -242,8 +242,10 @@ impl SessionCore {
     /// a crash in between is repaired at load (`sync_worktree_to_head`).
     fn checkout_branch(&mut self, name: &str) -> Result<(), SessionError> {
         git::attach_head(&self.repo, name)?;
-        self.sync_worktree_to_head()?;
-        self.rebuild_index()?;
+        // The index must follow the new HEAD even when no file changed.
+        if !self.sync_worktree_to_head()? {
+            self.rebuild_index()?;
+        }
         Ok(())
     }
 
