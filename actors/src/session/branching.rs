@@ -319,7 +319,6 @@ impl SessionCore {
     pub fn history(&self) -> Result<History, SessionError> {
         let graph = Graph::read(self)?;
         let (line_branch, shown) = self.shown(&graph);
-        let line = graph.line(&line_branch);
         let commits = graph
             .commits
             .iter()
@@ -329,13 +328,13 @@ impl SessionCore {
                     short_sha: sha[..7].to_string(),
                     sha,
                     turn: c.trailers.turn,
-                    branch: graph.owner(c),
+                    branch: graph.branch_holding(c.oid),
                     summary: c.summary.clone(),
                     message: c.message.clone(),
                     timestamp: c.time,
                     parent: c.parent.map(|p| p.to_string()),
                     head_node: c.trailers.head_node.clone(),
-                    on_current_path: line.contains(&c.oid),
+                    on_current_path: graph.holds(&line_branch, c.oid),
                 }
             })
             .collect();
@@ -350,7 +349,7 @@ impl SessionCore {
     fn shown(&self, graph: &Graph) -> (String, Option<Oid>) {
         match &self.meta.viewing {
             Some(v) => match Oid::from_str(&v.commit) {
-                Ok(oid) if graph.line(&v.branch).contains(&oid) => (v.branch.clone(), Some(oid)),
+                Ok(oid) if graph.holds(&v.branch, oid) => (v.branch.clone(), Some(oid)),
                 _ => (graph.current.clone(), graph.tip(&graph.current)),
             },
             None => (graph.current.clone(), graph.tip(&graph.current)),
@@ -397,7 +396,7 @@ impl SessionCore {
         let line = graph.line(&line_branch);
         let (target, branch) = if let Some(c) = &to.commit {
             let oid = graph.find(c)?;
-            let branch = if line.contains(&oid) {
+            let branch = if graph.holds(&line_branch, oid) {
                 line_branch.clone()
             } else {
                 graph.branch_holding(oid)
@@ -513,6 +512,8 @@ struct Graph {
     current: String,
     /// Each branch's first-parent line, tip first.
     lines: HashMap<String, Vec<Oid>>,
+    /// The same lines as sets, for membership tests.
+    members: HashMap<String, HashSet<Oid>>,
 }
 
 impl Graph {
@@ -531,6 +532,7 @@ impl Graph {
             tips,
             current,
             lines: HashMap::new(),
+            members: HashMap::new(),
         };
         for t in &graph.tips {
             let mut line = Vec::new();
@@ -539,6 +541,9 @@ impl Graph {
                 line.push(oid);
                 cursor = graph.row(oid).and_then(|r| r.parent);
             }
+            graph
+                .members
+                .insert(t.name.clone(), line.iter().copied().collect());
             graph.lines.insert(t.name.clone(), line);
         }
         Ok(graph)
@@ -571,27 +576,21 @@ impl Graph {
 
     /// The branch a commit was made on (its trailer), if that branch still
     /// holds it; else `main` or the first branch that holds it.
-    fn owner(&self, c: &CommitRow) -> String {
-        if let Some(b) = &c.trailers.branch {
-            if self.line(b).contains(&c.oid) {
-                return b.clone();
-            }
-        }
-        self.branch_holding(c.oid)
-    }
-
     fn branch_holding(&self, oid: Oid) -> String {
-        if let Some(c) = self.row(oid) {
-            if let Some(b) = &c.trailers.branch {
-                if self.line(b).contains(&oid) {
-                    return b.clone();
-                }
+        if let Some(b) = self.row(oid).and_then(|c| c.trailers.branch.as_ref()) {
+            if self.holds(b, oid) {
+                return b.clone();
             }
         }
         self.tips
             .iter()
-            .find(|t| self.line(&t.name).contains(&oid))
+            .find(|t| self.holds(&t.name, oid))
             .map_or_else(|| self.current.clone(), |t| t.name.clone())
+    }
+
+    /// Whether `oid` is on `branch`'s first-parent line.
+    fn holds(&self, branch: &str, oid: Oid) -> bool {
+        self.members.get(branch).is_some_and(|m| m.contains(&oid))
     }
 }
 
