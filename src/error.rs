@@ -3,8 +3,7 @@
 
 use actix_web::http::StatusCode;
 use actix_web::{HttpResponse, ResponseError};
-use openprogram_actors::project::ProjectError;
-use openprogram_actors::session::{ErrorKind, SessionError};
+use openprogram_actors::{EngineError, ErrorKind};
 
 #[derive(Debug, thiserror::Error)]
 #[error("{message}")]
@@ -43,31 +42,24 @@ impl ResponseError for ApiError {
     }
 }
 
-impl From<SessionError> for ApiError {
-    fn from(e: SessionError) -> ApiError {
-        ApiError::from_kind(e.kind(), e.code(), e.to_string())
-    }
-}
-
-impl From<ProjectError> for ApiError {
-    fn from(e: ProjectError) -> ApiError {
-        ApiError::from_kind(e.kind(), e.code(), e.to_string())
-    }
-}
-
-impl ApiError {
-    fn from_kind(kind: ErrorKind, code: &'static str, message: String) -> ApiError {
+/// The one mapping of engine errors to HTTP (the WebSocket actions use it
+/// too, through `ApiError`). A 5xx carries its code and a short generic
+/// message; the detail goes to the log.
+impl From<EngineError> for ApiError {
+    fn from(e: EngineError) -> ApiError {
+        let kind = e.kind();
         let status = match kind {
             ErrorKind::BadRequest => StatusCode::BAD_REQUEST,
             ErrorKind::NotFound => StatusCode::NOT_FOUND,
             ErrorKind::Conflict => StatusCode::CONFLICT,
             ErrorKind::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
             ErrorKind::Internal => StatusCode::INTERNAL_SERVER_ERROR,
+            ErrorKind::Upstream => StatusCode::BAD_GATEWAY,
         };
-        if status.is_server_error() {
-            tracing::error!(error = %message, "request failed");
+        if kind.is_server_side() {
+            tracing::error!(code = e.code(), error = %e, "request failed");
         }
-        ApiError::new(status, code, message)
+        ApiError::new(status, e.code(), e.client_message())
     }
 }
 

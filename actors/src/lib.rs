@@ -2,10 +2,12 @@
 //! and the actix actors that own them; usable without HTTP.
 
 pub mod engine;
+pub mod error;
 pub mod events;
 pub mod fsio;
 pub mod git;
 pub mod ids;
+pub mod limit;
 pub mod locations;
 mod lru;
 pub mod manager;
@@ -17,3 +19,4 @@ pub mod session;
 pub mod titler;
 
 pub use engine::Engine;
+pub use error::{EngineError, ErrorKind};

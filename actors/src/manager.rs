@@ -4,6 +4,11 @@
 //! once its last in-flight request is answered. A per-session lease makes a
 //! new actor for the same session wait until the old one has let go, so one
 //! repository never has two writers.
+//!
+//! The manager owns the in-memory `locations.json` map; its file is written
+//! by the `LocationsWriter` thread, so no handler here blocks the arbiter
+//! that dispatches every session. A handler that changes a location answers
+//! only once the file holding the change is durable.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -13,7 +18,7 @@ use actix::prelude::*;
 use tokio::sync::Mutex;
 
 use crate::ids;
-use crate::locations::Locations;
+use crate::locations::{Locations, LocationsWriter};
 use crate::lru::Lru;
 use crate::project::ProjectRegistry;
 use crate::session::actor::Naming;
@@ -23,6 +28,7 @@ use crate::titler::ApplyTitle;
 pub struct SessionManager {
     sessions_dir: PathBuf,
     locations: Locations,
+    writer: LocationsWriter,
     projects: Option<Addr<ProjectRegistry>>,
     naming: Option<Naming>,
     cap: usize,
@@ -35,6 +41,7 @@ impl SessionManager {
     pub fn new(
         sessions_dir: PathBuf,
         locations: Locations,
+        writer: LocationsWriter,
         cap: usize,
         events: Option<Recipient<SessionChanged>>,
         projects: Option<Addr<ProjectRegistry>>,
@@ -42,6 +49,7 @@ impl SessionManager {
         SessionManager {
             sessions_dir,
             locations,
+            writer,
             projects,
             naming: None,
             cap,
@@ -104,12 +112,15 @@ pub struct Forget {
 }
 
 impl Handler<Forget> for SessionManager {
-    type Result = std::io::Result<()>;
+    type Result = ResponseFuture<std::io::Result<()>>;
 
     fn handle(&mut self, msg: Forget, _: &mut Self::Context) -> Self::Result {
         self.live.remove(&msg.id);
-        // A small file, written rarely (deletions only).
-        self.locations.remove(&msg.id).map(|_| ())
+        if self.locations.remove(&msg.id) {
+            Box::pin(self.writer.save(&self.locations))
+        } else {
+            Box::pin(async { Ok(()) })
+        }
     }
 }
 
@@ -146,18 +157,36 @@ pub struct Place {
 }
 
 impl Handler<Place> for SessionManager {
-    type Result = std::io::Result<PathBuf>;
+    type Result = ResponseActFuture<Self, std::io::Result<PathBuf>>;
 
     fn handle(&mut self, msg: Place, _: &mut Self::Context) -> Self::Result {
         let current = self.dir_of(&msg.id);
-        if self.live.get(&msg.id).is_some()
-            || self.locations.get(&msg.id).is_some()
-            || current.exists()
-        {
-            return Ok(current);
+        if self.live.get(&msg.id).is_some() || self.locations.get(&msg.id).is_some() {
+            return Box::pin(fut::ready(Ok(current)));
         }
-        self.locations.insert(msg.id, msg.dir.clone())?;
-        Ok(msg.dir)
+        // Whether it already exists in the state directory: a stat, so on
+        // the blocking pool, then back in the actor to record the place.
+        let probe = current.clone();
+        let exists = async move {
+            tokio::task::spawn_blocking(move || probe.exists())
+                .await
+                .unwrap_or(false)
+        };
+        Box::pin(exists.into_actor(self).then(move |exists, act, _| {
+            let recorded = act.locations.get(&msg.id).map(PathBuf::from);
+            let saved: std::pin::Pin<Box<dyn std::future::Future<Output = _>>> =
+                match (exists, recorded) {
+                    (true, _) => Box::pin(async move { Ok(current) }),
+                    // Placed by a concurrent request meanwhile.
+                    (false, Some(dir)) => Box::pin(async move { Ok(dir) }),
+                    (false, None) => {
+                        act.locations.insert(msg.id, msg.dir.clone());
+                        let saved = act.writer.save(&act.locations);
+                        Box::pin(async move { saved.await.map(|()| msg.dir) })
+                    }
+                };
+            saved.into_actor(act)
+        }))
     }
 }
 
@@ -171,13 +200,16 @@ pub struct Moved {
 }
 
 impl Handler<Moved> for SessionManager {
-    type Result = std::io::Result<()>;
+    type Result = ResponseFuture<std::io::Result<()>>;
 
     fn handle(&mut self, msg: Moved, _: &mut Self::Context) -> Self::Result {
         match msg.dir {
             Some(d) => self.locations.insert(msg.id, d),
-            None => self.locations.remove(&msg.id).map(|_| ()),
+            None => {
+                self.locations.remove(&msg.id);
+            }
         }
+        Box::pin(self.writer.save(&self.locations))
     }
 }
 
@@ -192,7 +224,7 @@ pub struct Relocated {
 }
 
 impl Handler<Relocated> for SessionManager {
-    type Result = std::io::Result<Vec<String>>;
+    type Result = ResponseFuture<std::io::Result<Vec<String>>>;
 
     fn handle(&mut self, msg: Relocated, _: &mut Self::Context) -> Self::Result {
         let moved: Vec<(String, PathBuf)> = self
@@ -207,10 +239,14 @@ impl Handler<Relocated> for SessionManager {
         let mut ids = Vec::new();
         for (id, dir) in moved {
             self.live.remove(&id);
-            self.locations.insert(id.clone(), dir)?;
+            self.locations.insert(id.clone(), dir);
             ids.push(id);
         }
-        Ok(ids)
+        let saved = self.writer.save(&self.locations);
+        Box::pin(async move {
+            saved.await?;
+            Ok(ids)
+        })
     }
 }
 

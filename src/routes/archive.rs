@@ -1,10 +1,8 @@
 //! `POST /api/sessions/archive` and `/unarchive`, exactly as spec 003 names
 //! them: body `{"session_id": ...}`.
 
-use actix_web::http::StatusCode;
 use actix_web::{web, HttpResponse};
 use openprogram_actors::meta::MetaPatch;
-use openprogram_actors::session::SessionError;
 use serde::Deserialize;
 
 use crate::error::ApiError;
@@ -29,17 +27,18 @@ async fn set_archived(
         archived: Some(archived),
         ..MetaPatch::default()
     };
-    match state.engine.update_meta(&id, patch).await {
-        Ok(_) => Ok(
-            HttpResponse::Ok().json(serde_json::json!({"session_id": id, "archived": archived}))
-        ),
-        Err(SessionError::NotFound) => Err(ApiError::new(
-            StatusCode::NOT_FOUND,
-            "unknown_session",
-            "unknown session",
-        )),
-        Err(e) => Err(e.into()),
-    }
+    state.engine.update_meta(&id, patch).await?;
+    Ok(HttpResponse::Ok().json(Archived {
+        session_id: id,
+        archived,
+    }))
+}
+
+/// The answer of archive and unarchive (as the original system's).
+#[derive(serde::Serialize)]
+struct Archived {
+    session_id: String,
+    archived: bool,
 }
 
 #[tracing::instrument(name = "archive_session", skip(state, body))]

@@ -81,14 +81,5 @@ pub async fn post(
             true,
         )
         .await?;
-    let resp = posted_response(posted);
-    let status = resp.status();
-    let body = actix_web::body::to_bytes(resp.into_body())
-        .await
-        .unwrap_or_default();
-    let mut v: serde_json::Value = serde_json::from_slice(&body).unwrap_or_default();
-    if let Some(obj) = v.as_object_mut() {
-        obj.insert("session_id".into(), session_id.into());
-    }
-    Ok(HttpResponse::build(status).json(v))
+    Ok(posted_response(&session_id, posted))
 }

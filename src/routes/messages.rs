@@ -2,21 +2,46 @@ use actix_web::{web, HttpResponse};
 use openprogram_actors::node::Role;
 use openprogram_actors::session::{CreateSpec, NewNode, NodePatch, Posted};
 use serde::Deserialize;
+use serde_json::Value;
 
 use crate::error::ApiError;
 use crate::startup::AppState;
 
-#[derive(Debug, Deserialize)]
+/// The body of `POST /messages`: a node's fields plus `session` and
+/// `queue`. Every field is checked: an unknown one (a typo such as
+/// `predecesor`) is refused with its name, never ignored.
+#[derive(Debug)]
 pub struct AppendBody {
-    #[serde(flatten)]
     node: NewNode,
     /// Fields for the session when this message creates it.
-    #[serde(default)]
     session: Option<CreateSpec>,
     /// Queue a user message that arrives while a turn is running (it opens
     /// the next turn) instead of refusing it.
-    #[serde(default)]
     queue: bool,
+}
+
+impl<'de> Deserialize<'de> for AppendBody {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::Error;
+        let mut fields = serde_json::Map::<String, Value>::deserialize(d)?;
+        let session = match fields.remove("session") {
+            None | Some(Value::Null) => None,
+            Some(v) => Some(
+                CreateSpec::deserialize(v)
+                    .map_err(|e| D::Error::custom(format!("session: {e}")))?,
+            ),
+        };
+        let queue = match fields.remove("queue") {
+            None => false,
+            Some(v) => bool::deserialize(v).map_err(|e| D::Error::custom(format!("queue: {e}")))?,
+        };
+        let node = NewNode::deserialize(Value::Object(fields)).map_err(D::Error::custom)?;
+        Ok(AppendBody {
+            node,
+            session,
+            queue,
+        })
+    }
 }
 
 /// `POST /api/sessions/{id}/messages`: append a node. A user message to a
@@ -44,17 +69,21 @@ pub async fn append(
     }
     let create =
         (node.role == Role::User).then(|| session.unwrap_or_default().into_meta(id.to_string()));
-    Ok(posted_response(
-        state.engine.post(&id, node, create, queue).await?,
-    ))
+    let posted = state.engine.post(&id, node, create, queue).await?;
+    Ok(posted_response(&id, posted))
 }
 
-/// 201 appended (200 for a repeated id), 202 queued behind the running turn.
-pub fn posted_response(posted: Posted) -> HttpResponse {
+/// 201 appended (200 for a repeated id), 202 queued behind the running
+/// turn; the body names the session (a channel's is derived, not given).
+pub fn posted_response(session_id: &str, posted: Posted) -> HttpResponse {
+    let data = |data| super::ForSession { session_id, data };
     match posted {
-        Posted::Appended(out) if out.created => HttpResponse::Created().json(out),
-        Posted::Appended(out) => HttpResponse::Ok().json(out),
-        queued @ Posted::Queued { .. } => HttpResponse::Accepted().json(queued),
+        Posted::Appended(out) if out.created => HttpResponse::Created().json(data(out)),
+        Posted::Appended(out) => HttpResponse::Ok().json(data(out)),
+        queued @ Posted::Queued { .. } => HttpResponse::Accepted().json(super::ForSession {
+            session_id,
+            data: queued,
+        }),
     }
 }
 

@@ -11,6 +11,8 @@ mod turns;
 
 use actix_web::web;
 
+pub use sessions::{ForSession, ListPage};
+
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(
         web::scope("/api")

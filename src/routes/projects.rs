@@ -49,27 +49,14 @@ pub async fn get(
     Ok(HttpResponse::Ok().json(state.engine.project(&id).await?))
 }
 
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct CommitsQuery {
-    limit: Option<usize>,
-}
-
 /// `GET /api/projects/{id}/commits[?limit=N]`: the agent's commits.
 #[tracing::instrument(name = "project_commits", skip(state))]
 pub async fn commits(
     state: web::Data<AppState>,
     id: web::Path<String>,
-    query: web::Query<CommitsQuery>,
+    query: web::Query<super::sessions::CommitsQuery>,
 ) -> Result<HttpResponse, ApiError> {
-    let limit = query.limit.unwrap_or(100);
-    if limit == 0 || limit > 10_000 {
-        return Err(ApiError::bad_request(
-            "invalid_query",
-            "limit must be 1..=10000",
-        ));
-    }
-    let commits = state.engine.project_commits(&id, limit).await?;
+    let commits = state.engine.project_commits(&id, query.limit.get()).await?;
     Ok(HttpResponse::Ok()
         .json(serde_json::json!({ "project_id": id.as_str(), "commits": commits })))
 }

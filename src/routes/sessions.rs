@@ -1,10 +1,11 @@
 use actix_web::{web, HttpResponse};
 use openprogram_actors::ids;
-use openprogram_actors::meta::{MetaPatch, Status};
-use openprogram_actors::registry::query::MAX_LIMIT;
-use openprogram_actors::registry::{ListQuery, SessionRow};
+use openprogram_actors::limit::LogLimit;
+use openprogram_actors::meta::{MetaPatch, SessionMeta, Status};
+use openprogram_actors::registry::row::ClientRow;
+use openprogram_actors::registry::ListQuery;
 use openprogram_actors::session::CreateSpec;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use crate::error::ApiError;
 use crate::startup::AppState;
@@ -30,12 +31,28 @@ pub async fn get(
 ) -> Result<HttpResponse, ApiError> {
     let meta = state.engine.meta(&id).await?;
     let (cwd, missing) = state.engine.session_cwd(&id).await?;
-    let mut v = serde_json::to_value(meta).unwrap_or_default();
-    if let Some(obj) = v.as_object_mut() {
-        obj.insert("cwd".into(), cwd.display().to_string().into());
-        obj.insert("project_path_missing".into(), missing.into());
-    }
-    Ok(HttpResponse::Ok().json(v))
+    Ok(HttpResponse::Ok().json(SessionView {
+        meta,
+        cwd: cwd.display().to_string(),
+        project_path_missing: missing,
+    }))
+}
+
+/// `GET /api/sessions/{id}`: the metadata and where the tools run.
+#[derive(Serialize)]
+struct SessionView {
+    #[serde(flatten)]
+    meta: SessionMeta,
+    cwd: String,
+    project_path_missing: bool,
+}
+
+/// `{"session_id": …, <key>: …}`, the shape of most per-session answers.
+#[derive(Serialize)]
+pub struct ForSession<'a, T: Serialize> {
+    pub session_id: &'a str,
+    #[serde(flatten)]
+    pub data: T,
 }
 
 #[derive(Debug, Deserialize)]
@@ -71,8 +88,20 @@ pub async fn add_working_dir(
         ..MetaPatch::default()
     };
     let meta = state.engine.update_meta(&id, patch).await?;
-    Ok(HttpResponse::Ok()
-        .json(serde_json::json!({"session_id": id.as_str(), "working_dirs": meta.working_dirs})))
+    Ok(working_dirs(&id, meta))
+}
+
+fn working_dirs(id: &str, meta: SessionMeta) -> HttpResponse {
+    #[derive(Serialize)]
+    struct WorkingDirs {
+        working_dirs: Vec<std::path::PathBuf>,
+    }
+    HttpResponse::Ok().json(ForSession {
+        session_id: id,
+        data: WorkingDirs {
+            working_dirs: meta.working_dirs,
+        },
+    })
 }
 
 /// `DELETE /api/sessions/{id}/working_dirs?path=…`: remove one.
@@ -89,8 +118,7 @@ pub async fn remove_working_dir(
         ..MetaPatch::default()
     };
     let meta = state.engine.update_meta(&id, patch).await?;
-    Ok(HttpResponse::Ok()
-        .json(serde_json::json!({"session_id": id.as_str(), "working_dirs": meta.working_dirs})))
+    Ok(working_dirs(&id, meta))
 }
 
 /// `GET /api/sessions/{id}/nodes`: every node, in sequence order.
@@ -99,18 +127,23 @@ pub async fn nodes(
     state: web::Data<AppState>,
     id: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
+    #[derive(Serialize)]
+    struct Nodes {
+        nodes: Vec<openprogram_actors::node::Node>,
+    }
     let nodes = state.engine.nodes(&id).await?;
-    Ok(HttpResponse::Ok().json(serde_json::json!({"session_id": id.as_str(), "nodes": nodes})))
+    Ok(HttpResponse::Ok().json(ForSession {
+        session_id: &id,
+        data: Nodes { nodes },
+    }))
 }
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CommitsQuery {
-    limit: Option<usize>,
+    #[serde(default)]
+    pub limit: LogLimit,
 }
-
-/// Largest `limit` accepted by the commit log.
-const MAX_COMMITS: usize = 10_000;
 
 /// `GET /api/sessions/{id}/commits[?limit=N]`: the turn commits, newest first.
 #[tracing::instrument(name = "list_commits", skip(state))]
@@ -119,30 +152,22 @@ pub async fn commits(
     id: web::Path<String>,
     query: web::Query<CommitsQuery>,
 ) -> Result<HttpResponse, ApiError> {
-    let limit = query.limit.unwrap_or(100);
-    if limit == 0 || limit > MAX_COMMITS {
-        return Err(ApiError::bad_request(
-            "invalid_query",
-            format!("limit must be 1..={MAX_COMMITS}"),
-        ));
+    #[derive(Serialize)]
+    struct Commits {
+        commits: Vec<openprogram_actors::git::CommitInfo>,
     }
-    let commits = state.engine.commits(&id, limit).await?;
-    Ok(HttpResponse::Ok().json(serde_json::json!({"session_id": id.as_str(), "commits": commits})))
+    let commits = state.engine.commits(&id, query.limit.get()).await?;
+    Ok(HttpResponse::Ok().json(ForSession {
+        session_id: &id,
+        data: Commits { commits },
+    }))
 }
 
-/// A registry row as clients see it: the 15 fields, the preview, and the
-/// project (filled in when listing).
-pub fn present(row: SessionRow) -> serde_json::Value {
-    let project = serde_json::json!({ "id": row.project_id });
-    let title = row.display_title();
-    let mut v = serde_json::to_value(row).unwrap_or_default();
-    if let Some(obj) = v.as_object_mut() {
-        obj.remove("project_id");
-        obj.remove("first_preview");
-        obj.insert("project".into(), project);
-        obj.insert("title".into(), title.into());
-    }
-    v
+/// A page of the session list (`{total, sessions}`).
+#[derive(Serialize)]
+pub struct ListPage<'a> {
+    pub total: usize,
+    pub sessions: Vec<ClientRow<'a>>,
 }
 
 /// `GET /api/sessions`: the session list, from memory.
@@ -151,16 +176,11 @@ pub async fn list(
     state: web::Data<AppState>,
     query: web::Query<ListQuery>,
 ) -> Result<HttpResponse, ApiError> {
-    let query = query.into_inner();
-    if query.limit.is_some_and(|l| l == 0 || l > MAX_LIMIT) {
-        return Err(ApiError::bad_request(
-            "invalid_query",
-            format!("limit must be 1..={MAX_LIMIT}"),
-        ));
-    }
-    let page = state.engine.list(query).await?;
-    let sessions: Vec<serde_json::Value> = page.sessions.into_iter().map(present).collect();
-    Ok(HttpResponse::Ok().json(serde_json::json!({"total": page.total, "sessions": sessions})))
+    let page = state.engine.list(query.into_inner()).await?;
+    Ok(HttpResponse::Ok().json(ListPage {
+        total: page.total,
+        sessions: page.sessions.iter().map(|r| r.client()).collect(),
+    }))
 }
 
 /// Fields a client may change with `PATCH /api/sessions/{id}`.
@@ -190,19 +210,14 @@ pub async fn update(
 ) -> Result<HttpResponse, ApiError> {
     let p = body.into_inner();
     // An empty rename asks the LLM for a title instead (no lock).
-    if p.title.as_deref().is_some_and(|t| t.trim().is_empty()) {
-        if p.pinned.is_some()
-            || p.archived.is_some()
-            || p.unread.is_some()
-            || p.status.is_some()
-            || p.group.is_some()
-        {
-            return Err(ApiError::bad_request(
-                "invalid_body",
-                "an empty title (regenerate) cannot be combined with other fields",
-            ));
-        }
-        return regenerate_title(state, id).await;
+    if p.title.as_deref().is_some_and(|t| t.trim().is_empty()) && !only_title(&p) {
+        return Err(ApiError::bad_request(
+            "invalid_body",
+            "an empty title (regenerate) cannot be combined with other fields",
+        ));
+    }
+    if let (Some(title), true) = (&p.title, only_title(&p)) {
+        return Ok(HttpResponse::Ok().json(state.engine.rename_or_regenerate(&id, title).await?));
     }
     let user_titled = p.title.is_some().then_some(true);
     let patch = MetaPatch {
@@ -222,6 +237,15 @@ pub async fn update(
     Ok(HttpResponse::Ok().json(meta))
 }
 
+/// Whether the patch changes the title and nothing else (a rename).
+fn only_title(p: &SessionPatch) -> bool {
+    p.pinned.is_none()
+        && p.archived.is_none()
+        && p.unread.is_none()
+        && p.status.is_none()
+        && p.group.is_none()
+}
+
 /// `DELETE /api/sessions/{id}`: remove the session directory (with `.git/`)
 /// and its registry row.
 #[tracing::instrument(name = "delete_session", skip(state))]
@@ -229,8 +253,15 @@ pub async fn delete(
     state: web::Data<AppState>,
     id: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
+    #[derive(Serialize)]
+    struct Deleted {
+        deleted: bool,
+    }
     state.engine.delete(&id).await?;
-    Ok(HttpResponse::Ok().json(serde_json::json!({"session_id": id.as_str(), "deleted": true})))
+    Ok(HttpResponse::Ok().json(ForSession {
+        session_id: &id,
+        data: Deleted { deleted: true },
+    }))
 }
 
 /// `POST /api/sessions/{id}/title/regenerate`: ask the LLM for a title now
@@ -240,26 +271,7 @@ pub async fn regenerate_title(
     state: web::Data<AppState>,
     id: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
-    use actix_web::http::StatusCode;
-    use openprogram_actors::titler::TitleError;
-    match state.engine.regenerate_title(&id).await? {
-        Ok(meta) => Ok(HttpResponse::Ok().json(meta)),
-        Err(TitleError::NotConfigured) => Err(ApiError::new(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "llm_not_configured",
-            "no LLM is configured for titles",
-        )),
-        Err(TitleError::Busy) => Err(ApiError::new(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "unavailable",
-            "the titler is busy, retry",
-        )),
-        Err(e @ TitleError::Llm(_)) => Err(ApiError::new(
-            StatusCode::BAD_GATEWAY,
-            "llm_failed",
-            e.to_string(),
-        )),
-    }
+    Ok(HttpResponse::Ok().json(state.engine.regenerate_title(&id).await?))
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -1,16 +1,16 @@
 //! WebSocket actions: each returns the frames for the client that sent it.
 //! Changes reach every client (the sender included) through the event hub.
 
+use openprogram_actors::limit::LogLimit;
 use openprogram_actors::meta::MetaPatch;
 use openprogram_actors::node::Role;
-use openprogram_actors::project::ProjectError;
 use openprogram_actors::registry::ListQuery;
-use openprogram_actors::session::{
-    CheckoutTo, CreateSpec, NewNode, Posted, SessionError, Step, SwitchTo, RUN_ACTIVE,
-};
-use serde::Deserialize;
+use openprogram_actors::session::{CheckoutTo, CreateSpec, NewNode, Posted, SwitchTo, RUN_ACTIVE};
+use openprogram_actors::EngineError;
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
+use crate::error::ApiError;
 use crate::startup::AppState;
 
 pub fn frame(kind: &str, data: Value) -> String {
@@ -21,23 +21,45 @@ pub fn error_frame(action: Option<&str>, error: &str) -> String {
     frame("action_error", json!({ "action": action, "error": error }))
 }
 
-fn failed(action: &str, e: impl Into<ProjectError>) -> Vec<String> {
-    let e = e.into();
+/// An engine failure as an `action_error` frame, with the same code and
+/// message an HTTP client gets (the one mapping in `crate::error`).
+fn failed(action: &str, e: EngineError) -> Vec<String> {
+    let e = ApiError::from(e);
     vec![frame(
         "action_error",
-        json!({ "action": action, "error": e.to_string(), "code": e.code() }),
+        json!({ "action": action, "error": e.message, "code": e.code }),
     )]
+}
+
+/// Actions that may take seconds (an LLM call, a work-tree rewrite): the
+/// connection runs them beside its loop, so pings, broadcasts and other
+/// replies keep flowing.
+pub fn is_slow(text: &str) -> bool {
+    #[derive(Deserialize)]
+    struct Peek {
+        action: Option<String>,
+        #[serde(default)]
+        title: Option<String>,
+    }
+    let Ok(p) = serde_json::from_str::<Peek>(text) else {
+        return false;
+    };
+    match p.action.as_deref() {
+        Some("rename_session") => p.title.as_deref().is_none_or(|t| t.trim().is_empty()),
+        Some("git_switch") => true,
+        _ => false,
+    }
 }
 
 pub async fn sessions_list_frame(state: &AppState, query: ListQuery) -> String {
     match state.engine.list(query).await {
-        Ok(page) => {
-            let sessions: Vec<Value> = page.sessions.iter().map(|r| r.to_client_json()).collect();
-            frame(
-                "sessions_list",
-                json!({ "total": page.total, "sessions": sessions }),
-            )
-        }
+        Ok(page) => typed_frame(
+            "sessions_list",
+            crate::routes::ListPage {
+                total: page.total,
+                sessions: page.sessions.iter().map(|r| r.client()).collect(),
+            },
+        ),
         Err(e) => error_frame(Some("list_sessions"), &e.to_string()),
     }
 }
@@ -70,37 +92,38 @@ struct Rename {
 #[derive(Deserialize)]
 struct SessionRef {
     session_id: String,
-    #[serde(default)]
-    limit: Option<usize>,
 }
 
 #[derive(Deserialize)]
-struct GitCheckout {
+struct SessionLog {
     session_id: String,
     #[serde(default)]
-    commit: Option<String>,
-    #[serde(default)]
-    turn: Option<u64>,
-    #[serde(default)]
-    step: Option<Step>,
+    limit: LogLimit,
 }
 
+/// A frame naming a session, its other fields shaped as the HTTP body of
+/// the same operation (`CheckoutTo`, `SwitchTo`).
 #[derive(Deserialize)]
-struct GitSwitch {
+struct OnSession<T> {
     session_id: String,
-    #[serde(default)]
-    node_id: Option<String>,
-    #[serde(default)]
-    branch: Option<String>,
+    #[serde(flatten)]
+    body: T,
 }
 
-/// A reply frame: `data` (an object) with the session id added.
-fn session_frame(kind: &str, session_id: &str, data: impl serde::Serialize) -> String {
-    let mut v = serde_json::to_value(data).unwrap_or_default();
-    if let Some(obj) = v.as_object_mut() {
-        obj.insert("session_id".into(), session_id.into());
+/// A frame `{"type": kind, "data": data}` from a typed value.
+fn typed_frame(kind: &str, data: impl Serialize) -> String {
+    #[derive(Serialize)]
+    struct Frame<'a, T: Serialize> {
+        #[serde(rename = "type")]
+        kind: &'a str,
+        data: T,
     }
-    frame(kind, v)
+    serde_json::to_string(&Frame { kind, data }).unwrap_or_default()
+}
+
+/// A reply frame: `data` with the session id beside its fields.
+fn session_frame(kind: &str, session_id: &str, data: impl Serialize) -> String {
+    typed_frame(kind, crate::routes::ForSession { session_id, data })
 }
 
 #[derive(Deserialize)]
@@ -190,27 +213,11 @@ async fn dispatch(state: &AppState, action: &str, v: Value) -> Result<Vec<String
         }
         "rename_session" => {
             let r: Rename = parse(action, v)?;
-            if r.title.trim().is_empty() {
-                match engine
-                    .regenerate_title(&r.session_id)
-                    .await
-                    .map_err(|e| failed(action, e))?
-                {
-                    Ok(_) => Vec::new(),
-                    Err(e) => return Err(vec![error_frame(Some(action), &e.to_string())]),
-                }
-            } else {
-                let patch = MetaPatch {
-                    title: Some(r.title.trim().to_string()),
-                    user_titled: Some(true),
-                    ..Default::default()
-                };
-                engine
-                    .update_meta(&r.session_id, patch)
-                    .await
-                    .map_err(|e| failed(action, e))?;
-                Vec::new()
-            }
+            engine
+                .rename_or_regenerate(&r.session_id, &r.title)
+                .await
+                .map_err(|e| failed(action, e))?;
+            Vec::new()
         }
         "delete_session" => {
             let r: SessionRef = parse(action, v)?;
@@ -276,9 +283,9 @@ async fn dispatch(state: &AppState, action: &str, v: Value) -> Result<Vec<String
             )]
         }
         "git_session_log" => {
-            let r: SessionRef = parse(action, v)?;
+            let r: SessionLog = parse(action, v)?;
             let commits = engine
-                .commits(&r.session_id, r.limit.unwrap_or(100).clamp(1, 10_000))
+                .commits(&r.session_id, r.limit.get())
                 .await
                 .map_err(|e| failed(action, e))?;
             vec![frame(
@@ -295,14 +302,9 @@ async fn dispatch(state: &AppState, action: &str, v: Value) -> Result<Vec<String
             vec![session_frame("git_history", &r.session_id, history)]
         }
         "git_checkout" => {
-            let r: GitCheckout = parse(action, v)?;
-            let to = CheckoutTo {
-                commit: r.commit,
-                turn: r.turn,
-                step: r.step,
-            };
+            let r: OnSession<CheckoutTo> = parse(action, v)?;
             let shown = engine
-                .checkout(&r.session_id, to)
+                .checkout(&r.session_id, r.body)
                 .await
                 .map_err(|e| failed(action, e))?;
             vec![session_frame("git_checkout", &r.session_id, shown)]
@@ -320,13 +322,9 @@ async fn dispatch(state: &AppState, action: &str, v: Value) -> Result<Vec<String
             )]
         }
         "git_switch" => {
-            let r: GitSwitch = parse(action, v)?;
-            let to = SwitchTo {
-                node_id: r.node_id,
-                branch: r.branch,
-            };
+            let r: OnSession<SwitchTo> = parse(action, v)?;
             let shown = engine
-                .switch(&r.session_id, to)
+                .switch(&r.session_id, r.body)
                 .await
                 .map_err(|e| failed(action, e))?;
             vec![session_frame("git_switch", &r.session_id, shown)]
@@ -383,7 +381,7 @@ async fn chat(state: &AppState, c: Chat) -> Vec<String> {
             "chat_ack",
             json!({ "session_id": session_id, "message_id": message_id, "queued": true, "position": position }),
         )],
-        Err(ProjectError::Session(SessionError::RunActive)) => vec![frame(
+        Err(e) if e.is_run_active() => vec![frame(
             "chat_response",
             json!({ "session_id": session_id, "error": "run_active", "message": RUN_ACTIVE }),
         )],

@@ -4,14 +4,22 @@
 //! falls behind is resynced with a fresh `sessions_list`; one that stops
 //! reading (a send that does not complete in time) is dropped. Neither ever
 //! delays the other clients or a writer.
+//!
+//! Quick actions run in the socket's loop, in arrival order, so a client
+//! gets each reply before the broadcasts it causes. Slow ones (see
+//! `actions::is_slow`: an LLM call, a branch switch that rewrites the work
+//! tree) run in tasks of their own, so pings, broadcasts and other replies
+//! keep flowing while they run; their replies arrive when they finish.
 
 mod actions;
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use actix_web::{web, HttpRequest, HttpResponse};
 use actix_ws::{AggregatedMessage, Session};
 use tokio::sync::broadcast::error::RecvError;
+use tokio::sync::{mpsc, Semaphore};
 
 use crate::startup::AppState;
 
@@ -19,6 +27,8 @@ const HEARTBEAT: Duration = Duration::from_secs(5);
 const CLIENT_TIMEOUT: Duration = Duration::from_secs(20);
 /// A send to a client that takes longer than this drops the client.
 const SEND_TIMEOUT: Duration = Duration::from_secs(5);
+/// Slow actions of one connection running at once (more wait in order).
+const SLOW_IN_FLIGHT: usize = 4;
 
 #[tracing::instrument(name = "ws_connect", skip_all)]
 pub async fn connect(
@@ -44,20 +54,67 @@ async fn send(session: &mut Session, frame: &str) -> bool {
     )
 }
 
+/// Runs a connection's slow actions in tasks of their own; their replies
+/// come back on one channel that the socket's loop forwards.
+struct SlowActions {
+    permits: Arc<Semaphore>,
+    replies: mpsc::Sender<Vec<String>>,
+    state: Arc<AppState>,
+}
+
+impl SlowActions {
+    fn new(state: Arc<AppState>) -> (SlowActions, mpsc::Receiver<Vec<String>>) {
+        let (replies, rx) = mpsc::channel(SLOW_IN_FLIGHT);
+        let permits = Arc::new(Semaphore::new(SLOW_IN_FLIGHT));
+        (
+            SlowActions {
+                permits,
+                replies,
+                state,
+            },
+            rx,
+        )
+    }
+
+    /// Start `text` beside the loop if it is slow and a slot is free;
+    /// otherwise hand it back to be run in order.
+    fn try_spawn(&self, text: String) -> Option<String> {
+        if !actions::is_slow(&text) {
+            return Some(text);
+        }
+        let Ok(permit) = self.permits.clone().try_acquire_owned() else {
+            return Some(text);
+        };
+        let (state, replies) = (self.state.clone(), self.replies.clone());
+        actix_web::rt::spawn(async move {
+            let frames = actions::handle(&state, &text).await;
+            let _ = replies.send(frames).await;
+            drop(permit);
+        });
+        None
+    }
+}
+
 async fn run(
     mut session: Session,
     mut stream: actix_ws::AggregatedMessageStream,
     mut events: tokio::sync::broadcast::Receiver<openprogram_actors::events::Event>,
-    state: std::sync::Arc<AppState>,
+    state: Arc<AppState>,
 ) {
     let mut heartbeat = tokio::time::interval(HEARTBEAT);
     let mut last_seen = Instant::now();
+    let (slow, mut replies) = SlowActions::new(state.clone());
     loop {
         tokio::select! {
             msg = stream.recv() => {
                 last_seen = Instant::now();
                 let frames = match msg {
-                    Some(Ok(AggregatedMessage::Text(text))) => actions::handle(&state, &text).await,
+                    Some(Ok(AggregatedMessage::Text(text))) => match slow.try_spawn(text.to_string()) {
+                        // Quick actions run in order, their reply before
+                        // the broadcasts they cause.
+                        Some(text) => actions::handle(&state, &text).await,
+                        None => continue,
+                    },
                     Some(Ok(AggregatedMessage::Binary(_))) => vec![actions::error_frame(None, "binary frames are not supported; send JSON text")],
                     Some(Ok(AggregatedMessage::Ping(bytes))) => {
                         if session.pong(&bytes).await.is_err() { break; }
@@ -70,6 +127,11 @@ async fn run(
                         vec![actions::error_frame(None, &format!("bad frame: {e}"))]
                     }
                 };
+                for frame in frames {
+                    if !send(&mut session, &frame).await { return; }
+                }
+            }
+            Some(frames) = replies.recv() => {
                 for frame in frames {
                     if !send(&mut session, &frame).await { return; }
                 }

@@ -71,7 +71,11 @@ fn worktree_ids(dir: &Path) -> BTreeSet<String> {
 /// `history/00/00/000003-u-u2.json` → `u2`.
 fn node_id_of(path: &str) -> String {
     let name = path.rsplit('/').next().unwrap();
-    name.strip_suffix(".json").unwrap()[9..].to_string()
+    name.strip_suffix(".json")
+        .unwrap()
+        .chars()
+        .skip(9)
+        .collect()
 }
 
 /// The session list's preview of session `sid`.

@@ -47,7 +47,7 @@ fn whole_conversation_makes_one_commit_per_turn() {
     let mut lines = msg1.lines();
     assert_eq!(
         lines.next().unwrap(),
-        format!("turn 1: {}", &long_user[..60])
+        format!("turn 1: {}", long_user.chars().take(60).collect::<String>())
     );
     assert_eq!(lines.next().unwrap(), "");
     assert_eq!(
@@ -126,7 +126,12 @@ fn whole_conversation_makes_one_commit_per_turn() {
     assert_eq!(commits[0]["sha"], t3["commit"]);
     assert_eq!(
         commits[0]["short_sha"].as_str().unwrap(),
-        &t3["commit"].as_str().unwrap()[..7]
+        &t3["commit"]
+            .as_str()
+            .unwrap()
+            .chars()
+            .take(7)
+            .collect::<String>()
     );
     assert!(commits[0]["message"]
         .as_str()

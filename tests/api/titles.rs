@@ -41,7 +41,7 @@ fn first_turn_gets_a_truncated_title_at_once_and_an_llm_title_later() {
     let m = title(&s, "t1");
     assert_eq!(
         m["title"],
-        format!("{}…", &user[..50]),
+        format!("{}…", user.chars().take(50).collect::<String>()),
         "phase 1 is there at once"
     );
     assert_eq!(

@@ -10,6 +10,24 @@ pub struct CommitInfo {
     pub timestamp: i64,
 }
 
+impl CommitInfo {
+    pub fn of(commit: &git2::Commit<'_>) -> CommitInfo {
+        let sha = commit.id().to_string();
+        CommitInfo {
+            short_sha: short_sha(&sha),
+            sha,
+            message: commit.message().unwrap_or("").to_string(),
+            summary: commit.summary().unwrap_or("").to_string(),
+            timestamp: commit.time().seconds(),
+        }
+    }
+}
+
+/// The 7-character abbreviation of a full hex commit id.
+pub fn short_sha(sha: &str) -> String {
+    sha.chars().take(7).collect()
+}
+
 /// Commits reachable from HEAD, newest first, at most `limit`.
 pub fn log(repo: &Repository, limit: usize) -> Result<Vec<CommitInfo>, git2::Error> {
     let Some(head) = super::head_commit(repo)? else {
@@ -20,15 +38,7 @@ pub fn log(repo: &Repository, limit: usize) -> Result<Vec<CommitInfo>, git2::Err
     walk.set_sorting(Sort::TOPOLOGICAL | Sort::TIME)?;
     let mut out = Vec::new();
     for oid in walk.take(limit) {
-        let commit = repo.find_commit(oid?)?;
-        let sha = commit.id().to_string();
-        out.push(CommitInfo {
-            short_sha: sha[..7].to_string(),
-            sha,
-            message: commit.message().unwrap_or("").to_string(),
-            summary: commit.summary().unwrap_or("").to_string(),
-            timestamp: commit.time().seconds(),
-        });
+        out.push(CommitInfo::of(&repo.find_commit(oid?)?));
     }
     Ok(out)
 }

@@ -27,7 +27,7 @@ pub use fork::fork_repo;
 pub use index_file::IndexFile;
 pub use init::{disable_reflogs, init_repo, init_session_repo, open_repo};
 pub use locks::remove_stale_locks;
-pub use log::{log, CommitInfo};
+pub use log::{log, short_sha, CommitInfo};
 pub use trailers::{head_trailers, Trailers};
 pub use tree_files::blobs_under;
 pub use worktree_status::{worktree_status, TreeState};

@@ -26,6 +26,9 @@ impl ProjectActor {
     {
         let path = self.path.clone();
         let job = tokio::task::spawn_blocking(move || {
+            if !path.is_dir() {
+                return Err(ProjectError::PathMissing(path));
+            }
             let repo = git::open_repo(&path)?;
             f(&repo)
         });
@@ -142,15 +145,8 @@ impl Handler<Log> for ProjectActor {
                     continue;
                 }
                 let t = git::Trailers::parse(c.message().unwrap_or(""));
-                let sha = c.id().to_string();
                 out.push(AgentCommitInfo {
-                    commit: CommitInfo {
-                        short_sha: sha[..7].to_string(),
-                        sha,
-                        message: c.message().unwrap_or("").to_string(),
-                        summary: c.summary().unwrap_or("").to_string(),
-                        timestamp: c.time().seconds(),
-                    },
+                    commit: CommitInfo::of(&c),
                     author,
                     session_id: t.session,
                     turn: (t.turn > 0).then_some(t.turn),

@@ -1,4 +1,6 @@
-use crate::session::{ErrorKind, SessionError};
+//! The project registry's and project actors' error.
+
+use crate::error::ErrorKind;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ProjectError {
@@ -8,12 +10,12 @@ pub enum ProjectError {
     NotFound,
     #[error("the default project cannot be {0}")]
     DefaultProject(&'static str),
-    #[error(transparent)]
-    Session(#[from] SessionError),
     #[error("project storage error: {0}")]
     Git(#[from] git2::Error),
     #[error("project storage error: {0}")]
     Io(#[from] std::io::Error),
+    #[error("the project folder {} is missing (moved or deleted?)", .0.display())]
+    PathMissing(std::path::PathBuf),
     #[error("project service unavailable, retry")]
     Unavailable,
     /// Internal: a change that changed nothing (not broadcast).
@@ -26,8 +28,7 @@ impl ProjectError {
         match self {
             ProjectError::InvalidPath(_) => ErrorKind::BadRequest,
             ProjectError::NotFound => ErrorKind::NotFound,
-            ProjectError::DefaultProject(_) => ErrorKind::Conflict,
-            ProjectError::Session(e) => e.kind(),
+            ProjectError::DefaultProject(_) | ProjectError::PathMissing(_) => ErrorKind::Conflict,
             ProjectError::Git(_) | ProjectError::Io(_) => ErrorKind::Internal,
             ProjectError::Unavailable => ErrorKind::Unavailable,
             ProjectError::Unchanged => ErrorKind::Conflict,
@@ -39,7 +40,7 @@ impl ProjectError {
             ProjectError::InvalidPath(_) => "invalid_path",
             ProjectError::NotFound => "unknown_project",
             ProjectError::DefaultProject(_) => "default_project",
-            ProjectError::Session(e) => e.code(),
+            ProjectError::PathMissing(_) => "project_path_missing",
             ProjectError::Git(_) | ProjectError::Io(_) => "storage_error",
             ProjectError::Unavailable => "unavailable",
             ProjectError::Unchanged => "unchanged",

@@ -5,6 +5,7 @@ pub mod actor;
 pub mod error;
 pub mod model;
 pub mod registry;
+pub mod turn;
 
 pub use actor::ProjectActor;
 pub use error::ProjectError;

@@ -227,7 +227,10 @@ impl Handler<ResolveProject> for ProjectRegistry {
                 .or_else(|| dir.file_name().map(|n| n.to_string_lossy().into_owned()))
                 .unwrap_or_else(|| "project".into());
             let project = Project {
-                id: format!("proj_{}", &ids::new_id()[..12]),
+                id: format!(
+                    "proj_{}",
+                    ids::new_id().chars().take(12).collect::<String>()
+                ),
                 name,
                 path: dir,
                 status: ProjectStatus::Active,

@@ -3,12 +3,8 @@
 use serde::Deserialize;
 
 use super::row::SessionRow;
+use crate::limit::ListLimit;
 use crate::meta::Status;
-
-/// Default page size when the caller gives no `limit`.
-pub const DEFAULT_LIMIT: usize = 200;
-/// Largest page a caller may ask for.
-pub const MAX_LIMIT: usize = 10_000;
 
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -27,7 +23,8 @@ pub struct ListQuery {
     pub archived: Option<bool>,
     #[serde(default)]
     pub offset: usize,
-    pub limit: Option<usize>,
+    #[serde(default)]
+    pub limit: ListLimit,
 }
 
 impl ListQuery {
@@ -53,6 +50,6 @@ impl ListQuery {
     }
 
     pub fn limit(&self) -> usize {
-        self.limit.unwrap_or(DEFAULT_LIMIT).min(MAX_LIMIT)
+        self.limit.get()
     }
 }

@@ -72,18 +72,33 @@ impl SessionRow {
 
     /// The row as clients see it: the 15 fields, the preview, the display
     /// title, and the project (filled in when listing).
-    pub fn to_client_json(&self) -> serde_json::Value {
-        let mut v = serde_json::to_value(self).unwrap_or_default();
-        if let Some(obj) = v.as_object_mut() {
-            obj.remove("project_id");
-            obj.remove("first_preview");
-            obj.insert(
-                "project".into(),
-                serde_json::json!({ "id": self.project_id }),
-            );
-            obj.insert("title".into(), self.display_title().into());
+    pub fn client(&self) -> ClientRow<'_> {
+        ClientRow {
+            id: &self.id,
+            agent_id: &self.agent_id,
+            title: self.display_title(),
+            created_at: self.created_at,
+            updated_at: self.updated_at,
+            source: &self.source,
+            channel: self.channel.as_deref(),
+            account_id: self.account_id.as_deref(),
+            peer_display: self.peer_display.as_deref(),
+            peer_id: self.peer_id.as_deref(),
+            pinned: self.pinned,
+            archived: self.archived,
+            group: self.group.as_deref(),
+            status: self.status,
+            unread: self.unread,
+            preview: self.preview.as_deref(),
+            project: ProjectRef {
+                id: &self.project_id,
+            },
         }
-        v
+    }
+
+    /// `client()` as a JSON value (for diffs of two rows).
+    pub fn to_client_json(&self) -> serde_json::Value {
+        serde_json::to_value(self.client()).unwrap_or_default()
     }
 
     /// Key of the list order: newest `updated_at` first, then id.
@@ -97,3 +112,30 @@ impl SessionRow {
 
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub struct OrderKey(pub std::cmp::Reverse<i64>, pub String);
+
+/// A row as REST and WebSocket clients receive it.
+#[derive(Debug, Serialize)]
+pub struct ClientRow<'a> {
+    pub id: &'a str,
+    pub agent_id: &'a str,
+    pub title: String,
+    pub created_at: f64,
+    pub updated_at: f64,
+    pub source: &'a str,
+    pub channel: Option<&'a str>,
+    pub account_id: Option<&'a str>,
+    pub peer_display: Option<&'a str>,
+    pub peer_id: Option<&'a str>,
+    pub pinned: bool,
+    pub archived: bool,
+    pub group: Option<&'a str>,
+    pub status: Status,
+    pub unread: bool,
+    pub preview: Option<&'a str>,
+    pub project: ProjectRef<'a>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct ProjectRef<'a> {
+    pub id: &'a str,
+}

@@ -303,7 +303,7 @@ impl SessionCore {
                 let sha = t.oid.to_string();
                 BranchInfo {
                     current: t.name == current,
-                    short_sha: sha[..7].to_string(),
+                    short_sha: git::short_sha(&sha),
                     commit: sha,
                     head_node: t.trailers.head_node,
                     turns: t.trailers.turn,
@@ -325,7 +325,7 @@ impl SessionCore {
             .map(|c| {
                 let sha = c.oid.to_string();
                 HistoryRow {
-                    short_sha: sha[..7].to_string(),
+                    short_sha: git::short_sha(&sha),
                     sha,
                     turn: c.trailers.turn,
                     branch: graph.branch_holding(c.oid),

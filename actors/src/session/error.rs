@@ -1,16 +1,8 @@
+//! The session core's error, classified by the engine's `ErrorKind`.
+
+use crate::error::ErrorKind;
 use crate::git::GitError;
 use crate::ids::IdError;
-
-/// How a caller should classify an engine error (the service maps these to
-/// HTTP statuses; the engine knows nothing of HTTP).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ErrorKind {
-    BadRequest,
-    NotFound,
-    Conflict,
-    Internal,
-    Unavailable,
-}
 
 /// Text of the busy-turn refusal, as the spec words it.
 pub const RUN_ACTIVE: &str =

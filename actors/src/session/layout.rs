@@ -26,11 +26,11 @@ pub const MAX_SEQ: u64 = 999_999;
 
 /// Path of a node file, relative to the session directory.
 pub fn node_rel_path(seq: u64, role: Role, id: &str) -> PathBuf {
-    let digits = format!("{seq:06}");
+    // Shards by the first two pairs of the six digits: 012345 → 01/23/.
     Path::new(HISTORY)
-        .join(&digits[0..2])
-        .join(&digits[2..4])
-        .join(format!("{digits}-{}-{id}.json", role.letter()))
+        .join(format!("{:02}", seq / 10_000 % 100))
+        .join(format!("{:02}", seq / 100 % 100))
+        .join(format!("{seq:06}-{}-{id}.json", role.letter()))
 }
 
 /// Parse a history file name into (seq, role, id).

@@ -1,17 +1,30 @@
-//! One session: its repository layout, the blocking core and its actor.
+//! One session: its repository layout, the blocking core (split by concern
+//! into `impl SessionCore` blocks) and its actor.
 
 pub mod actor;
+mod append;
 mod branching;
 mod commit_message;
 pub mod core;
 pub mod error;
 pub mod layout;
+mod load;
+pub mod messages;
+mod naming;
+mod queue;
+mod rebind;
 pub mod summary;
+mod transfer;
+mod turn;
+mod wire;
 
 pub use actor::{ChangeKind, SessionActor, SessionChanged};
 pub use branching::{BranchInfo, CheckoutTo, History, HistoryRow, Position, Shown, Step, SwitchTo};
-pub use core::{
-    AppendOutcome, CreateSpec, EndTurn, NewNode, NodePatch, Outcome, Posted, Queued, SessionCore,
-    TurnOutcome, ROOT_CALLER,
+pub use core::SessionCore;
+pub use error::{SessionError, RUN_ACTIVE};
+pub use naming::{TitlePlan, RETITLE_AT};
+pub use queue::Queued;
+pub use wire::{
+    AppendOutcome, CreateSpec, EndTurn, NewNode, NodePatch, Outcome, Posted, TurnOutcome,
+    ROOT_CALLER,
 };
-pub use error::{ErrorKind, SessionError, RUN_ACTIVE};

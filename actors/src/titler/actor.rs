@@ -5,6 +5,9 @@
 //! connections; results go back to the session's actor, which applies the
 //! race rules atomically.
 
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+
 use actix::prelude::*;
 use crossbeam_channel::{Receiver, Sender};
 
@@ -47,6 +50,9 @@ pub struct Titler {
     tx: Option<Sender<Work>>,
 }
 
+/// What a worker calls for one title: (conversation, model) → title.
+type Ask = Arc<dyn Fn(&str, Option<&str>) -> Result<String, LlmError> + Send + Sync>;
+
 impl Titler {
     /// Start `concurrency` workers. `deliver` receives each automatic title.
     pub fn new(config: LlmConfig, concurrency: usize, deliver: Recipient<ApplyTitle>) -> Titler {
@@ -54,14 +60,18 @@ impl Titler {
             tracing::info!("no LLM configured: sessions get first-message titles only");
             return Titler { tx: None };
         }
+        let client = LlmClient::new(config);
+        let ask: Ask = Arc::new(move |input, model| client.title(input, model));
+        Titler::with_asker(concurrency, deliver, ask)
+    }
+
+    fn with_asker(concurrency: usize, deliver: Recipient<ApplyTitle>, ask: Ask) -> Titler {
         let (tx, rx) = crossbeam_channel::bounded::<Work>(10_000);
         for i in 0..concurrency.max(1) {
-            let rx = rx.clone();
-            let client = LlmClient::new(config.clone());
-            let deliver = deliver.clone();
+            let (rx, ask, deliver) = (rx.clone(), ask.clone(), deliver.clone());
             let spawned = std::thread::Builder::new()
                 .name(format!("titler-{i}"))
-                .spawn(move || worker(rx, client, deliver));
+                .spawn(move || worker(&rx, &ask, &deliver));
             if let Err(e) = spawned {
                 tracing::error!(error = %e, "could not start a titler worker");
             }
@@ -70,9 +80,19 @@ impl Titler {
     }
 }
 
-fn worker(rx: Receiver<Work>, client: LlmClient, deliver: Recipient<ApplyTitle>) {
+/// One job, with a panic (a bug on some odd reply) turned into an error:
+/// the worker lives on, so the pool keeps its size.
+fn ask_safely(ask: &Ask, job: &TitleJob) -> Result<String, LlmError> {
+    std::panic::catch_unwind(AssertUnwindSafe(|| ask(&job.input, job.model.as_deref())))
+        .unwrap_or_else(|_| {
+            tracing::error!(session = %job.session_id, "title worker panicked on a job; it goes on");
+            Err(LlmError::Request("the title worker failed on this reply".into()))
+        })
+}
+
+fn worker(rx: &Receiver<Work>, ask: &Ask, deliver: &Recipient<ApplyTitle>) {
     while let Ok(Work { job, reply }) = rx.recv() {
-        let result = client.title(&job.input, job.model.as_deref());
+        let result = ask_safely(ask, &job);
         match reply {
             // An explicit request: the caller applies and reports it.
             Some(reply) => {
@@ -125,6 +145,24 @@ pub enum TitleError {
     Busy,
 }
 
+impl TitleError {
+    pub fn kind(&self) -> crate::error::ErrorKind {
+        use crate::error::ErrorKind;
+        match self {
+            TitleError::NotConfigured | TitleError::Busy => ErrorKind::Unavailable,
+            TitleError::Llm(_) => ErrorKind::Upstream,
+        }
+    }
+
+    pub fn code(&self) -> &'static str {
+        match self {
+            TitleError::NotConfigured => "llm_not_configured",
+            TitleError::Busy => "unavailable",
+            TitleError::Llm(_) => "llm_failed",
+        }
+    }
+}
+
 impl Handler<GenerateNow> for Titler {
     type Result = ResponseFuture<Result<String, TitleError>>;
 
@@ -148,5 +186,47 @@ impl Handler<GenerateNow> for Titler {
                 Err(_) => Err(TitleError::Busy),
             }
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct Sink;
+    impl Actor for Sink {
+        type Context = Context<Self>;
+    }
+    impl Handler<ApplyTitle> for Sink {
+        type Result = ();
+        fn handle(&mut self, _: ApplyTitle, _: &mut Context<Self>) {}
+    }
+
+    fn job(input: &str) -> TitleJob {
+        TitleJob {
+            session_id: "s".into(),
+            pass: 0,
+            input: input.into(),
+            model: None,
+            expected_title: None,
+        }
+    }
+
+    #[actix_rt::test]
+    async fn a_panicking_job_leaves_the_pool_whole() {
+        let ask: Ask = Arc::new(|input, _| {
+            if input == "boom" {
+                panic!("a bug on an odd reply");
+            }
+            Ok(format!("title of {input}"))
+        });
+        // One worker: if a panic killed it, nothing after it would answer.
+        let titler = Titler::with_asker(1, Sink.start().recipient(), ask).start();
+        for round in 0..5 {
+            let failed = titler.send(GenerateNow(job("boom"))).await.unwrap();
+            assert!(matches!(failed, Err(TitleError::Llm(_))), "round {round}");
+            let ok = titler.send(GenerateNow(job("x"))).await.unwrap();
+            assert_eq!(ok.unwrap(), "title of x");
+        }
     }
 }

@@ -28,10 +28,10 @@ pub fn strip_attachments(text: &str) -> String {
 fn remove_blocks(text: &str, open: &str, close: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
-    while let Some(start) = rest.find(open) {
-        out.push_str(&rest[..start]);
-        match rest[start..].find(close) {
-            Some(end) => rest = &rest[start + end + close.len()..],
+    while let Some((before, after_open)) = rest.split_once(open) {
+        out.push_str(before);
+        match after_open.split_once(close) {
+            Some((_, after)) => rest = after,
             None => {
                 rest = "";
                 break;
@@ -40,6 +40,19 @@ fn remove_blocks(text: &str, open: &str, close: &str) -> String {
     }
     out.push_str(rest);
     out
+}
+
+/// `t` without a leading `prefix`, compared ASCII-case-insensitively and
+/// character by character (never a byte slice that could split one).
+fn strip_prefix_ignore_case<'a>(t: &'a str, prefix: &str) -> Option<&'a str> {
+    let mut chars = t.char_indices();
+    for want in prefix.chars() {
+        let (_, got) = chars.next()?;
+        if !got.eq_ignore_ascii_case(&want) {
+            return None;
+        }
+    }
+    Some(chars.as_str())
 }
 
 /// Phase 2 post-processing: drop `<think>…</think>`, take the first
@@ -53,8 +66,8 @@ pub fn clean_llm_title(raw: &str) -> Option<String> {
         t = t
             .trim_matches(|c| matches!(c, '"' | '\'' | '“' | '”' | '‘' | '’' | '`' | '*'))
             .trim();
-        if t.len() >= 6 && t[..6].eq_ignore_ascii_case("title:") {
-            t = t[6..].trim();
+        if let Some(rest) = strip_prefix_ignore_case(t, "title:") {
+            t = rest.trim();
         }
     }
     let t: String = t.chars().take(80).collect();
@@ -65,6 +78,43 @@ pub fn clean_llm_title(raw: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn non_ascii_replies_of_every_length_never_panic() {
+        // Every prefix of replies mixing 1- to 4-byte characters, with and
+        // without a "Title:" prefix, quotes and <think> blocks.
+        let samples = [
+            "Rust中文标题",
+            "标题：关于会话的摘要",
+            "Título: Café con leche",
+            "\"🦀 Крабы и ржавчина\"",
+            "<think>思考…</think>Ärger mit Ümlauten",
+            "TITLE:日本語のタイトル",
+            "Ti",
+            "é",
+        ];
+        for s in samples {
+            let chars: Vec<char> = s.chars().collect();
+            for n in 0..=chars.len() {
+                let prefix: String = chars.iter().take(n).collect();
+                let _ = clean_llm_title(&prefix);
+                let _ = title_from_text(&prefix);
+                let _ = strip_attachments(&prefix);
+            }
+        }
+        assert_eq!(
+            clean_llm_title("Rust中文标题").as_deref(),
+            Some("Rust中文标题")
+        );
+        assert_eq!(
+            clean_llm_title("Title: 日本語のタイトル").as_deref(),
+            Some("日本語のタイトル")
+        );
+        assert_eq!(clean_llm_title("TITLE:é").as_deref(), Some("é"));
+        assert_eq!(clean_llm_title("Titlé: x").as_deref(), Some("Titlé: x"));
+        let long: String = "标".repeat(100);
+        assert_eq!(clean_llm_title(&long).map(|t| t.chars().count()), Some(80));
+    }
 
     #[test]
     fn phase_one_titles() {

@@ -1,0 +1,212 @@
+//! `Engine`: the async facade the service (or any embedder) calls. Each
+//! call resolves the session's actor through the manager and sends it one
+//! message; a request that meets an actor which just stopped is retried once
+//! on a fresh actor. Every method answers `EngineError`.
+//!
+//! This file starts the actors and holds the plumbing and the registry
+//! reads; `sessions` (one session's life), `projects` (projects, binding,
+//! relocation) and `transfer` (fork, import, export) hold the rest.
+
+mod projects;
+mod sessions;
+mod transfer;
+
+pub use projects::Relocation;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use actix::prelude::*;
+
+use crate::error::EngineError;
+use crate::events::Hub;
+use crate::locations::{Locations, LocationsWriter};
+use crate::manager::{LiveCount, Resolve, SessionManager, SetNaming};
+use crate::project::registry as projects_state;
+use crate::project::{ProjectError, ProjectRegistry};
+use crate::registry::actor::{Flush, GetRow, List, Stats};
+use crate::registry::startup::{self, Report};
+use crate::registry::writer::Writer;
+use crate::registry::{ListQuery, Page, Policy, Registry, RegistryStats, SessionRow};
+use crate::session::actor::Naming;
+use crate::session::{SessionActor, SessionChanged, SessionError};
+use crate::titler::{LlmConfig, Titler};
+
+/// How to run the engine.
+#[derive(Debug, Clone)]
+pub struct EngineConfig {
+    /// `<state>/sessions`.
+    pub sessions_dir: PathBuf,
+    /// Live session actors kept (LRU).
+    pub cache_cap: usize,
+    /// Automatic deletion rules applied at startup.
+    pub policy: Policy,
+    /// Interval of the debounced index writes.
+    pub index_debounce: Duration,
+    /// The LLM used for session titles (an empty base URL: none).
+    pub llm: LlmConfig,
+    /// At most this many title requests at once.
+    pub title_concurrency: usize,
+    /// Assistant-reply counts at which an LLM title is made.
+    pub retitle_at: Vec<u32>,
+}
+
+#[derive(Clone)]
+pub struct Engine {
+    sessions_dir: PathBuf,
+    manager: Addr<SessionManager>,
+    registry: Addr<Registry>,
+    projects: Addr<ProjectRegistry>,
+    titler: Addr<Titler>,
+    hub: Hub,
+}
+
+impl Engine {
+    /// Run the registry's startup maintenance (blocking: call it before
+    /// serving), then start the registry and session manager actors on the
+    /// current arbiter.
+    pub fn start(config: EngineConfig) -> std::io::Result<(Engine, Report)> {
+        crate::git::enable_fsync();
+        std::fs::create_dir_all(&config.sessions_dir)?;
+        let locations = Locations::load(&config.sessions_dir);
+        let loaded = startup::open(&config.sessions_dir, &locations, &config.policy)?;
+        let state_dir = config
+            .sessions_dir
+            .parent()
+            .map(PathBuf::from)
+            .unwrap_or_default();
+        let hub = Hub::new();
+        let projects = ProjectRegistry::new(projects_state::State::load(&state_dir)?)
+            .with_hub(hub.clone())
+            .start();
+        let writer = Writer::spawn(config.sessions_dir.join(startup::INDEX))?;
+        let registry = Registry::new(loaded.rows.into_values(), writer, config.index_debounce)
+            .with_hub(hub.clone())
+            .start();
+        let mut locations = locations;
+        let mut dropped = false;
+        for id in &loaded.report.dropped_locations {
+            dropped |= locations.remove(id);
+        }
+        if dropped {
+            locations.save_now()?;
+        }
+        let writer = LocationsWriter::spawn(locations.path().to_path_buf())?;
+        let manager = SessionManager::new(
+            config.sessions_dir.clone(),
+            locations,
+            writer,
+            config.cache_cap,
+            Some(registry.clone().recipient::<SessionChanged>()),
+            Some(projects.clone()),
+        )
+        .start();
+        let titler = Titler::new(
+            config.llm,
+            config.title_concurrency,
+            manager.clone().recipient(),
+        )
+        .start();
+        manager.do_send(SetNaming(Naming {
+            titler: titler.clone(),
+            retitle_at: config.retitle_at,
+        }));
+        Ok((
+            Engine {
+                sessions_dir: config.sessions_dir.clone(),
+                manager,
+                registry,
+                projects,
+                titler,
+                hub,
+            },
+            loaded.report,
+        ))
+    }
+
+    /// Send `msg` to the session's actor (started if needed) and return
+    /// its answer. A request that meets an actor which just stopped is
+    /// retried once on a fresh actor.
+    async fn call<M, R>(&self, id: &str, msg: M) -> Result<R, EngineError>
+    where
+        M: Message<Result = Result<R, SessionError>> + Clone + Send + 'static,
+        R: Send + 'static,
+        SessionActor: Handler<M>,
+    {
+        for _ in 0..2 {
+            let addr = self
+                .manager
+                .send(Resolve { id: id.to_string() })
+                .await
+                .map_err(|_| EngineError::Unavailable)??;
+            match addr.send(msg.clone()).await {
+                Ok(r) => return Ok(r?),
+                Err(MailboxError::Closed) => continue,
+                Err(MailboxError::Timeout) => return Err(SessionError::Unavailable.into()),
+            }
+        }
+        Err(SessionError::Unavailable.into())
+    }
+
+    /// Ask the session manager (its answers are I/O results).
+    async fn ask_manager<M, R>(&self, msg: M) -> Result<R, EngineError>
+    where
+        M: Message<Result = std::io::Result<R>> + Send + 'static,
+        R: Send + 'static,
+        SessionManager: Handler<M>,
+    {
+        Ok(self
+            .manager
+            .send(msg)
+            .await
+            .map_err(|_| EngineError::Unavailable)??)
+    }
+
+    /// Ask the project registry; a stopped mailbox is `Unavailable`.
+    async fn ask_projects<M, R>(&self, msg: M) -> Result<R, EngineError>
+    where
+        M: Message<Result = Result<R, ProjectError>> + Send + 'static,
+        R: Send + 'static,
+        ProjectRegistry: Handler<M>,
+    {
+        Ok(self
+            .projects
+            .send(msg)
+            .await
+            .map_err(|_| EngineError::Unavailable)??)
+    }
+
+    /// The session list, from memory.
+    pub async fn list(&self, query: ListQuery) -> Result<Page, EngineError> {
+        self.registry
+            .send(List(query))
+            .await
+            .map_err(|_| EngineError::Unavailable)
+    }
+
+    /// One registry row, from memory.
+    pub async fn row(&self, id: &str) -> Result<Option<SessionRow>, EngineError> {
+        self.registry
+            .send(GetRow(id.to_string()))
+            .await
+            .map_err(|_| EngineError::Unavailable)
+    }
+
+    /// Write index.json now and wait for it (graceful shutdown).
+    pub async fn flush(&self) {
+        let _ = self.registry.send(Flush).await;
+    }
+
+    pub async fn registry_stats(&self) -> Option<RegistryStats> {
+        self.registry.send(Stats).await.ok()
+    }
+
+    /// Subscribe to the change events every client should see.
+    pub fn subscribe(&self) -> tokio::sync::broadcast::Receiver<crate::events::Event> {
+        self.hub.subscribe()
+    }
+
+    pub async fn live_sessions(&self) -> usize {
+        self.manager.send(LiveCount).await.unwrap_or(0)
+    }
+}

@@ -1,0 +1,210 @@
+//! Projects through the engine: registering and listing them, binding a
+//! session, where a session's tools run, and relocating a moved folder.
+
+use std::path::PathBuf;
+
+use crate::error::EngineError;
+use crate::ids;
+use crate::manager::{Moved, Relocated};
+use crate::meta::{now, SessionMeta};
+use crate::node::Role;
+use crate::project::actor::{AgentCommitInfo, Log};
+use crate::project::registry::{
+    GetProject, ListProjects, Lookup, Relocate, ResolveProject, Unbind,
+};
+use crate::project::{Project, ProjectError, ProjectView, DEFAULT_PROJECT};
+use crate::session::actor::{Append, Rebind};
+use crate::session::messages::GetDir;
+use crate::session::{NewNode, Posted, ROOT_CALLER};
+
+use super::Engine;
+
+/// What a relocation did.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Relocation {
+    pub ok: bool,
+    pub old_path: PathBuf,
+    pub path: PathBuf,
+    pub project: Project,
+    /// The relocate nodes appended (one per session named or bound).
+    pub node_ids: Vec<String>,
+}
+
+impl Engine {
+    /// Bind a session to a project (`set_session_project`). Naming the
+    /// project it already has always succeeds; another project only while
+    /// the session has no turn (its repository moves into that project).
+    pub async fn bind(&self, id: &str, project_id: &str) -> Result<SessionMeta, EngineError> {
+        let current = self.meta(id).await?;
+        if current.project_id == project_id {
+            return Ok(current);
+        }
+        let dir = if project_id == DEFAULT_PROJECT {
+            None
+        } else {
+            let (project, _) = self.ask_projects(Lookup(project_id.to_string())).await?;
+            Some(project.session_dir(id))
+        };
+        let target = dir.clone().unwrap_or_else(|| self.sessions_dir.join(id));
+        self.call(
+            id,
+            Rebind {
+                project_id: project_id.to_string(),
+                dir: target,
+            },
+        )
+        .await?;
+        self.ask_manager(Moved {
+            id: id.to_string(),
+            dir,
+        })
+        .await?;
+        self.set_membership(&current.project_id, id, false).await;
+        self.attach(project_id, id).await;
+        self.meta(id).await
+    }
+
+    /// The directory the session's tools run in: its project's folder; the
+    /// session's own `workdir/` when that folder is missing or the project
+    /// was unbound (never silently the home directory); the home directory
+    /// for the default project. The flag says the project folder is missing.
+    pub async fn session_cwd(&self, id: &str) -> Result<(PathBuf, bool), EngineError> {
+        let meta = self.meta(id).await?;
+        if meta.project_id == DEFAULT_PROJECT {
+            return Ok((
+                std::env::var_os("HOME")
+                    .map(PathBuf::from)
+                    .unwrap_or_default(),
+                false,
+            ));
+        }
+        let own = self
+            .call(id, GetDir)
+            .await?
+            .join(crate::session::layout::WORKDIR);
+        Ok(match self.projects.send(Lookup(meta.project_id)).await {
+            Ok(Ok((p, _))) => {
+                let path = p.path.clone();
+                let present = tokio::task::spawn_blocking(move || path.is_dir())
+                    .await
+                    .unwrap_or(false);
+                if present {
+                    (p.path, false)
+                } else {
+                    (own, true)
+                }
+            }
+            _ => (own, false),
+        })
+    }
+
+    pub async fn resolve_project(
+        &self,
+        path: &str,
+        name: Option<String>,
+    ) -> Result<(Project, bool), EngineError> {
+        self.ask_projects(ResolveProject {
+            path: path.to_string(),
+            name,
+        })
+        .await
+    }
+
+    pub async fn projects(&self) -> Result<Vec<ProjectView>, EngineError> {
+        self.ask_projects(ListProjects).await
+    }
+
+    pub async fn project(&self, id: &str) -> Result<ProjectView, EngineError> {
+        self.ask_projects(GetProject(id.to_string())).await
+    }
+
+    /// The agent's commits in a project, newest first.
+    pub async fn project_commits(
+        &self,
+        id: &str,
+        limit: usize,
+    ) -> Result<Vec<AgentCommitInfo>, EngineError> {
+        let (_, actor) = self.ask_projects(Lookup(id.to_string())).await?;
+        match actor.send(Log { limit }).await {
+            Ok(Ok(commits)) => Ok(commits),
+            // A folder that moved away has no commits to show.
+            Ok(Err(ProjectError::PathMissing(_))) => Ok(Vec::new()),
+            Ok(Err(e)) => Err(e.into()),
+            Err(_) => Err(EngineError::Unavailable),
+        }
+    }
+
+    /// Remove a project's registration (its repository and sessions stay).
+    pub async fn unbind_project(&self, id: &str) -> Result<Project, EngineError> {
+        self.ask_projects(Unbind(id.to_string())).await
+    }
+
+    /// Repair a project whose folder moved: keep its id, point it at `path`,
+    /// move its sessions' recorded locations, and record the move in the
+    /// graph of `session_id` (or of every session bound to the project).
+    pub async fn relocate_project(
+        &self,
+        id: &str,
+        path: &str,
+        session_id: Option<String>,
+    ) -> Result<Relocation, EngineError> {
+        if let Some(sid) = &session_id {
+            ids::validate("session id", sid)?;
+        }
+        let (old, project) = self
+            .ask_projects(Relocate {
+                id: id.to_string(),
+                path: path.to_string(),
+            })
+            .await?;
+        self.ask_manager(Relocated {
+            old: old.clone(),
+            new: project.path.clone(),
+        })
+        .await?;
+        let targets = match session_id {
+            Some(sid) => vec![sid],
+            None => project.sessions.clone(),
+        };
+        let mut node_ids = Vec::new();
+        for sid in targets {
+            let node = relocate_node(&project, &old);
+            let append = Append {
+                node,
+                create: None,
+                queue: false,
+            };
+            if let Posted::Appended(out) = self.call(&sid, append).await? {
+                node_ids.push(out.node.id);
+            }
+        }
+        Ok(Relocation {
+            ok: true,
+            old_path: old,
+            path: project.path.clone(),
+            project,
+            node_ids,
+        })
+    }
+}
+
+/// The runtime node that records a relocation in a session's graph (spec
+/// 003 "relocate"): called by ROOT, so the head stays where it is.
+fn relocate_node(project: &Project, old: &std::path::Path) -> NewNode {
+    let mut metadata = serde_json::Map::new();
+    metadata.insert("display".into(), "runtime".into());
+    metadata.insert("project_id".into(), project.id.clone().into());
+    metadata.insert("old_path".into(), old.display().to_string().into());
+    metadata.insert("new_path".into(), project.path.display().to_string().into());
+    metadata.insert("relocated_at".into(), now().into());
+    NewNode {
+        id: None,
+        role: Role::Code,
+        content: serde_json::Value::Null,
+        predecessor: None,
+        caller: Some(ROOT_CALLER.into()),
+        metadata,
+        name: Some("project/relocate".into()),
+        output: Some(format!("{} → {}", old.display(), project.path.display()).into()),
+    }
+}

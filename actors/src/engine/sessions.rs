@@ -1,0 +1,224 @@
+//! One session's life through the engine: create, append and post, the end
+//! of a turn, metadata and titles, reads, branches and replay, delete.
+
+use crate::error::EngineError;
+use crate::git::CommitInfo;
+use crate::ids;
+use crate::manager::{Forget, Place};
+use crate::meta::{MetaPatch, SessionMeta};
+use crate::node::Node;
+use crate::project::registry::{Lookup, SetMembership};
+use crate::project::DEFAULT_PROJECT;
+use crate::session::actor::{
+    Append, Create, Delete, EndTurnMsg, SetGeneratedTitle, UpdateMeta, UpdateNode,
+};
+use crate::session::messages::{
+    Checkout, GetBranch, GetBranches, GetCommits, GetHistory, GetMeta, GetNodes, Switch, TitleInput,
+};
+use crate::session::{
+    AppendOutcome, BranchInfo, CheckoutTo, EndTurn, History, NewNode, NodePatch, Posted,
+    SessionError, Shown, SwitchTo, TurnOutcome,
+};
+use crate::titler::{GenerateNow, TitleError, TitleJob};
+
+use super::Engine;
+
+impl Engine {
+    pub async fn create(&self, id: &str, meta: SessionMeta) -> Result<SessionMeta, EngineError> {
+        let project_id = meta.project_id.clone();
+        self.place(id, &project_id).await?;
+        let meta = self.call(id, Create { meta }).await?;
+        self.attach(&project_id, id).await;
+        Ok(meta)
+    }
+
+    /// A new session bound to a real project lives inside it: record the
+    /// place before the session is created.
+    async fn place(&self, id: &str, project_id: &str) -> Result<(), EngineError> {
+        if project_id == DEFAULT_PROJECT {
+            return Ok(());
+        }
+        ids::validate("session id", id)?;
+        let (project, _) = self.ask_projects(Lookup(project_id.to_string())).await?;
+        let dir = project.session_dir(id);
+        self.ask_manager(Place {
+            id: id.to_string(),
+            dir,
+        })
+        .await?;
+        Ok(())
+    }
+
+    /// Record a session in (`attach`) or out of a project's session list.
+    pub(super) async fn set_membership(&self, project_id: &str, session_id: &str, attach: bool) {
+        if project_id != DEFAULT_PROJECT {
+            let _ = self
+                .projects
+                .send(SetMembership {
+                    project_id: project_id.into(),
+                    session_id: session_id.into(),
+                    attach,
+                })
+                .await;
+        }
+    }
+
+    pub(super) async fn attach(&self, project_id: &str, session_id: &str) {
+        self.set_membership(project_id, session_id, true).await;
+    }
+
+    /// Append a node; `create` makes the session on its first user message.
+    pub async fn append(
+        &self,
+        id: &str,
+        node: NewNode,
+        create: Option<SessionMeta>,
+    ) -> Result<AppendOutcome, EngineError> {
+        match self.post(id, node, create, false).await? {
+            Posted::Appended(out) => Ok(*out),
+            // Unreachable: without `queue` a busy session refuses (run_active).
+            Posted::Queued { .. } => Err(SessionError::RunActive.into()),
+        }
+    }
+
+    /// Post a node; with `queue`, a user message arriving while a turn is
+    /// running is queued durably and opens the next turn when it ends (the
+    /// busy-turn policy for channels and clients that ask for it).
+    pub async fn post(
+        &self,
+        id: &str,
+        node: NewNode,
+        create: Option<SessionMeta>,
+        queue: bool,
+    ) -> Result<Posted, EngineError> {
+        let project_id = create.as_ref().map(|m| m.project_id.clone());
+        if let Some(pid) = &project_id {
+            self.place(id, pid).await?;
+        }
+        let out = self
+            .call(
+                id,
+                Append {
+                    node,
+                    create,
+                    queue,
+                },
+            )
+            .await?;
+        if let (Some(pid), Posted::Appended(o)) = (project_id, &out) {
+            if o.created && o.node.seq == 1 {
+                self.attach(&pid, id).await;
+            }
+        }
+        Ok(out)
+    }
+
+    pub async fn update_node(
+        &self,
+        id: &str,
+        node_id: &str,
+        patch: NodePatch,
+    ) -> Result<Node, EngineError> {
+        self.call(
+            id,
+            UpdateNode {
+                node_id: node_id.to_string(),
+                patch,
+            },
+        )
+        .await
+    }
+
+    pub async fn end_turn(&self, id: &str, req: EndTurn) -> Result<TurnOutcome, EngineError> {
+        self.call(id, EndTurnMsg(req)).await
+    }
+
+    pub async fn update_meta(
+        &self,
+        id: &str,
+        patch: MetaPatch,
+    ) -> Result<SessionMeta, EngineError> {
+        self.call(id, UpdateMeta(patch)).await
+    }
+
+    /// A rename: a typed title is written and locks the title against
+    /// automatic naming; an empty one asks the LLM for a title instead,
+    /// without the lock (spec 003 "rename").
+    pub async fn rename_or_regenerate(
+        &self,
+        id: &str,
+        title: &str,
+    ) -> Result<SessionMeta, EngineError> {
+        let title = title.trim();
+        if title.is_empty() {
+            return self.regenerate_title(id).await;
+        }
+        let patch = MetaPatch {
+            title: Some(title.to_string()),
+            user_titled: Some(true),
+            ..MetaPatch::default()
+        };
+        self.update_meta(id, patch).await
+    }
+
+    /// Ask the LLM for a title now, from the last 20 messages, and write it
+    /// (it does not set the user's lock).
+    pub async fn regenerate_title(&self, id: &str) -> Result<SessionMeta, EngineError> {
+        let (input, model) = self.call(id, TitleInput).await?;
+        let job = TitleJob {
+            session_id: id.to_string(),
+            pass: 0,
+            input,
+            model,
+            expected_title: None,
+        };
+        let title = self
+            .titler
+            .send(GenerateNow(job))
+            .await
+            .map_err(|_| TitleError::Busy)??;
+        self.call(id, SetGeneratedTitle(title)).await
+    }
+
+    pub async fn meta(&self, id: &str) -> Result<SessionMeta, EngineError> {
+        self.call(id, GetMeta).await
+    }
+
+    pub async fn branch(&self, id: &str, head: Option<String>) -> Result<Vec<Node>, EngineError> {
+        self.call(id, GetBranch { head }).await
+    }
+
+    pub async fn nodes(&self, id: &str) -> Result<Vec<Node>, EngineError> {
+        self.call(id, GetNodes).await
+    }
+
+    pub async fn commits(&self, id: &str, limit: usize) -> Result<Vec<CommitInfo>, EngineError> {
+        self.call(id, GetCommits { limit }).await
+    }
+
+    /// Every branch of the session (`main`, `retry-*`, `replay-*`).
+    pub async fn branches(&self, id: &str) -> Result<Vec<BranchInfo>, EngineError> {
+        self.call(id, GetBranches).await
+    }
+
+    /// The timeline of every commit, with the replay position.
+    pub async fn history(&self, id: &str) -> Result<History, EngineError> {
+        self.call(id, GetHistory).await
+    }
+
+    /// Replay: show the conversation at a commit, a turn or one step away.
+    pub async fn checkout(&self, id: &str, to: CheckoutTo) -> Result<Shown, EngineError> {
+        self.call(id, Checkout(to)).await
+    }
+
+    /// Switch the head to a node or a branch (git checks out its branch).
+    pub async fn switch(&self, id: &str, to: SwitchTo) -> Result<Shown, EngineError> {
+        self.call(id, Switch(to)).await
+    }
+
+    /// Delete a session and everything in its directory.
+    pub async fn delete(&self, id: &str) -> Result<(), EngineError> {
+        self.call(id, Delete).await?;
+        self.ask_manager(Forget { id: id.to_string() }).await
+    }
+}

@@ -1,0 +1,69 @@
+//! Sessions leaving or entering the store as git through the engine: fork
+//! (a new session from a turn), import of a bundle, export as a bundle.
+
+use crate::error::EngineError;
+use crate::ids;
+use crate::manager::{Forget, Moved};
+use crate::meta::SessionMeta;
+use crate::project::registry::Lookup;
+use crate::project::DEFAULT_PROJECT;
+use crate::session::messages::{Export, ForkTo};
+use crate::session::SessionCore;
+
+use super::Engine;
+
+impl Engine {
+    /// Fork session `id` into a new session (history up to `commit`, or up
+    /// to the turn that committed `node_id`, or up to HEAD). The fork lives
+    /// where a new session of the same project would.
+    pub async fn fork(
+        &self,
+        id: &str,
+        commit: Option<String>,
+        node_id: Option<String>,
+    ) -> Result<SessionMeta, EngineError> {
+        let source = self.meta(id).await?;
+        let new_id = ids::new_id();
+        let dest = if source.project_id == DEFAULT_PROJECT {
+            self.sessions_dir.join(&new_id)
+        } else {
+            let (project, _) = self.ask_projects(Lookup(source.project_id.clone())).await?;
+            project.session_dir(&new_id)
+        };
+        self.call(
+            id,
+            ForkTo {
+                dest: dest.clone(),
+                new_id: new_id.clone(),
+                commit,
+                node_id,
+            },
+        )
+        .await?;
+        if source.project_id != DEFAULT_PROJECT {
+            self.ask_manager(Moved {
+                id: new_id.clone(),
+                dir: Some(dest),
+            })
+            .await?;
+            self.attach(&source.project_id, &new_id).await;
+        }
+        self.meta(&new_id).await
+    }
+
+    /// Register a git bundle as a new session (a new id if its id is taken).
+    pub async fn import(&self, bytes: Vec<u8>) -> Result<SessionMeta, EngineError> {
+        let dir = self.sessions_dir.clone();
+        let id = tokio::task::spawn_blocking(move || SessionCore::import(&bytes, &dir, None))
+            .await
+            .map_err(|_| EngineError::Unavailable)??;
+        // An actor cached for this id (one that found no session) must go.
+        self.ask_manager(Forget { id: id.clone() }).await?;
+        self.meta(&id).await
+    }
+
+    /// A git bundle of the session (every branch), for `git clone`.
+    pub async fn export(&self, id: &str) -> Result<Vec<u8>, EngineError> {
+        self.call(id, Export).await
+    }
+}

@@ -1,0 +1,96 @@
+//! `EngineError`: the one error type on the engine's surface. Each module
+//! keeps its own error (`SessionError`, `ProjectError`, `TitleError`); the
+//! engine wraps them here, and a caller (the HTTP routes, the WebSocket
+//! actions, the CLI) classifies any failure with `kind()` and `code()`.
+
+use crate::project::ProjectError;
+use crate::session::SessionError;
+use crate::titler::TitleError;
+
+/// How a caller should classify an engine error (the service maps these to
+/// HTTP statuses; the engine knows nothing of HTTP).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorKind {
+    BadRequest,
+    NotFound,
+    Conflict,
+    /// Storage failed: the detail is for the log, not for the client.
+    Internal,
+    /// Try again later (a busy or restarting part of the engine).
+    Unavailable,
+    /// A service the engine calls (the LLM) failed.
+    Upstream,
+}
+
+impl ErrorKind {
+    /// Whether the failure is the server's (a 5xx), not the caller's.
+    pub fn is_server_side(self) -> bool {
+        matches!(
+            self,
+            ErrorKind::Internal | ErrorKind::Unavailable | ErrorKind::Upstream
+        )
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    #[error(transparent)]
+    Session(#[from] SessionError),
+    #[error(transparent)]
+    Project(#[from] ProjectError),
+    #[error(transparent)]
+    Title(#[from] TitleError),
+    /// An actor's mailbox is closed (the engine is stopping).
+    #[error("the engine is unavailable, retry")]
+    Unavailable,
+}
+
+impl From<crate::ids::IdError> for EngineError {
+    fn from(e: crate::ids::IdError) -> Self {
+        EngineError::Session(e.into())
+    }
+}
+
+impl From<std::io::Error> for EngineError {
+    fn from(e: std::io::Error) -> Self {
+        EngineError::Session(e.into())
+    }
+}
+
+impl EngineError {
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            EngineError::Session(e) => e.kind(),
+            EngineError::Project(e) => e.kind(),
+            EngineError::Title(e) => e.kind(),
+            EngineError::Unavailable => ErrorKind::Unavailable,
+        }
+    }
+
+    /// A stable machine-readable code for clients.
+    pub fn code(&self) -> &'static str {
+        match self {
+            EngineError::Session(e) => e.code(),
+            EngineError::Project(e) => e.code(),
+            EngineError::Title(e) => e.code(),
+            EngineError::Unavailable => "unavailable",
+        }
+    }
+
+    /// What a client is told: the error itself for its own mistakes, a
+    /// short generic sentence for a storage failure (whose detail — paths,
+    /// git messages — goes to the log only).
+    pub fn client_message(&self) -> String {
+        match self.kind() {
+            ErrorKind::Internal => {
+                "the server could not store or read the data; see the server log".into()
+            }
+            _ => self.to_string(),
+        }
+    }
+
+    /// Whether this is the session's "a turn is running" refusal.
+    pub fn is_run_active(&self) -> bool {
+        matches!(self, EngineError::Session(SessionError::RunActive))
+    }
+}

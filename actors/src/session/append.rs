@@ -1,0 +1,234 @@
+//! Appending nodes: validation, turn opening (and the branch a turn goes
+//! on), the head, and amending a node of the open turn.
+
+use std::fs;
+
+use super::core::{is_reply, SessionCore};
+use super::error::SessionError;
+use super::layout;
+use super::wire::{AppendOutcome, EndTurn, NewNode, NodePatch, TurnOutcome, ROOT_CALLER};
+use crate::git;
+use crate::ids;
+use crate::meta::{now, OpenTurn, ProjectBaseline, ProjectOutcome, Status};
+use crate::node::{Node, Role};
+
+impl SessionCore {
+    /// Append a node. Acknowledged only once its file (and, when the node
+    /// opens a turn, `meta.json`) is durable.
+    pub fn append(&mut self, new: NewNode) -> Result<AppendOutcome, SessionError> {
+        self.append_with(new, None)
+    }
+
+    /// Append; a user message that opens a turn records `baseline`, the
+    /// bound project's working tree at that moment.
+    pub fn append_with(
+        &mut self,
+        new: NewNode,
+        baseline: Option<ProjectBaseline>,
+    ) -> Result<AppendOutcome, SessionError> {
+        let id = match &new.id {
+            Some(id) => {
+                ids::validate("node id", id)?;
+                id.clone()
+            }
+            None => ids::new_id(),
+        };
+        if let Some(existing) = self.node(&id) {
+            if existing.role != new.role {
+                return Err(SessionError::NodeConflict(id));
+            }
+            return Ok(AppendOutcome {
+                node: existing.clone(),
+                created: false,
+                turn: self.meta.open_turn.as_ref().map(|t| t.number),
+                closed_interrupted_turn: None,
+            });
+        }
+        if new.role.needs_name() && new.name.as_deref().is_none_or(str::is_empty) {
+            return Err(SessionError::MissingName(if new.role == Role::Tool {
+                "tool"
+            } else {
+                "code"
+            }));
+        }
+        if let Some(c) = &new.caller {
+            if c != ROOT_CALLER && !self.by_id.contains_key(c) {
+                return Err(SessionError::UnknownCaller(c.clone()));
+            }
+        } else if new.role == Role::Tool {
+            return Err(SessionError::MissingCaller);
+        }
+        if let Some(p) = &new.predecessor {
+            if !self.by_id.contains_key(p) {
+                return Err(SessionError::UnknownPredecessor(p.clone()));
+            }
+        }
+        let conversational =
+            new.caller.is_none() && matches!(new.role, Role::User | Role::Assistant);
+        let opens_turn = self.opens_turn(&new);
+        let mut closed = None;
+        if opens_turn {
+            closed = self.close_interrupted_turn()?;
+        } else if matches!(new.role, Role::Assistant | Role::Tool) && self.meta.open_turn.is_none()
+        {
+            return Err(SessionError::NoOpenTurn);
+        }
+        let seq = self.last_seq() + 1;
+        if seq > layout::MAX_SEQ {
+            return Err(SessionError::Full);
+        }
+        let predecessor = if conversational {
+            new.predecessor.or_else(|| self.meta.head.clone())
+        } else {
+            new.predecessor
+        };
+        let node = Node {
+            id: id.clone(),
+            role: new.role,
+            content: new.content,
+            predecessor,
+            caller: new.caller,
+            seq,
+            created_at: now(),
+            metadata: new.metadata,
+            name: new.name,
+            output: new.output,
+        };
+        self.write_node(&node)?;
+        self.by_id.insert(id.clone(), self.nodes.len());
+        self.replies += u32::from(is_reply(&node));
+        self.nodes.push(node.clone());
+        if opens_turn {
+            // A turn that does not continue the current branch's tip gets
+            // a branch of its own (a retry, or a message sent from a replay).
+            if let Err(e) = self.place_turn(&id) {
+                self.forget_last_node();
+                return Err(e);
+            }
+        }
+        if conversational {
+            let off_chain = node.predecessor != self.meta.head;
+            self.meta.head = Some(id.clone());
+            self.meta.updated_at = node.created_at;
+            if opens_turn {
+                self.meta.open_turn = Some(OpenTurn {
+                    number: git::head_trailers(&self.repo)?.turn + 1,
+                    user_node: self.answered_user_node(&node),
+                    first_seq: self.ended_seq() + 1,
+                    started_at: node.created_at,
+                    project: baseline,
+                });
+                self.meta.status = Status::Running;
+                self.meta.viewing = None;
+                // Repaired from the user node if this rename is lost.
+                self.write_meta_turn()?;
+            } else if off_chain {
+                // Replay cannot follow a jump; persist the head now.
+                self.write_meta()?;
+            }
+        }
+        Ok(AppendOutcome {
+            node,
+            created: true,
+            turn: self.meta.open_turn.as_ref().map(|t| t.number),
+            closed_interrupted_turn: closed,
+        })
+    }
+
+    /// Whether appending `new` opens a turn: a user message does, and so
+    /// does a retried answer (an assistant node whose predecessor already
+    /// has a conversational child from an earlier turn).
+    pub fn opens_turn(&self, new: &NewNode) -> bool {
+        if new.caller.is_some() {
+            return false;
+        }
+        match new.role {
+            Role::User => true,
+            Role::Assistant => {
+                let p = new.predecessor.as_deref().or(self.meta.head.as_deref());
+                match (p.and_then(|p| self.node(p)), &self.meta.open_turn) {
+                    (Some(p), Some(open)) if p.seq >= open.first_seq => false,
+                    (Some(p), _) => self.nodes.iter().any(|n| {
+                        n.is_conversational() && n.predecessor.as_deref() == Some(p.id.as_str())
+                    }),
+                    (None, _) => false,
+                }
+            }
+            _ => false,
+        }
+    }
+
+    /// Before a new turn opens (or the head moves): a running turn refuses
+    /// it; a turn left open by a crash is closed (and committed) first.
+    pub(super) fn close_interrupted_turn(&mut self) -> Result<Option<TurnOutcome>, SessionError> {
+        let Some(open) = &self.meta.open_turn else {
+            return Ok(None);
+        };
+        if self.meta.status == Status::Running {
+            return Err(SessionError::RunActive);
+        }
+        let skipped = open.project.as_ref().map(|_| ProjectOutcome::Skipped {
+            reason: "the turn was interrupted by a restart".into(),
+            dirty_paths: Vec::new(),
+        });
+        self.end_turn_inner(EndTurn::default(), true, skipped)
+            .map(Some)
+    }
+
+    /// Undo the append of the last node (its turn could not be placed).
+    fn forget_last_node(&mut self) {
+        if let Some(node) = self.nodes.pop() {
+            self.by_id.remove(&node.id);
+            self.replies -= u32::from(is_reply(&node));
+            let _ = fs::remove_file(
+                self.dir
+                    .join(layout::node_rel_path(node.seq, node.role, &node.id)),
+            );
+        }
+    }
+
+    /// The user message a turn answers: its opener, or for a retried
+    /// answer the nearest user message before it.
+    pub(super) fn answered_user_node(&self, opener: &Node) -> String {
+        let mut cursor = Some(opener);
+        while let Some(n) = cursor {
+            if n.role == Role::User && n.caller.is_none() {
+                return n.id.clone();
+            }
+            cursor = n.predecessor.as_deref().and_then(|p| self.node(p));
+        }
+        opener.id.clone()
+    }
+
+    /// The node that opened the turn starting at `first_seq`.
+    pub(super) fn turn_opener(&self, first_seq: u64) -> Option<&Node> {
+        self.nodes
+            .iter()
+            .find(|n| n.seq >= first_seq && n.is_conversational())
+    }
+
+    /// Fill or amend a node of the open turn.
+    pub fn update_node(&mut self, id: &str, patch: NodePatch) -> Result<Node, SessionError> {
+        let &i = self
+            .by_id
+            .get(id)
+            .ok_or_else(|| SessionError::UnknownNode(id.to_string()))?;
+        match &self.meta.open_turn {
+            Some(open) if self.nodes[i].seq >= open.first_seq => {}
+            _ => return Err(SessionError::Immutable(id.to_string())),
+        }
+        let mut node = self.nodes[i].clone();
+        if let Some(c) = patch.content {
+            node.content = c;
+        }
+        if let Some(m) = patch.metadata {
+            node.metadata.extend(m);
+        }
+        if let Some(o) = patch.output {
+            node.output = Some(o);
+        }
+        self.write_node(&node)?;
+        self.nodes[i] = node.clone();
+        Ok(node)
+    }
+}

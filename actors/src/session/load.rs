@@ -1,0 +1,288 @@
+//! Creating a session directory and loading one, with the crash repair
+//! that loading does (`reconcile`): temp files, stale locks, a turn ended
+//! but not committed, the cached head and open turn.
+
+use std::collections::HashMap;
+use std::fs;
+use std::io;
+use std::path::Path;
+
+use super::branching::read_branch_nodes;
+use super::core::{is_reply, SessionCore};
+use super::error::SessionError;
+use super::layout::{self, GITIGNORE, GITIGNORE_BODY, META};
+use super::naming::RETITLE_AT;
+use super::wire::{AppendOutcome, NewNode};
+use crate::fsio;
+use crate::git;
+use crate::meta::{OpenTurn, ProjectBaseline, SessionMeta};
+use crate::node::Node;
+
+impl SessionCore {
+    /// Create a session directory at `dir`, optionally with its first node,
+    /// as one atomic step: everything is built in a temporary sibling folder
+    /// and renamed into place, so a crash never leaves an empty shell.
+    pub fn create(
+        dir: &Path,
+        meta: SessionMeta,
+        first: Option<(NewNode, Option<ProjectBaseline>)>,
+    ) -> Result<(SessionCore, Option<AppendOutcome>), SessionError> {
+        if dir.exists() {
+            return Err(SessionError::AlreadyExists);
+        }
+        let parent = dir
+            .parent()
+            .ok_or_else(|| SessionError::Invalid("session directory has no parent".into()))?;
+        let built =
+            fsio::build_dir_atomically(parent, "create", |tmp| -> Result<_, SessionError> {
+                fs::create_dir(tmp)?;
+                let repo = git::init_session_repo(tmp)?;
+                let index = git::IndexFile::load(&repo)?;
+                for sub in [layout::HISTORY, layout::CONTEXT_COMMITS, layout::WORKDIR] {
+                    fs::create_dir_all(tmp.join(sub))?;
+                }
+                fsio::atomic_write(&tmp.join(GITIGNORE), GITIGNORE_BODY.as_bytes())?;
+                fsio::atomic_write_json(&tmp.join(META), &meta)?;
+                let mut core = SessionCore {
+                    dir: tmp.to_path_buf(),
+                    repo,
+                    index,
+                    meta,
+                    nodes: Vec::new(),
+                    by_id: HashMap::new(),
+                    retitle_at: RETITLE_AT.to_vec(),
+                    replies: 0,
+                    queue: Vec::new(),
+                };
+                let outcome = first.map(|(n, b)| core.append_with(n, b)).transpose()?;
+                for sub in ["context", layout::HISTORY] {
+                    fsio::fsync_dir(&tmp.join(sub))?;
+                }
+                Ok((dir.to_path_buf(), outcome))
+            });
+        let outcome = match built {
+            Ok(o) => o,
+            // Another creator won the rename.
+            Err(_) if dir.join(META).exists() => return Err(SessionError::AlreadyExists),
+            Err(e) => return Err(e),
+        };
+        let core = SessionCore::load(dir)?;
+        Ok((core, outcome))
+    }
+
+    /// Load a session directory, repairing what a crash may have left: temp
+    /// files, stale git locks, a turn whose end was recorded but whose commit
+    /// did not finish, and the cached head and open turn.
+    pub fn load(dir: &Path) -> Result<SessionCore, SessionError> {
+        let mut meta: SessionMeta = match fsio::read_json(&dir.join(META)) {
+            Ok(m) => m,
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::NotFound | io::ErrorKind::InvalidData
+                ) =>
+            {
+                return Err(SessionError::NotFound)
+            }
+            Err(e) => return Err(e.into()),
+        };
+        if let Some(name) = dir.file_name().and_then(|n| n.to_str()) {
+            meta.id = name.to_string();
+        }
+        fsio::remove_tmp_files(dir)?;
+        let repo = if dir.join(".git").exists() {
+            let repo = git::open_repo(dir)?;
+            git::disable_reflogs(&repo)?;
+            repo
+        } else {
+            git::init_session_repo(dir)?
+        };
+        git::remove_stale_locks(repo.path())?;
+        let (index, index_repaired) = git::IndexFile::load_checked(&repo)?;
+        let mut nodes = read_history(&dir.join(layout::HISTORY))?;
+        // The work tree holds the current branch (all of it unless a switch
+        // was cut short); the other branches live in git.
+        let single_branch = git::list_branches(&repo)?.len() <= 1;
+        if index_repaired || !single_branch {
+            nodes.extend(read_branch_nodes(&repo, &nodes)?);
+            nodes.sort_by_key(|n| n.seq);
+        }
+        let by_id = nodes
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (n.id.clone(), i))
+            .collect();
+        let mut core = SessionCore {
+            dir: dir.to_path_buf(),
+            repo,
+            index,
+            meta,
+            nodes,
+            by_id,
+            retitle_at: RETITLE_AT.to_vec(),
+            replies: 0,
+            queue: Vec::new(),
+        };
+        core.replies = core.nodes.iter().filter(|n| is_reply(n)).count() as u32;
+        core.load_queue()?;
+        if fs::read(dir.join(GITIGNORE)).ok().as_deref() != Some(GITIGNORE_BODY.as_bytes()) {
+            fsio::atomic_write(&dir.join(GITIGNORE), GITIGNORE_BODY.as_bytes())?;
+        }
+        core.reconcile(index_repaired)?;
+        Ok(core)
+    }
+
+    /// `index_repaired`: the index was behind HEAD, so the work tree may be
+    /// too (a commit or a branch switch was cut short).
+    fn reconcile(&mut self, index_repaired: bool) -> Result<(), SessionError> {
+        // Turns end one after another whatever their branch, so the last
+        // sequence number of the newest commit on any branch tells whether
+        // the last recorded end of turn was committed.
+        let tips = git::list_branches(&self.repo)?;
+        let newest = tips.iter().max_by_key(|t| t.trailers.last_seq);
+        let committed_seq = newest.map_or(0, |t| t.trailers.last_seq);
+        let mut dirty = false;
+        // A turn whose end was recorded but whose commit did not happen.
+        let mut pending = None;
+        if self.ended_seq() > committed_seq {
+            pending = self.meta.last_turn.clone();
+        } else if let Some(tip) = newest.filter(|_| self.ended_seq() < committed_seq) {
+            let on_head = git::head_commit(&self.repo)?.is_some_and(|c| c.id() == tip.oid);
+            if let Some(meta) = self.committed_meta(tip.oid)? {
+                if on_head {
+                    // The commit exists but the rename of its meta.json was
+                    // lost in a crash: the committed meta.json is the one.
+                    tracing::warn!(session = %self.meta.id, turn = tip.trailers.turn, "restoring meta.json from the last commit");
+                    let id = self.meta.id.clone();
+                    self.meta = meta;
+                    self.meta.id = id;
+                    self.meta.turn_count = tip.trailers.turn;
+                } else {
+                    // A meta.json checked out from an older commit (an
+                    // imported repository whose newest turn is on another
+                    // branch): only the record of the last turn moves on.
+                    self.meta.last_turn = meta.last_turn;
+                }
+            }
+            dirty = true;
+        }
+        // Replay the head over nodes appended since it was last saved.
+        let mut head = self
+            .meta
+            .head
+            .clone()
+            .filter(|h| self.by_id.contains_key(h));
+        let from = head.as_ref().map_or(0, |h| self.nodes[self.by_id[h]].seq);
+        for n in self.nodes.iter().filter(|n| n.seq > from) {
+            if n.is_conversational() && n.predecessor == head {
+                head = Some(n.id.clone());
+            }
+        }
+        if head != self.meta.head {
+            self.meta.head = head;
+            dirty = true;
+        }
+        // The open turn: the user node that opened it must exist; a node
+        // that opens a turn (a user message or a retried answer), written
+        // just before a crash (meta not yet saved), opens it.
+        let ended = self.ended_seq();
+        let mut detected = false;
+        match &self.meta.open_turn {
+            Some(open) if !self.by_id.contains_key(&open.user_node) => {
+                self.meta.open_turn = None;
+                dirty = true;
+            }
+            Some(_) => {}
+            None => {
+                if let Some(opener) = self
+                    .nodes
+                    .iter()
+                    .find(|n| n.seq > ended && n.is_conversational())
+                {
+                    // The project's tree at the turn's start is unknown now.
+                    let project =
+                        (self.meta.project_id != crate::project::DEFAULT_PROJECT).then(|| {
+                            ProjectBaseline {
+                                clean: false,
+                                dirty_paths: Vec::new(),
+                                reason: Some("the turn was recovered after a restart".into()),
+                            }
+                        });
+                    self.meta.open_turn = Some(OpenTurn {
+                        number: 0, // set once the turn's branch is known
+                        user_node: self.answered_user_node(opener),
+                        first_seq: ended + 1,
+                        started_at: opener.created_at,
+                        project,
+                    });
+                    detected = true;
+                    dirty = true;
+                }
+            }
+        }
+        // HEAD must be on the branch the open turn commits to.
+        if let (Some(open), None) = (self.meta.open_turn.clone(), &pending) {
+            if let Some(opener) = self.turn_opener(open.first_seq).map(|n| n.id.clone()) {
+                self.place_turn(&opener)?;
+            }
+            if detected {
+                let number = git::head_trailers(&self.repo)?.turn + 1;
+                if let Some(t) = self.meta.open_turn.as_mut() {
+                    t.number = number;
+                }
+            }
+        }
+        if let Some(last) = self.nodes.iter().rev().find(|n| n.is_conversational()) {
+            self.meta.updated_at = self.meta.updated_at.max(last.created_at);
+        }
+        if dirty {
+            self.write_meta()?;
+        }
+        // Commit last, so the commit holds the repaired meta.json.
+        if let Some(record) = pending {
+            tracing::warn!(session = %self.meta.id, turn = record.number, "committing a turn interrupted by a crash");
+            self.commit_turn(&record)?;
+        }
+        // A branch switch cut short leaves the work tree between branches.
+        if index_repaired && self.sync_worktree_to_head()? {
+            tracing::warn!(session = %self.meta.id, "work tree re-synced with HEAD");
+        }
+        Ok(())
+    }
+}
+
+/// Read every node file under `history/`, removing temp-file leftovers.
+/// Unreadable files are logged and skipped (they are still on disk).
+fn read_history(history: &Path) -> Result<Vec<Node>, SessionError> {
+    let mut nodes = Vec::new();
+    let mut stack = vec![history.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        let entries = match fs::read_dir(&dir) {
+            Ok(e) => e,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
+            Err(e) => return Err(e.into()),
+        };
+        for entry in entries {
+            let entry = entry?;
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let path = entry.path();
+            if entry.file_type()?.is_dir() {
+                stack.push(path);
+            } else if name.starts_with(fsio::TMP_PREFIX) {
+                fs::remove_file(&path)?;
+            } else if let Some((seq, role, id)) = layout::parse_node_file_name(&name) {
+                match fsio::read_json::<Node>(&path) {
+                    Ok(n) if n.seq == seq && n.role == role && n.id == id => nodes.push(n),
+                    Ok(_) => {
+                        tracing::warn!(path = %path.display(), "node file name and content disagree; skipped")
+                    }
+                    Err(e) => {
+                        tracing::warn!(path = %path.display(), error = %e, "unreadable node file; skipped")
+                    }
+                }
+            }
+        }
+    }
+    nodes.sort_by_key(|n| n.seq);
+    Ok(nodes)
+}

@@ -1,0 +1,186 @@
+//! The end of a turn: its record in `meta.json`, its status, and its one
+//! git commit.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use super::commit_message::TurnSummary;
+use super::core::SessionCore;
+use super::error::SessionError;
+use super::layout::{self, GITIGNORE, META};
+use super::wire::{EndTurn, Outcome, TurnOutcome};
+use crate::fsio;
+use crate::git::{self, GitError};
+use crate::ids;
+use crate::meta::{now, ProjectOutcome, Status, TurnRecord};
+use crate::node::{Node, Role};
+
+impl SessionCore {
+    /// End the open turn: record it in `meta.json`, then make its one commit.
+    /// Acknowledged only once the commit exists.
+    /// `project` is what the bound project's actor did (or why it skipped).
+    pub fn end_turn(
+        &mut self,
+        req: EndTurn,
+        project: Option<ProjectOutcome>,
+    ) -> Result<TurnOutcome, SessionError> {
+        self.end_turn_inner(req, false, project)
+    }
+
+    pub(super) fn end_turn_inner(
+        &mut self,
+        req: EndTurn,
+        interrupted: bool,
+        project: Option<ProjectOutcome>,
+    ) -> Result<TurnOutcome, SessionError> {
+        let open = self
+            .meta
+            .open_turn
+            .clone()
+            .ok_or(SessionError::NoOpenTurn)?;
+        let context_file = match req.context {
+            Some(ctx) => {
+                let cid = req
+                    .context_id
+                    .unwrap_or_else(|| format!("turn-{:06}", open.number));
+                ids::validate("context id", &cid)?;
+                let rel = layout::context_rel_path(&cid);
+                fs::create_dir_all(self.dir.join(layout::CONTEXT_COMMITS))?;
+                fsio::atomic_write_json(&self.dir.join(&rel), &ctx)?;
+                Some(rel.to_string_lossy().into_owned())
+            }
+            None => None,
+        };
+        let ended_at = now();
+        let record = TurnRecord {
+            number: open.number,
+            first_seq: open.first_seq,
+            last_seq: self.last_seq(),
+            head: self.meta.head.clone(),
+            duration_s: Some(
+                req.duration_s
+                    .unwrap_or((ended_at - open.started_at).max(0.0)),
+            ),
+            tokens: req.tokens,
+            tool_calls: req.tool_calls,
+            context_file,
+            ended_at,
+            project: project.clone(),
+        };
+        let (status, unread) = match (interrupted, req.outcome, req.background) {
+            (true, _, _) => (Status::Idle, self.meta.unread),
+            (_, Outcome::Failed, _) => (Status::Failed, self.meta.unread),
+            (_, Outcome::NeedsInput, _) => (Status::NeedsInput, self.meta.unread),
+            (_, Outcome::Ok, true) => (Status::Done, true),
+            (_, Outcome::Ok, false) => (Status::Idle, self.meta.unread),
+        };
+        self.meta.status = status;
+        self.meta.unread = unread;
+        let title_plan = self.title_plan(open.first_seq);
+        self.meta.open_turn = None;
+        self.meta.turn_count = open.number;
+        self.meta.last_turn = Some(record.clone());
+        // The commit below holds this meta.json; if a crash loses the rename
+        // after the commit, loading restores it from HEAD.
+        self.write_meta_turn()?;
+        let sha = self.commit_turn(&record)?;
+        let (project_commit, project_commit_skipped) = match project {
+            Some(ProjectOutcome::Committed { commit }) => (Some(commit), None),
+            Some(ProjectOutcome::Skipped {
+                reason,
+                dirty_paths,
+            }) => (
+                None,
+                Some(
+                    serde_json::json!({"warning": "project_commit_skipped", "reason": reason, "dirty_paths": dirty_paths}),
+                ),
+            ),
+            _ => (None, None),
+        };
+        Ok(TurnOutcome {
+            turn: open.number,
+            short_sha: git::short_sha(&sha),
+            commit: sha,
+            status,
+            project_commit,
+            project_commit_skipped,
+            title_plan,
+            next_turn: None,
+        })
+    }
+
+    /// Commit the files of one ended turn. Deterministic from the files and
+    /// the record, so the repair after a crash makes the same commit.
+    pub(super) fn commit_turn(&mut self, record: &TurnRecord) -> Result<String, SessionError> {
+        // Nodes are in sequence order: the turn's are at the end.
+        let mut turn_nodes: Vec<&Node> = self
+            .nodes
+            .iter()
+            .rev()
+            .take_while(|n| n.seq >= record.first_seq)
+            .filter(|n| n.seq <= record.last_seq)
+            .collect();
+        turn_nodes.reverse();
+        // A turn on a new branch also brings the nodes of its path that the
+        // parent commit lacks (a retry: the user message it answers again).
+        let parent_head = git::head_trailers(&self.repo)?.head_node;
+        let opener = turn_nodes.iter().find(|n| n.is_conversational()).copied();
+        let extras = match opener {
+            Some(o) => self.path_nodes_since(o, parent_head.as_deref()),
+            None => Vec::new(),
+        };
+        for n in &extras {
+            let path = self.dir.join(layout::node_rel_path(n.seq, n.role, &n.id));
+            if !path.exists() {
+                self.write_node(n)?;
+            }
+        }
+        let branch = git::current_branch(&self.repo)?;
+        let described: Vec<&Node> = extras.iter().chain(turn_nodes.iter()).copied().collect();
+        let mut summary = TurnSummary::from_nodes(&self.meta.id, record.number, &turn_nodes);
+        if opener.is_some_and(|o| o.role != Role::User) {
+            // A retried answer: the message line names the user message.
+            let user = opener.map(|o| self.answered_user_node(o));
+            summary.user_text = user
+                .and_then(|u| self.node(&u))
+                .map(Node::text)
+                .unwrap_or_default();
+        }
+        summary.branch = Some(&branch);
+        summary.duration_s = record.duration_s.unwrap_or(0.0);
+        if let Some(tc) = record.tool_calls {
+            summary.tool_calls = tc;
+        }
+        summary.tokens = record.tokens;
+        summary.head = record.head.as_deref();
+        summary.last_seq = record.last_seq;
+        if let Some(ProjectOutcome::Committed { commit }) = &record.project {
+            summary.project_commit = Some(commit.as_str());
+        }
+        let message = summary.message();
+        let mut paths: Vec<PathBuf> = described
+            .iter()
+            .map(|n| layout::node_rel_path(n.seq, n.role, &n.id))
+            .collect();
+        paths.push(PathBuf::from(META));
+        paths.push(PathBuf::from(GITIGNORE));
+        if let Some(ctx) = &record.context_file {
+            paths.push(PathBuf::from(ctx));
+        }
+        let refs: Vec<&Path> = paths.iter().map(PathBuf::as_path).collect();
+        let oid = match git::commit_paths(&self.repo, &mut self.index, &refs, &message) {
+            Ok(o) => {
+                if o.repacked {
+                    self.repo = git::open_repo(&self.dir)?;
+                }
+                o.oid
+            }
+            Err(GitError::Empty) => match git::head_commit(&self.repo)? {
+                Some(c) => c.id(),
+                None => return Err(GitError::Empty.into()),
+            },
+            Err(e) => return Err(e.into()),
+        };
+        Ok(oid.to_string())
+    }
+}

@@ -1,0 +1,176 @@
+//! The wire types of a session: what clients send (nodes, patches, the end
+//! of a turn, creation fields) and what the core answers.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use super::naming::TitlePlan;
+use crate::meta::{now, SessionMeta, Status};
+use crate::node::{Node, Role};
+
+/// A node as a client sends it; the store fills in seq and timestamps.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NewNode {
+    #[serde(default)]
+    pub id: Option<String>,
+    pub role: Role,
+    #[serde(default)]
+    pub content: Value,
+    #[serde(default)]
+    pub predecessor: Option<String>,
+    #[serde(default)]
+    pub caller: Option<String>,
+    #[serde(default)]
+    pub metadata: Map<String, Value>,
+    #[serde(default)]
+    pub name: Option<String>,
+    #[serde(default)]
+    pub output: Option<Value>,
+}
+
+/// Changes to a node of the open turn (filling the assistant placeholder).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NodePatch {
+    #[serde(default)]
+    pub content: Option<Value>,
+    /// Merged key by key into the node's metadata.
+    #[serde(default)]
+    pub metadata: Option<Map<String, Value>>,
+    #[serde(default)]
+    pub output: Option<Value>,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    #[default]
+    Ok,
+    Failed,
+    NeedsInput,
+}
+
+/// The end-of-turn call, with what the client reports about the turn.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EndTurn {
+    #[serde(default)]
+    pub outcome: Outcome,
+    /// A background turn ends as `done` + `unread`.
+    #[serde(default)]
+    pub background: bool,
+    #[serde(default)]
+    pub duration_s: Option<f64>,
+    #[serde(default)]
+    pub tokens: Option<u64>,
+    #[serde(default)]
+    pub tool_calls: Option<u64>,
+    /// Optional LLM context snapshot, stored in `context/commits/<id>.json`.
+    #[serde(default)]
+    pub context: Option<Value>,
+    #[serde(default)]
+    pub context_id: Option<String>,
+}
+
+/// Session fields a creator may set.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CreateSpec {
+    #[serde(default)]
+    pub id: Option<String>,
+    #[serde(default)]
+    pub agent_id: Option<String>,
+    #[serde(default)]
+    pub title: Option<String>,
+    #[serde(default)]
+    pub source: Option<String>,
+    #[serde(default)]
+    pub channel: Option<String>,
+    #[serde(default)]
+    pub account_id: Option<String>,
+    #[serde(default)]
+    pub peer_display: Option<String>,
+    #[serde(default)]
+    pub peer_id: Option<String>,
+    #[serde(default)]
+    pub model: Option<String>,
+    #[serde(default)]
+    pub group: Option<String>,
+    /// Bind the new session to a project: its repository lands inside it.
+    #[serde(default)]
+    pub project_id: Option<String>,
+}
+
+impl CreateSpec {
+    pub fn into_meta(self, id: String) -> SessionMeta {
+        let mut meta = SessionMeta::new(id, now());
+        if let Some(v) = self.agent_id {
+            meta.agent_id = v;
+        }
+        if let Some(v) = self.title {
+            meta.title = v;
+        }
+        if let Some(v) = self.source {
+            meta.source = v;
+        }
+        meta.channel = self.channel;
+        meta.account_id = self.account_id;
+        meta.peer_display = self.peer_display;
+        meta.peer_id = self.peer_id;
+        meta.model = self.model;
+        meta.group = self.group;
+        if let Some(p) = self.project_id {
+            meta.project_id = p;
+        }
+        meta
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct AppendOutcome {
+    pub node: Node,
+    /// False when the node id already existed (an idempotent retry).
+    pub created: bool,
+    /// The turn this node belongs to, if one is open.
+    pub turn: Option<u64>,
+    /// Set when this user message first closed a turn left open by a crash.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub closed_interrupted_turn: Option<TurnOutcome>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct TurnOutcome {
+    pub turn: u64,
+    pub commit: String,
+    pub short_sha: String,
+    pub status: Status,
+    /// The agent's commit in the bound project, if one was made.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub project_commit: Option<String>,
+    /// Why the agent's changes were not committed (for the UI banner).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub project_commit_skipped: Option<serde_json::Value>,
+    /// An LLM title is due (internal: handed to the titler).
+    #[serde(skip)]
+    pub title_plan: Option<TitlePlan>,
+    /// The next turn, opened at once by the oldest queued user message.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_turn: Option<Box<AppendOutcome>>,
+}
+
+/// What posting a user message did: appended it (opening a turn) or queued
+/// it behind the running turn.
+#[derive(Debug, Clone, Serialize)]
+#[serde(tag = "result", rename_all = "snake_case")]
+pub enum Posted {
+    Appended(Box<AppendOutcome>),
+    Queued {
+        message_id: String,
+        position: u64,
+        queue_length: usize,
+    },
+}
+
+/// The `caller` of runtime nodes that hang off no node (e.g. a relocation).
+pub const ROOT_CALLER: &str = "ROOT";
