@@ -69,25 +69,7 @@ pub async fn add_working_dir(
     id: web::Path<String>,
     body: web::Json<WorkingDir>,
 ) -> Result<HttpResponse, ApiError> {
-    let p = std::path::Path::new(&body.path);
-    if !p.is_absolute() {
-        return Err(ApiError::bad_request(
-            "invalid_path",
-            "path must be absolute",
-        ));
-    }
-    let dir = p
-        .canonicalize()
-        .ok()
-        .filter(|d| d.is_dir())
-        .ok_or_else(|| {
-            ApiError::bad_request("invalid_path", "path is not an existing directory")
-        })?;
-    let patch = MetaPatch {
-        add_working_dir: Some(dir),
-        ..MetaPatch::default()
-    };
-    let meta = state.engine.update_meta(&id, patch).await?;
+    let meta = state.engine.add_working_dir(&id, &body.path).await?;
     Ok(working_dirs(&id, meta))
 }
 
@@ -111,13 +93,7 @@ pub async fn remove_working_dir(
     id: web::Path<String>,
     query: web::Query<WorkingDir>,
 ) -> Result<HttpResponse, ApiError> {
-    let p = std::path::PathBuf::from(&query.path);
-    let dir = p.canonicalize().unwrap_or(p);
-    let patch = MetaPatch {
-        remove_working_dir: Some(dir),
-        ..MetaPatch::default()
-    };
-    let meta = state.engine.update_meta(&id, patch).await?;
+    let meta = state.engine.remove_working_dir(&id, &query.path).await?;
     Ok(working_dirs(&id, meta))
 }
 

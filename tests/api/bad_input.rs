@@ -81,6 +81,49 @@ fn malformed_bodies_get_clear_errors() {
         400,
         "invalid_body",
     );
+    // A misspelt field is refused and named, never silently dropped: a
+    // typo must not turn into another operation or an unbound session.
+    s.append(
+        "typo",
+        json!({"role": "user", "content": "first", "id": "u1"}),
+    );
+    for (body, field) in [
+        (
+            json!({"role": "user", "content": "x", "predecesor": "u1"}),
+            "predecesor",
+        ),
+        (
+            json!({"role": "user", "content": "x", "sesion": {"project_id": "p"}}),
+            "sesion",
+        ),
+        (
+            json!({"role": "user", "content": "x", "session": {"projectid": "p"}}),
+            "projectid",
+        ),
+    ] {
+        let (st, err) = s.post("/api/sessions/typo/messages", body);
+        assert_eq!(
+            (st, err["code"].as_str()),
+            (400, Some("invalid_body")),
+            "{err}"
+        );
+        assert!(err["error"].as_str().unwrap().contains(field), "{err}");
+    }
+    let (_, nodes) = s.get("/api/sessions/typo/nodes");
+    assert_eq!(
+        nodes["nodes"].as_array().unwrap().len(),
+        1,
+        "nothing appended"
+    );
+    assert_error(
+        s.post(
+            "/api/sessions/typo2/messages",
+            json!({"role": "user", "content": "x", "sesion": {}}),
+        ),
+        400,
+        "invalid_body",
+    );
+    assert_eq!(s.get("/api/sessions/typo2").0, 404, "no session created");
     assert_error(
         s.post_raw("/api/sessions/m/messages", "text/plain", b"hi"),
         415,

@@ -329,7 +329,7 @@ fn explicit_creation_and_reads() {
 }
 
 #[test]
-fn many_sessions_through_a_tiny_actor_cache_lose_nothing() {
+fn six_sessions_through_a_two_actor_cache_lose_nothing() {
     let s = TestServer::start_with_env(&[("OPENPROGRAM_SESSION_CACHE_CAP", "2")]);
     let ids: Vec<String> = (0..6).map(|i| format!("lru{i}")).collect();
     std::thread::scope(|scope| {

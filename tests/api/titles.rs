@@ -18,6 +18,48 @@ fn title(s: &TestServer, id: &str) -> Value {
     s.get(&format!("/api/sessions/{id}")).1
 }
 
+/// A server whose titler has one worker, and a session to regenerate as a
+/// barrier. With one worker, jobs run in the order they were queued, so a
+/// regenerate that has answered means every job queued before it has been
+/// answered and its title applied or refused: negative checks ("no request
+/// between thresholds", "the late title was not written") wait on that,
+/// never on a sleep.
+fn with_one_worker(llm: &FakeLlm, extra: &[(&str, &str)]) -> (TestServer, tempfile::NamedTempFile) {
+    let cfg = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(cfg.path(), "[llm]\nconcurrency = 1\n").unwrap();
+    let mut env = vec![("OPENPROGRAM_CONFIG", cfg.path().to_str().unwrap())];
+    env.extend_from_slice(extra);
+    let s = with_llm(llm, &env);
+    s.append(
+        BARRIER,
+        json!({"role": "user", "content": "barrier session"}),
+    );
+    (s, cfg)
+}
+
+const BARRIER: &str = "zz-barrier";
+
+/// Returns once every title job queued before it has been handled.
+fn barrier(s: &TestServer) {
+    let (st, body) = s.post(
+        &format!("/api/sessions/{BARRIER}/title/regenerate"),
+        json!({}),
+    );
+    assert!(st == 200 || st == 502, "barrier: {st} {body}");
+}
+
+/// LLM requests whose conversation mentions `needle`.
+fn requests_about(llm: &FakeLlm, needle: &str) -> usize {
+    llm.requests()
+        .iter()
+        .filter(|(_, b)| {
+            b["messages"][1]["content"]
+                .as_str()
+                .is_some_and(|c| c.contains(needle))
+        })
+        .count()
+}
+
 /// Wait until `f` holds (titles arrive in the background).
 fn eventually(what: &str, f: impl Fn() -> bool) {
     let deadline = Instant::now() + Duration::from_secs(10);
@@ -108,12 +150,22 @@ fn the_sessions_own_model_is_used_when_set() {
 
 #[test]
 fn retitles_at_replies_6_16_and_40_and_not_between() {
-    let llm = FakeLlm::start(Duration::ZERO, |n, _| (200, format!("Title {}", n + 1)));
-    let s = with_llm(&llm, &[]);
+    let numbered = std::sync::atomic::AtomicUsize::new(0);
+    let llm = FakeLlm::start(Duration::ZERO, move |_, body| {
+        if body.to_string().contains("barrier session") {
+            return (200, "Barrier".into());
+        }
+        let n = numbered.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
+        (200, format!("Title {n}"))
+    });
+    let (s, _cfg) = with_one_worker(&llm, &[]);
     let settle = |expected: usize| {
-        eventually(&format!("{expected} requests"), || llm.count() >= expected);
-        std::thread::sleep(Duration::from_millis(150));
-        assert_eq!(llm.count(), expected, "no request between thresholds");
+        barrier(&s);
+        assert_eq!(
+            requests_about(&llm, "User: message"),
+            expected,
+            "no request between thresholds"
+        );
     };
     for turn in 1..=40 {
         s.turn(
@@ -133,7 +185,13 @@ fn retitles_at_replies_6_16_and_40_and_not_between() {
     eventually("the fourth title", || title(&s, "rt")["title"] == "Title 4");
     assert_eq!(title(&s, "rt")["_title_gen_count"], 5);
     // Later passes see the most recent 20 messages, not the first round.
-    let last = &llm.requests()[3].1["messages"][1]["content"];
+    let about_rt: Vec<Value> = llm
+        .requests()
+        .into_iter()
+        .map(|(_, b)| b)
+        .filter(|b| b.to_string().contains("User: message"))
+        .collect();
+    let last = &about_rt[3]["messages"][1]["content"];
     let text = last.as_str().unwrap();
     assert!(
         text.contains("User: message 40") && text.contains("Assistant: reply 40"),
@@ -148,12 +206,13 @@ fn retitles_at_replies_6_16_and_40_and_not_between() {
 #[test]
 fn a_rename_before_the_llm_answers_wins() {
     let llm = FakeLlm::replying(Duration::from_millis(800), "Too Late");
-    let s = with_llm(&llm, &[]);
+    let (s, _cfg) = with_one_worker(&llm, &[]);
     s.turn("rn", "original question", "answer", &[]);
     let (st, _) = s.patch("/api/sessions/rn", json!({"title": "My own name"}));
     assert_eq!(st, 200);
-    eventually("the LLM was asked", || llm.count() == 1);
-    std::thread::sleep(Duration::from_millis(1200));
+    // The LLM's late answer has been handled once the barrier returns.
+    barrier(&s);
+    assert_eq!(requests_about(&llm, "original question"), 1);
     let m = title(&s, "rn");
     assert_eq!(m["title"], "My own name");
     assert_eq!(m["_user_titled"], true);
@@ -161,38 +220,38 @@ fn a_rename_before_the_llm_answers_wins() {
     for i in 2..=6 {
         s.turn("rn", &format!("q{i}"), "a", &[]);
     }
-    std::thread::sleep(Duration::from_millis(300));
-    assert_eq!(llm.count(), 1);
+    barrier(&s);
+    assert_eq!(requests_about(&llm, "original question"), 1);
     assert_eq!(title(&s, "rn")["title"], "My own name");
 }
 
 #[test]
 fn llm_failures_and_timeouts_keep_the_phase_one_title() {
     let failing = FakeLlm::start(Duration::ZERO, |_, _| (500, "boom".into()));
-    let s = with_llm(&failing, &[]);
+    let (s, _cfg) = with_one_worker(&failing, &[]);
     s.turn("f", "first message here", "r", &[]);
-    eventually("the failing request", || failing.count() == 1);
-    std::thread::sleep(Duration::from_millis(200));
+    barrier(&s);
+    assert_eq!(requests_about(&failing, "first message here"), 1);
     assert_eq!(title(&s, "f")["title"], "first message here");
     drop(s);
 
     let slow = FakeLlm::replying(Duration::from_millis(2500), "Never Arrives In Time");
-    let s = with_llm(&slow, &[("OPENPROGRAM_LLM_TIMEOUT", "1")]);
+    let (s, _cfg) = with_one_worker(&slow, &[("OPENPROGRAM_LLM_TIMEOUT", "1")]);
     let started = Instant::now();
     s.turn("to", "slow llm", "r", &[]);
     assert!(
         started.elapsed() < Duration::from_millis(1500),
         "the turn never waits for the LLM"
     );
-    eventually("the slow request", || slow.count() == 1);
-    std::thread::sleep(Duration::from_millis(2600));
+    barrier(&s);
+    assert_eq!(requests_about(&slow, "slow llm"), 1);
     assert_eq!(title(&s, "to")["title"], "slow llm");
     // An empty answer is a failure too.
     let empty = FakeLlm::replying(Duration::ZERO, "<think>hmm</think>\n  \n");
-    let s = with_llm(&empty, &[]);
+    let (s, _cfg) = with_one_worker(&empty, &[]);
     s.turn("e", "empty answers", "r", &[]);
-    eventually("the request", || empty.count() == 1);
-    std::thread::sleep(Duration::from_millis(200));
+    barrier(&s);
+    assert_eq!(requests_about(&empty, "empty answers"), 1);
     assert_eq!(title(&s, "e")["title"], "empty answers");
 }
 
@@ -245,7 +304,7 @@ fn regenerate_asks_now_without_locking() {
 }
 
 #[test]
-fn a_thousand_sessions_never_means_a_thousand_calls() {
+fn ten_sessions_at_once_never_open_more_calls_than_the_pool() {
     let cfg = tempfile::NamedTempFile::new().unwrap();
     std::fs::write(cfg.path(), "[llm]\nconcurrency = 2\n").unwrap();
     let llm = FakeLlm::replying(Duration::from_millis(150), "Pooled");
@@ -289,4 +348,47 @@ fn listing_shows_the_first_message_when_there_is_no_title() {
     s.append("ut", json!({"role": "user", "content": "shown instead"}));
     let (_, page) = s.get("/api/sessions");
     assert_eq!(page["sessions"][0]["title"], "shown instead");
+}
+
+#[test]
+fn non_ascii_llm_replies_of_every_length_never_stop_the_titler() {
+    // Every prefix of a reply mixing 1- to 4-byte characters, more replies
+    // than workers (a worker that died on one would stop titles for good).
+    let reply: Vec<char> = "Title: Rust中文标题 🦀 Ärger".chars().collect();
+    let replies: Vec<String> = (1..=reply.len())
+        .map(|n| reply.iter().take(n).collect())
+        .collect();
+    let count = replies.len();
+    let llm = FakeLlm::start(Duration::ZERO, move |n, _| {
+        (
+            200,
+            replies
+                .get(n)
+                .cloned()
+                .unwrap_or_else(|| "Rust中文标题".into()),
+        )
+    });
+    let cfg = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(cfg.path(), "[llm]\nconcurrency = 2\n").unwrap();
+    let s = with_llm(
+        &llm,
+        &[("OPENPROGRAM_CONFIG", cfg.path().to_str().unwrap())],
+    );
+    s.turn("nx", "first question", "first answer", &[]);
+    for i in 1..count {
+        let (st, m) = s.post("/api/sessions/nx/title/regenerate", json!({}));
+        assert!(st == 200 || st == 502, "reply {i}: {st} {m}");
+    }
+    // After all of them the pool still answers, and the last title is whole.
+    let (st, m) = s.post("/api/sessions/nx/title/regenerate", json!({}));
+    assert_eq!(
+        (st, m["title"].as_str()),
+        (200, Some("Rust中文标题")),
+        "{m}"
+    );
+    s.turn("ny", "another session", "answer", &[]);
+    eventually("a later automatic title", || {
+        title(&s, "ny")["title"] == "Rust中文标题"
+    });
+    assert!(!s.log().contains("panicked"), "no worker panicked");
 }

@@ -5,6 +5,7 @@ use serde_json::{json, Value};
 use tungstenite::stream::MaybeTlsStream;
 use tungstenite::{Message, WebSocket};
 
+use crate::fake_llm::FakeLlm;
 use crate::helpers::{git, TestServer};
 
 pub struct WsClient {
@@ -35,14 +36,24 @@ impl WsClient {
 
     /// The next frame of `kind` matching `pred`, skipping others.
     pub fn expect(&mut self, kind: &str, pred: impl Fn(&Value) -> bool) -> Value {
+        let mut frames = self.frames_until(kind, pred);
+        frames.pop().unwrap_or_default()
+    }
+
+    /// Every frame read up to and including the next one of `kind`
+    /// matching `pred`, in arrival order.
+    pub fn frames_until(&mut self, kind: &str, pred: impl Fn(&Value) -> bool) -> Vec<Value> {
         let deadline = Instant::now() + Duration::from_secs(10);
+        let mut seen = Vec::new();
         loop {
             assert!(Instant::now() < deadline, "no {kind} frame arrived");
             match self.sock.read() {
                 Ok(Message::Text(t)) => {
                     let v: Value = serde_json::from_str(t.as_str()).unwrap();
-                    if v["type"] == kind && pred(&v) {
-                        return v;
+                    let done = v["type"] == kind && pred(&v);
+                    seen.push(v);
+                    if done {
+                        return seen;
                     }
                 }
                 Ok(_) => {}
@@ -391,4 +402,51 @@ fn an_oversized_frame_is_refused_clearly() {
     assert!(!s.session_dir("big").exists(), "nothing written");
     c.send(json!({"action": "list_sessions"}));
     c.expect("sessions_list", |_| true);
+}
+
+#[test]
+fn a_slow_regenerate_does_not_hold_the_socket() {
+    // Every LLM answer takes 2 s; the regenerate's reply is "Regenerated".
+    let asked = std::sync::atomic::AtomicUsize::new(0);
+    let llm = FakeLlm::start(Duration::from_secs(2), move |_, body| {
+        let t = if !body.to_string().contains("a question") {
+            "Other"
+        } else if asked.fetch_add(1, std::sync::atomic::Ordering::SeqCst) == 0 {
+            "Automatic"
+        } else {
+            "Regenerated"
+        };
+        (200, t.to_string())
+    });
+    let s = TestServer::start_with_env(&[
+        ("OPENPROGRAM_LLM_BASE_URL", llm.base_url.as_str()),
+        ("OPENPROGRAM_LLM_MODEL", "m"),
+    ]);
+    s.turn("slow", "a question", "an answer", &[]);
+    s.turn("other", "b question", "b answer", &[]);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while s.get("/api/sessions/slow").1["title"] != "Automatic" {
+        assert!(Instant::now() < deadline, "no automatic title");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let mut c = WsClient::connect(&s);
+    c.send(json!({"action": "rename_session", "session_id": "slow", "title": ""}));
+    // While the LLM works (2 s): another action's reply, and a broadcast
+    // caused by another client, reach this socket, and the title is
+    // still the old one when they do (a loop held by the regenerate
+    // would answer only after the new title was written).
+    c.send(json!({"action": "git_session_log", "session_id": "other"}));
+    c.expect("git_session_log", |_| true);
+    assert_eq!(s.get("/api/sessions/slow").1["title"], "Automatic");
+    let (st, _) = s.patch("/api/sessions/other", json!({"pinned": true}));
+    assert_eq!(st, 200);
+    c.expect("session_updated", |v| {
+        v["data"]["id"] == "other" && v["data"]["pinned"] == true
+    });
+    assert_eq!(s.get("/api/sessions/slow").1["title"], "Automatic");
+    c.expect("session_updated", |v| {
+        v["data"]["id"] == "slow" && v["data"]["title"] == "Regenerated"
+    });
+    // slow's and other's automatic titles, then the regenerate.
+    assert_eq!(llm.count(), 3);
 }

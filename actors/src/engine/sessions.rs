@@ -1,6 +1,8 @@
 //! One session's life through the engine: create, append and post, the end
 //! of a turn, metadata and titles, reads, branches and replay, delete.
 
+use std::path::PathBuf;
+
 use crate::error::EngineError;
 use crate::git::CommitInfo;
 use crate::ids;
@@ -139,6 +141,42 @@ impl Engine {
         patch: MetaPatch,
     ) -> Result<SessionMeta, EngineError> {
         self.call(id, UpdateMeta(patch)).await
+    }
+
+    /// Add an additional working directory (allowed at any time, unlike
+    /// the project binding): an absolute path to an existing directory,
+    /// stored resolved. The file-system checks run on the blocking pool.
+    pub async fn add_working_dir(&self, id: &str, path: &str) -> Result<SessionMeta, EngineError> {
+        let p = PathBuf::from(path);
+        if !p.is_absolute() {
+            return Err(SessionError::InvalidPath("path must be absolute".into()).into());
+        }
+        let dir = tokio::task::spawn_blocking(move || p.canonicalize().ok().filter(|d| d.is_dir()))
+            .await
+            .map_err(|_| EngineError::Unavailable)?
+            .ok_or_else(|| SessionError::InvalidPath("path is not an existing directory".into()))?;
+        let patch = MetaPatch {
+            add_working_dir: Some(dir),
+            ..MetaPatch::default()
+        };
+        self.update_meta(id, patch).await
+    }
+
+    /// Remove an additional working directory (as given, or resolved).
+    pub async fn remove_working_dir(
+        &self,
+        id: &str,
+        path: &str,
+    ) -> Result<SessionMeta, EngineError> {
+        let p = PathBuf::from(path);
+        let dir = tokio::task::spawn_blocking(move || p.canonicalize().unwrap_or(p))
+            .await
+            .map_err(|_| EngineError::Unavailable)?;
+        let patch = MetaPatch {
+            remove_working_dir: Some(dir),
+            ..MetaPatch::default()
+        };
+        self.update_meta(id, patch).await
     }
 
     /// A rename: a typed title is written and locks the title against

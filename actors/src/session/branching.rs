@@ -20,8 +20,9 @@ use serde::{Deserialize, Serialize};
 
 use super::core::SessionCore;
 use super::error::SessionError;
+use super::graph::Graph;
 use super::layout::{self, META};
-use crate::git::{self, BranchTip, CommitRow};
+use crate::git::{self, BranchTip};
 use crate::meta::View;
 use crate::node::{Node, Role};
 
@@ -502,130 +503,4 @@ impl SessionCore {
             messages: self.branch(None)?,
         })
     }
-}
-
-/// The commit graph of a session, read once per request.
-struct Graph {
-    commits: Vec<CommitRow>,
-    by_oid: HashMap<Oid, usize>,
-    tips: Vec<BranchTip>,
-    current: String,
-    /// Each branch's first-parent line, tip first.
-    lines: HashMap<String, Vec<Oid>>,
-    /// The same lines as sets, for membership tests.
-    members: HashMap<String, HashSet<Oid>>,
-}
-
-impl Graph {
-    fn read(core: &SessionCore) -> Result<Graph, SessionError> {
-        let commits = git::all_commits(&core.repo)?;
-        let by_oid = commits
-            .iter()
-            .enumerate()
-            .map(|(i, c)| (c.oid, i))
-            .collect();
-        let tips = git::list_branches(&core.repo)?;
-        let current = git::current_branch(&core.repo)?;
-        let mut graph = Graph {
-            commits,
-            by_oid,
-            tips,
-            current,
-            lines: HashMap::new(),
-            members: HashMap::new(),
-        };
-        for t in &graph.tips {
-            let mut line = Vec::new();
-            let mut cursor = Some(t.oid);
-            while let Some(oid) = cursor {
-                line.push(oid);
-                cursor = graph.row(oid).and_then(|r| r.parent);
-            }
-            graph
-                .members
-                .insert(t.name.clone(), line.iter().copied().collect());
-            graph.lines.insert(t.name.clone(), line);
-        }
-        Ok(graph)
-    }
-
-    fn row(&self, oid: Oid) -> Option<&CommitRow> {
-        self.by_oid.get(&oid).map(|&i| &self.commits[i])
-    }
-
-    fn tip(&self, branch: &str) -> Option<Oid> {
-        self.tips.iter().find(|t| t.name == branch).map(|t| t.oid)
-    }
-
-    fn line(&self, branch: &str) -> &[Oid] {
-        self.lines.get(branch).map_or(&[], Vec::as_slice)
-    }
-
-    /// A commit of this session by full sha or a prefix of 7+ characters.
-    fn find(&self, sha: &str) -> Result<Oid, SessionError> {
-        let sha = sha.trim().to_ascii_lowercase();
-        let mut found = self
-            .commits
-            .iter()
-            .filter(|c| sha.len() >= 7 && c.oid.to_string().starts_with(&sha));
-        match (found.next(), found.next()) {
-            (Some(c), None) => Ok(c.oid),
-            _ => Err(SessionError::UnknownCommit(sha)),
-        }
-    }
-
-    /// The branch a commit was made on (its trailer), if that branch still
-    /// holds it; else `main` or the first branch that holds it.
-    fn branch_holding(&self, oid: Oid) -> String {
-        if let Some(b) = self.row(oid).and_then(|c| c.trailers.branch.as_ref()) {
-            if self.holds(b, oid) {
-                return b.clone();
-            }
-        }
-        self.tips
-            .iter()
-            .find(|t| self.holds(&t.name, oid))
-            .map_or_else(|| self.current.clone(), |t| t.name.clone())
-    }
-
-    /// Whether `oid` is on `branch`'s first-parent line.
-    fn holds(&self, branch: &str, oid: Oid) -> bool {
-        self.members.get(branch).is_some_and(|m| m.contains(&oid))
-    }
-}
-
-/// The nodes of the branches other than the work tree's: every node file
-/// in a branch tip's tree that `known` lacks, read from its blob. Folders
-/// shared between branches are read once.
-pub(super) fn read_branch_nodes(
-    repo: &git2::Repository,
-    known: &[Node],
-) -> Result<Vec<Node>, SessionError> {
-    let mut ids: HashSet<String> = known.iter().map(|n| n.id.clone()).collect();
-    let mut seen = HashSet::new();
-    let mut out = Vec::new();
-    for tip in git::list_branches(repo)? {
-        let tree = repo.find_commit(tip.oid)?.tree()?;
-        for (path, oid) in git::blobs_under(repo, &tree, Path::new(layout::HISTORY), &mut seen)? {
-            let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
-                continue;
-            };
-            let Some((seq, role, id)) = layout::parse_node_file_name(name) else {
-                continue;
-            };
-            if ids.contains(&id) {
-                continue;
-            }
-            match serde_json::from_slice::<Node>(repo.find_blob(oid)?.content()) {
-                Ok(n) if n.seq == seq && n.role == role && n.id == id => {
-                    ids.insert(id);
-                    out.push(n);
-                }
-                _ => {
-                    tracing::warn!(path = %path.display(), branch = %tip.name, "unreadable node in git; skipped")
-                }
-            }
-        }
-    }
-    Ok(out)
 }

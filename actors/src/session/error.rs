@@ -28,6 +28,8 @@ pub enum SessionError {
     MissingCaller,
     #[error("invalid input: {0}")]
     Invalid(String),
+    #[error("{0}")]
+    InvalidPath(String),
     #[error("no open turn: send a user message first")]
     NoOpenTurn,
     #[error("{}", RUN_ACTIVE)]
@@ -76,6 +78,7 @@ impl SessionError {
             | MissingName(_)
             | MissingCaller
             | Invalid(_)
+            | InvalidPath(_)
             | BadBundle(_) => ErrorKind::BadRequest,
             NotFound | UnknownNode(_) | UnknownCommit(_) | UnknownBranch(_) | NoSuchTurn(_) => {
                 ErrorKind::NotFound
@@ -100,6 +103,7 @@ impl SessionError {
             MissingName(_) => "missing_name",
             MissingCaller => "missing_caller",
             Invalid(_) => "invalid_input",
+            InvalidPath(_) => "invalid_path",
             NoOpenTurn => "no_open_turn",
             RunActive => "run_active",
             Immutable(_) => "node_immutable",

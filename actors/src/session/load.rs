@@ -7,9 +7,9 @@ use std::fs;
 use std::io;
 use std::path::Path;
 
-use super::branching::read_branch_nodes;
 use super::core::{is_reply, SessionCore};
 use super::error::SessionError;
+use super::graph::read_branch_nodes;
 use super::layout::{self, GITIGNORE, GITIGNORE_BODY, META};
 use super::naming::RETITLE_AT;
 use super::wire::{AppendOutcome, NewNode};

@@ -7,6 +7,7 @@ mod branching;
 mod commit_message;
 pub mod core;
 pub mod error;
+mod graph;
 pub mod layout;
 mod load;
 pub mod messages;
@@ -28,3 +29,6 @@ pub use wire::{
     AppendOutcome, CreateSpec, EndTurn, NewNode, NodePatch, Outcome, Posted, TurnOutcome,
     ROOT_CALLER,
 };
+
+#[cfg(test)]
+mod tests;
