@@ -60,6 +60,9 @@ pub struct ServerTarget {
     /// State directory of the server (default ~/.openprogram).
     #[arg(long, env = "OPENPROGRAM_STATE_DIR", global = true, value_name = "DIR")]
     pub state_dir: Option<PathBuf>,
+    /// API token (default: the one in the state directory's `token` file).
+    #[arg(long, env = "OPENPROGRAM_TOKEN", global = true, hide_env_values = true)]
+    pub token: Option<String>,
 }
 
 #[derive(Debug, Subcommand)]

@@ -34,6 +34,15 @@ pub struct Config {
     pub maintenance: MaintenanceConfig,
     pub llm: LlmSection,
     pub titles: TitlesConfig,
+    pub projects: ProjectsConfig,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProjectsConfig {
+    /// Folders accepted as projects and working directories whatever the
+    /// system-folder rules.
+    pub allowed_roots: Vec<PathBuf>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -73,6 +82,18 @@ pub struct ServerConfig {
     pub body_limit: usize,
     pub shutdown_timeout: u64,
     pub workers: usize,
+    /// Host names (besides loopback and the bind address) the server
+    /// answers to; "*" accepts any.
+    pub allowed_hosts: Vec<String>,
+    /// Origins (`scheme://host[:port]`) whose pages may call the server.
+    pub allowed_origins: Vec<String>,
+    /// The API token; empty: the one in `<state>/token` (made on first start).
+    pub token: String,
+    /// Demand the token on a loopback bind too.
+    pub require_token: bool,
+    /// Seconds a client may leave a request body (or a WebSocket frame)
+    /// half sent before it is cut off.
+    pub request_timeout: u64,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -80,6 +101,10 @@ pub struct ServerConfig {
 pub struct StoreConfig {
     pub state_dir: String,
     pub session_cache_cap: usize,
+    /// Largest unpacked size of an imported bundle, in bytes.
+    pub import_max_unpacked: u64,
+    /// Most objects an imported bundle may hold.
+    pub import_max_objects: u32,
 }
 
 /// Command-line values that take precedence over everything else.
@@ -160,6 +185,37 @@ impl Config {
         }
         if let Some(v) = get("OPENPROGRAM_SESSION_CACHE_CAP") {
             self.store.session_cache_cap = num("OPENPROGRAM_SESSION_CACHE_CAP", v)?;
+        }
+        if let Some(v) = get("OPENPROGRAM_STORE_IMPORT_MAX_UNPACKED") {
+            self.store.import_max_unpacked = num("OPENPROGRAM_STORE_IMPORT_MAX_UNPACKED", v)?;
+        }
+        if let Some(v) = get("OPENPROGRAM_STORE_IMPORT_MAX_OBJECTS") {
+            self.store.import_max_objects = num("OPENPROGRAM_STORE_IMPORT_MAX_OBJECTS", v)?;
+        }
+        let list = |v: String| -> Vec<String> {
+            v.split(',')
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+                .map(str::to_owned)
+                .collect()
+        };
+        if let Some(v) = get("OPENPROGRAM_SERVER_ALLOWED_HOSTS") {
+            self.server.allowed_hosts = list(v);
+        }
+        if let Some(v) = get("OPENPROGRAM_SERVER_ALLOWED_ORIGINS") {
+            self.server.allowed_origins = list(v);
+        }
+        if let Some(v) = get("OPENPROGRAM_TOKEN") {
+            self.server.token = v;
+        }
+        if let Some(v) = get("OPENPROGRAM_SERVER_REQUIRE_TOKEN") {
+            self.server.require_token = num("OPENPROGRAM_SERVER_REQUIRE_TOKEN", v)?;
+        }
+        if let Some(v) = get("OPENPROGRAM_SERVER_REQUEST_TIMEOUT") {
+            self.server.request_timeout = num("OPENPROGRAM_SERVER_REQUEST_TIMEOUT", v)?;
+        }
+        if let Some(v) = get("OPENPROGRAM_PROJECTS_ALLOWED_ROOTS") {
+            self.projects.allowed_roots = list(v).into_iter().map(PathBuf::from).collect();
         }
         Ok(())
     }

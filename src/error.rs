@@ -63,6 +63,46 @@ impl From<EngineError> for ApiError {
     }
 }
 
+/// A payload failure as a JSON error: a stalled body is 408.
+fn payload_error(e: &actix_web::error::PayloadError) -> ApiError {
+    use actix_web::error::PayloadError as P;
+    match e {
+        P::Io(io) if io.kind() == std::io::ErrorKind::TimedOut => ApiError::new(
+            StatusCode::REQUEST_TIMEOUT,
+            "request_timeout",
+            io.to_string(),
+        ),
+        P::Overflow => ApiError::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "body_too_large",
+            e.to_string(),
+        ),
+        _ => ApiError::bad_request("invalid_body", e.to_string()),
+    }
+}
+
+/// Read a raw body of at most `limit` bytes (for the routes that take no
+/// JSON), with the same JSON errors as the extractors.
+pub async fn read_body(
+    mut body: actix_web::web::Payload,
+    limit: usize,
+) -> Result<Vec<u8>, ApiError> {
+    use futures_util::StreamExt;
+    let mut out = Vec::new();
+    while let Some(chunk) = body.next().await {
+        let chunk = chunk.map_err(|e| payload_error(&e))?;
+        if out.len() + chunk.len() > limit {
+            return Err(ApiError::new(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "body_too_large",
+                format!("the body is larger than {limit} bytes"),
+            ));
+        }
+        out.extend_from_slice(&chunk);
+    }
+    Ok(out)
+}
+
 /// Body, query and path extractor failures as JSON 4xx errors.
 pub fn json_error(err: actix_web::error::JsonPayloadError) -> actix_web::Error {
     use actix_web::error::JsonPayloadError as J;
@@ -77,6 +117,7 @@ pub fn json_error(err: actix_web::error::JsonPayloadError) -> actix_web::Error {
             "unsupported_media_type",
             "expected Content-Type: application/json",
         ),
+        J::Payload(p) => payload_error(p),
         _ => ApiError::bad_request("invalid_body", err.to_string()),
     };
     api.into()

@@ -6,6 +6,7 @@ pub mod commands;
 pub mod config;
 pub mod error;
 pub mod routes;
+pub mod security;
 pub mod startup;
 pub mod telemetry;
 pub mod ws;

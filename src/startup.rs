@@ -70,9 +70,21 @@ impl Application {
             path: state_dir.clone(),
             source,
         };
-        std::fs::create_dir_all(&sessions_dir).map_err(dir_err)?;
+        fsio::create_private_dir_all(&sessions_dir).map_err(dir_err)?;
+        // Every transcript is in there: the state directory is the user's only.
+        fsio::make_dir_private(&state_dir).map_err(dir_err)?;
+        fsio::make_dir_private(&sessions_dir).map_err(dir_err)?;
         // One server per state directory: a session repo has one writer.
-        let lock = File::create(state_dir.join(LOCK_FILE)).map_err(dir_err)?;
+        let lock = {
+            use std::os::unix::fs::OpenOptionsExt;
+            std::fs::OpenOptions::new()
+                .create(true)
+                .truncate(false)
+                .write(true)
+                .mode(fsio::FILE_MODE)
+                .open(state_dir.join(LOCK_FILE))
+                .map_err(dir_err)?
+        };
         if lock.try_lock().is_err() {
             return Err(StartupError::Locked(state_dir));
         }
@@ -96,6 +108,11 @@ impl Application {
             },
             title_concurrency: config.llm.concurrency,
             retitle_at: config.titles.retitle_at.clone(),
+            allowed_roots: config.projects.allowed_roots.clone(),
+            import_limits: openprogram_actors::git::ImportLimits {
+                max_unpacked: config.store.import_max_unpacked,
+                max_objects: config.store.import_max_objects,
+            },
         })
         .map_err(dir_err)?;
         tracing::info!(
@@ -116,9 +133,37 @@ impl Application {
                 source,
             })?;
         let addr = listener.local_addr()?;
+        let (token, token_file) =
+            crate::security::token::load_or_create(&state_dir, &config.server.token)
+                .map_err(dir_err)?;
+        let hosts = crate::security::hosts::HostRules::new(
+            addr,
+            &config.server.allowed_hosts,
+            &config.server.allowed_origins,
+        );
+        let demand_token = config.server.require_token || !hosts.loopback_bind();
+        if !hosts.loopback_bind() {
+            let place = token_file.as_ref().map_or_else(
+                || "the configured server.token".to_string(),
+                |p| p.display().to_string(),
+            );
+            // Printed, not only logged: whoever starts it must see this.
+            eprintln!(
+                "openprogram: listening on {addr}, beyond this machine. Every request must send \
+                 \"Authorization: Bearer <token>\"; the token is in {place}."
+            );
+        }
+        let perimeter = web::Data::new(crate::security::Perimeter {
+            hosts,
+            token: demand_token.then_some(token),
+            request_timeout: std::time::Duration::from_secs(config.server.request_timeout.max(1)),
+            frame_limit: config.server.body_limit,
+        });
         let mut server = HttpServer::new(move || {
             App::new()
                 .app_data(state.clone())
+                .app_data(perimeter.clone())
+                .wrap(actix_web::middleware::from_fn(crate::security::guard))
                 .app_data(
                     web::JsonConfig::default()
                         .limit(body_limit)
@@ -131,6 +176,9 @@ impl Application {
                 .default_service(web::to(not_found))
         })
         .disable_signals()
+        .client_request_timeout(std::time::Duration::from_secs(
+            config.server.request_timeout.max(1),
+        ))
         .shutdown_timeout(config.server.shutdown_timeout);
         if config.server.workers > 0 {
             server = server.workers(config.server.workers);

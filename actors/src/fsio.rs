@@ -1,10 +1,56 @@
 //! Durable file primitives: every rewritten file goes through a temp file,
 //! fsync, rename and a directory fsync, so a crash leaves either the old or
-//! the new content, never a torn file.
+//! the new content, never a torn file. Everything they create is private,
+//! whatever the umask: files 0600, folders 0700.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
+
+/// Mode of every file the service writes.
+pub const FILE_MODE: u32 = 0o600;
+/// Mode of every folder the service creates.
+pub const DIR_MODE: u32 = 0o700;
+
+/// Create `dir` and any missing parents, each 0700 (existing ones are left
+/// as they are).
+pub fn create_private_dir_all(dir: &Path) -> io::Result<()> {
+    fs::DirBuilder::new()
+        .recursive(true)
+        .mode(DIR_MODE)
+        .create(dir)
+}
+
+/// Set `path` (a folder the service owns, e.g. the state directory) to 0700.
+pub fn make_dir_private(path: &Path) -> io::Result<()> {
+    fs::set_permissions(path, fs::Permissions::from_mode(DIR_MODE))
+}
+
+/// Make every file (0600) and folder (0700) below `dir` private, `dir`
+/// included, except git's own `.git` folder (whose objects libgit2 writes
+/// read-only; it lives inside a private folder). For trees checked out by
+/// libgit2 (fork, import), which follows the umask.
+pub fn make_private(dir: &Path) -> io::Result<()> {
+    make_dir_private(dir)?;
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in fs::read_dir(&d)? {
+            let entry = entry?;
+            let ty = entry.file_type()?;
+            if ty.is_dir() {
+                if entry.file_name() == ".git" {
+                    continue;
+                }
+                make_dir_private(&entry.path())?;
+                stack.push(entry.path());
+            } else if ty.is_file() {
+                fs::set_permissions(entry.path(), fs::Permissions::from_mode(FILE_MODE))?;
+            }
+        }
+    }
+    Ok(())
+}
 
 /// Prefix of temporary files; loaders delete leftovers with this prefix.
 pub const TMP_PREFIX: &str = ".tmp-";
@@ -63,7 +109,11 @@ fn replace(path: &Path, bytes: &[u8], sync: Sync) -> io::Result<()> {
         uuid::Uuid::new_v4().simple()
     ));
     let result = (|| {
-        let mut file = OpenOptions::new().write(true).create_new(true).open(&tmp)?;
+        let mut file = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(FILE_MODE)
+            .open(&tmp)?;
         file.write_all(bytes)?;
         if sync != Sync::None {
             file.sync_all()?;
@@ -97,7 +147,7 @@ pub fn build_dir_atomically<T, E: From<io::Error>>(
     kind: &str,
     build: impl FnOnce(&Path) -> Result<(PathBuf, T), E>,
 ) -> Result<T, E> {
-    fs::create_dir_all(parent)?;
+    create_private_dir_all(parent)?;
     let tmp = parent.join(format!(
         "{TMP_PREFIX}{kind}-{}",
         uuid::Uuid::new_v4().simple()
@@ -121,7 +171,7 @@ pub fn fsync_dir(dir: &Path) -> io::Result<()> {
 
 /// Create `dir` (and parents) and fsync it and its parent.
 pub fn create_dir_durable(dir: &Path) -> io::Result<()> {
-    fs::create_dir_all(dir)?;
+    create_private_dir_all(dir)?;
     fsync_dir(dir)?;
     if let Some(parent) = dir.parent() {
         fsync_dir(parent)?;
@@ -165,6 +215,23 @@ mod tests {
         atomic_write(&p, b"two").unwrap();
         assert_eq!(fs::read(&p).unwrap(), b"two");
         assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn files_and_folders_are_private_whatever_the_umask() {
+        let dir = tempfile::tempdir().unwrap();
+        // SAFETY: umask only changes this process's creation mask.
+        let old = unsafe { libc::umask(0) };
+        let sub = dir.path().join("a/b");
+        let made = create_dir_durable(&sub);
+        let written = atomic_write(&sub.join("f.json"), b"{}");
+        unsafe { libc::umask(old) };
+        made.unwrap();
+        written.unwrap();
+        let mode = |p: &Path| fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&sub), 0o700);
+        assert_eq!(mode(&dir.path().join("a")), 0o700);
+        assert_eq!(mode(&sub.join("f.json")), 0o600);
     }
 
     #[test]

@@ -1,8 +1,22 @@
 //! Validation of client-supplied identifiers (session ids, node ids).
 //! Every id ends up in a path, so an invalid one must never reach the disk.
 
-/// Longest accepted id, in characters.
-pub const MAX_ID_LEN: usize = 128;
+/// Longest accepted id, in bytes (UTF-8). A node file is named
+/// `NNNNNN-r-<id>.json`, so 200 bytes keep every file name well inside the
+/// 255 bytes a file system allows.
+pub const MAX_ID_BYTES: usize = 200;
+
+/// Names the store uses for itself beside session directories (and in the
+/// state directory); no id may take one over.
+pub const RESERVED: [&str; 7] = [
+    "index.json",
+    "locations.json",
+    "projects",
+    "search",
+    "token",
+    "server.json",
+    "server.lock",
+];
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum IdError {
@@ -14,8 +28,10 @@ pub enum IdError {
     Separator(&'static str),
     #[error("{0} must not contain control characters or whitespace")]
     Control(&'static str),
-    #[error("{0} must be at most 128 characters")]
+    #[error("{0} must be at most 200 bytes (UTF-8)")]
     TooLong(&'static str),
+    #[error("{0} '{1}' is a name the store reserves for itself")]
+    Reserved(&'static str, String),
 }
 
 /// Check an id. `what` names it in the error ("session id", "node id").
@@ -33,8 +49,11 @@ pub fn validate(what: &'static str, id: &str) -> Result<(), IdError> {
     if id.chars().any(|c| c.is_control() || c.is_whitespace()) {
         return Err(IdError::Control(what));
     }
-    if id.chars().count() > MAX_ID_LEN {
+    if id.len() > MAX_ID_BYTES {
         return Err(IdError::TooLong(what));
+    }
+    if RESERVED.iter().any(|r| r.eq_ignore_ascii_case(id)) {
+        return Err(IdError::Reserved(what, id.to_string()));
     }
     Ok(())
 }
@@ -74,8 +93,27 @@ mod tests {
         ] {
             assert!(validate("id", bad).is_err(), "{bad:?} accepted");
         }
-        assert!(validate("id", &"x".repeat(129)).is_err());
-        assert!(validate("id", &"x".repeat(128)).is_ok());
+        assert!(validate("id", &"x".repeat(201)).is_err());
+        assert!(validate("id", &"x".repeat(200)).is_ok());
+        // Lengths count bytes: 67 three-byte characters are 201 bytes.
+        assert!(validate("id", &"中".repeat(67)).is_err());
+        assert!(validate("id", &"中".repeat(66)).is_ok());
         assert!(validate("id", "abc-123_X.y").is_ok());
+        for reserved in [
+            "index.json",
+            "locations.json",
+            "projects",
+            "search",
+            "token",
+            "INDEX.JSON",
+        ] {
+            assert!(
+                matches!(validate("session id", reserved), Err(IdError::Reserved(..))),
+                "{reserved} accepted"
+            );
+        }
+        // The longest node file name still fits a file system's 255 bytes.
+        let name = format!("999999-u-{}.json", "é".repeat(100));
+        assert!(validate("node id", &"é".repeat(100)).is_ok() && name.len() <= 255);
     }
 }

@@ -13,6 +13,7 @@ mod lru;
 pub mod manager;
 pub mod meta;
 pub mod node;
+pub mod paths;
 pub mod project;
 pub mod registry;
 pub mod session;

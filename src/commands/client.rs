@@ -23,20 +23,29 @@ pub enum ClientError {
 pub struct Client {
     base: String,
     agent: ureq::Agent,
+    /// Sent as a bearer token when known.
+    token: Option<String>,
 }
 
 impl Client {
     pub fn connect(target: &ServerTarget) -> Result<Client, ClientError> {
+        let configured = target
+            .state_dir
+            .as_ref()
+            .map(|p| p.display().to_string())
+            .unwrap_or_default();
+        let dir = state_dir_or_default(&configured).ok();
+        let token = target
+            .token
+            .clone()
+            .filter(|t| !t.trim().is_empty())
+            .or_else(|| dir.as_deref().and_then(crate::security::token::read));
         let base = match &target.url {
             Some(u) => u.trim_end_matches('/').to_string(),
             None => {
-                let configured = target
-                    .state_dir
-                    .as_ref()
-                    .map(|p| p.display().to_string())
-                    .unwrap_or_default();
-                let dir = state_dir_or_default(&configured)
-                    .map_err(|e| ClientError::Other(e.to_string()))?;
+                let dir = dir.ok_or_else(|| {
+                    ClientError::Other("no state directory: pass --state-dir or --url".into())
+                })?;
                 let path = dir.join(SERVER_INFO);
                 let info: ServerInfo = std::fs::read(&path)
                     .ok()
@@ -48,7 +57,7 @@ impl Client {
         let agent = ureq::AgentBuilder::new()
             .timeout(Duration::from_secs(30))
             .build();
-        Ok(Client { base, agent })
+        Ok(Client { base, agent, token })
     }
 
     pub fn call(
@@ -58,7 +67,10 @@ impl Client {
         body: Option<Value>,
     ) -> Result<Value, ClientError> {
         let url = format!("{}{path}", self.base);
-        let req = self.agent.request(method, &url);
+        let mut req = self.agent.request(method, &url);
+        if let Some(t) = &self.token {
+            req = req.set("Authorization", &format!("Bearer {t}"));
+        }
         let res = match body {
             Some(b) => req.send_json(b),
             None => req.call(),

@@ -21,11 +21,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
             .route("/sessions", web::get().to(sessions::list))
             .route("/sessions/archive", web::post().to(archive::archive))
             .route("/sessions/unarchive", web::post().to(archive::unarchive))
-            .service(
-                web::resource("/sessions/import")
-                    .app_data(web::PayloadConfig::new(sessions::MAX_BUNDLE))
-                    .route(web::post().to(sessions::import)),
-            )
+            .route("/sessions/import", web::post().to(sessions::import))
             .route("/sessions/{id}", web::get().to(sessions::get))
             .route("/sessions/{id}", web::patch().to(sessions::update))
             .route("/sessions/{id}", web::delete().to(sessions::delete))

@@ -298,8 +298,9 @@ pub const MAX_BUNDLE: usize = 256 << 20;
 #[tracing::instrument(name = "import_session", skip(state, body))]
 pub async fn import(
     state: web::Data<AppState>,
-    body: web::Bytes,
+    body: web::Payload,
 ) -> Result<HttpResponse, ApiError> {
-    let meta = state.engine.import(body.to_vec()).await?;
+    let bytes = crate::error::read_body(body, MAX_BUNDLE).await?;
+    let meta = state.engine.import(bytes).await?;
     Ok(HttpResponse::Created().json(meta))
 }

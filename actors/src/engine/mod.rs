@@ -22,6 +22,7 @@ use crate::error::EngineError;
 use crate::events::Hub;
 use crate::locations::{Locations, LocationsWriter};
 use crate::manager::{LiveCount, Resolve, SessionManager, SetNaming};
+use crate::paths::PathPolicy;
 use crate::project::registry as projects_state;
 use crate::project::{ProjectError, ProjectRegistry};
 use crate::registry::actor::{Flush, GetRow, List, Stats};
@@ -30,6 +31,8 @@ use crate::registry::writer::Writer;
 use crate::registry::{ListQuery, Page, Policy, Registry, RegistryStats, SessionRow};
 use crate::session::actor::Naming;
 use crate::session::{SessionActor, SessionChanged, SessionError};
+
+pub use crate::git::ImportLimits;
 use crate::titler::{LlmConfig, Titler};
 
 /// How to run the engine.
@@ -49,11 +52,18 @@ pub struct EngineConfig {
     pub title_concurrency: usize,
     /// Assistant-reply counts at which an LLM title is made.
     pub retitle_at: Vec<u32>,
+    /// Folders accepted as projects or working directories whatever the
+    /// system-folder rules (`projects.allowed_roots`).
+    pub allowed_roots: Vec<PathBuf>,
+    /// Caps on what an imported bundle may unpack to.
+    pub import_limits: ImportLimits,
 }
 
 #[derive(Clone)]
 pub struct Engine {
     sessions_dir: PathBuf,
+    paths: std::sync::Arc<PathPolicy>,
+    import_limits: ImportLimits,
     manager: Addr<SessionManager>,
     registry: Addr<Registry>,
     projects: Addr<ProjectRegistry>,
@@ -67,7 +77,7 @@ impl Engine {
     /// current arbiter.
     pub fn start(config: EngineConfig) -> std::io::Result<(Engine, Report)> {
         crate::git::enable_fsync();
-        std::fs::create_dir_all(&config.sessions_dir)?;
+        crate::fsio::create_private_dir_all(&config.sessions_dir)?;
         let locations = Locations::load(&config.sessions_dir);
         let loaded = startup::open(&config.sessions_dir, &locations, &config.policy)?;
         let state_dir = config
@@ -76,9 +86,11 @@ impl Engine {
             .map(PathBuf::from)
             .unwrap_or_default();
         let hub = Hub::new();
-        let projects = ProjectRegistry::new(projects_state::State::load(&state_dir)?)
-            .with_hub(hub.clone())
-            .start();
+        let paths = PathPolicy::new(&state_dir, config.allowed_roots.clone());
+        let projects =
+            ProjectRegistry::new(projects_state::State::load(&state_dir, paths.clone())?)
+                .with_hub(hub.clone())
+                .start();
         let writer = Writer::spawn(config.sessions_dir.join(startup::INDEX))?;
         let registry = Registry::new(loaded.rows.into_values(), writer, config.index_debounce)
             .with_hub(hub.clone())
@@ -114,6 +126,8 @@ impl Engine {
         Ok((
             Engine {
                 sessions_dir: config.sessions_dir.clone(),
+                paths: std::sync::Arc::new(paths),
+                import_limits: config.import_limits,
                 manager,
                 registry,
                 projects,

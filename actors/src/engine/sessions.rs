@@ -9,6 +9,7 @@ use crate::ids;
 use crate::manager::{Forget, Place};
 use crate::meta::{MetaPatch, SessionMeta};
 use crate::node::Node;
+use crate::paths::Purpose;
 use crate::project::registry::{Lookup, SetMembership};
 use crate::project::DEFAULT_PROJECT;
 use crate::session::actor::{
@@ -147,14 +148,11 @@ impl Engine {
     /// the project binding): an absolute path to an existing directory,
     /// stored resolved. The file-system checks run on the blocking pool.
     pub async fn add_working_dir(&self, id: &str, path: &str) -> Result<SessionMeta, EngineError> {
-        let p = PathBuf::from(path);
-        if !p.is_absolute() {
-            return Err(SessionError::InvalidPath("path must be absolute".into()).into());
-        }
-        let dir = tokio::task::spawn_blocking(move || p.canonicalize().ok().filter(|d| d.is_dir()))
+        let (paths, raw) = (self.paths.clone(), path.to_string());
+        let dir = tokio::task::spawn_blocking(move || paths.resolve(&raw, Purpose::WorkingDir))
             .await
             .map_err(|_| EngineError::Unavailable)?
-            .ok_or_else(|| SessionError::InvalidPath("path is not an existing directory".into()))?;
+            .map_err(SessionError::InvalidPath)?;
         let patch = MetaPatch {
             add_working_dir: Some(dir),
             ..MetaPatch::default()

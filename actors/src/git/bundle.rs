@@ -31,6 +31,24 @@ pub fn write_bundle(repo: &Repository) -> Result<Vec<u8>, git2::Error> {
     Ok(out)
 }
 
+/// Caps on what an imported bundle may unpack to, checked before anything
+/// of it is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ImportLimits {
+    /// Bytes of every object's content together (delta data counted too).
+    pub max_unpacked: u64,
+    pub max_objects: u32,
+}
+
+impl Default for ImportLimits {
+    fn default() -> Self {
+        ImportLimits {
+            max_unpacked: 64 << 20,
+            max_objects: 200_000,
+        }
+    }
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum BundleError {
     #[error("not a git bundle (v2)")]
@@ -43,13 +61,26 @@ pub enum BundleError {
     NoBranch,
     #[error("the bundle's pack is damaged: {0}")]
     BadPack(String),
+    #[error("the bundle unpacks to more than {0} bytes (store.import_max_unpacked)")]
+    TooLarge(u64),
+    #[error("the bundle holds {0} objects, more than {1} (store.import_max_objects)")]
+    TooManyObjects(u32, u32),
+    #[error("the bundle's files are not a session's: {0}")]
+    BadTree(String),
 }
 
 /// Read a bundle into a new repository at `dest` (which must not exist
-/// yet): the pack is checked by libgit2's indexer, every ref must name a
-/// commit of the pack, and HEAD's tree is checked out (symlinks as plain
-/// files). Built in process.
-pub fn read_bundle(bytes: &[u8], dest: &std::path::Path) -> Result<Repository, BundleError> {
+/// yet). Before anything is written, the pack's object count and unpacked
+/// size are checked against `limits` (`super::pack_scan`); ref names are
+/// checked before libgit2 sees them. The pack is then checked by libgit2's
+/// indexer, every ref must name a commit of the pack, every tree of every
+/// commit may hold only regular files and folders with plain names
+/// (`check_trees`), and HEAD's tree is checked out. Built in process.
+pub fn read_bundle(
+    bytes: &[u8],
+    dest: &std::path::Path,
+    limits: ImportLimits,
+) -> Result<Repository, BundleError> {
     use std::io::Write;
     const MAX_HEADER: usize = 64 * 1024;
     let head_end = bytes
@@ -71,7 +102,11 @@ pub fn read_bundle(bytes: &[u8], dest: &std::path::Path) -> Result<Repository, B
         }
         let (sha, name) = line
             .split_once(' ')
-            .ok_or_else(|| BundleError::BadRef(line.to_string()))?;
+            .ok_or_else(|| BundleError::BadRef(line.escape_debug().to_string()))?;
+        // A NUL inside a name would make libgit2's bindings panic.
+        if name.chars().any(char::is_control) {
+            return Err(BundleError::BadRef(name.escape_debug().to_string()));
+        }
         let oid = git2::Oid::from_str(sha).map_err(|_| BundleError::BadRef(line.to_string()))?;
         if name == "HEAD" {
             head = Some(oid);
@@ -84,6 +119,7 @@ pub fn read_bundle(bytes: &[u8], dest: &std::path::Path) -> Result<Repository, B
     if refs.is_empty() {
         return Err(BundleError::NoBranch);
     }
+    super::pack_scan::check(pack, limits)?;
     let bad = |e: git2::Error| BundleError::BadPack(e.message().to_string());
     let repo = super::init_session_repo(dest).map_err(bad)?;
     repo.config()
@@ -97,8 +133,11 @@ pub fn read_bundle(bytes: &[u8], dest: &std::path::Path) -> Result<Repository, B
             .map_err(|e| BundleError::BadPack(e.to_string()))?;
         writer.commit().map_err(bad)?;
     }
-    for (oid, name) in &refs {
+    for (oid, _) in &refs {
         repo.find_commit(*oid).map_err(bad)?;
+    }
+    check_trees(&repo, refs.iter().map(|(oid, _)| *oid))?;
+    for (oid, name) in &refs {
         repo.reference(name, *oid, true, "import").map_err(bad)?;
     }
     // HEAD: the branch the bundle's HEAD points at, else main, else the first.
@@ -113,4 +152,62 @@ pub fn read_bundle(bytes: &[u8], dest: &std::path::Path) -> Result<Repository, B
     repo.checkout_head(Some(git2::build::CheckoutBuilder::new().force()))
         .map_err(bad)?;
     Ok(repo)
+}
+
+/// Every tree of every commit reachable from `tips` may hold only regular
+/// files and folders with plain names: no symlinks, no submodules, no
+/// `.git*` entries (but the session's own root `.gitignore`), no names
+/// that could escape or hide (`.`, `..`, separators, control characters).
+fn check_trees(
+    repo: &Repository,
+    tips: impl Iterator<Item = git2::Oid>,
+) -> Result<(), BundleError> {
+    let bad = |e: git2::Error| BundleError::BadPack(e.message().to_string());
+    let mut walk = repo.revwalk().map_err(bad)?;
+    for tip in tips {
+        walk.push(tip).map_err(bad)?;
+    }
+    let mut seen = std::collections::HashSet::new();
+    for oid in walk {
+        let commit = repo.find_commit(oid.map_err(bad)?).map_err(bad)?;
+        let mut stack = vec![(commit.tree_id(), String::new())];
+        while let Some((tree_id, prefix)) = stack.pop() {
+            if !seen.insert(tree_id) {
+                continue;
+            }
+            let tree = repo.find_tree(tree_id).map_err(bad)?;
+            for entry in tree.iter() {
+                let name = std::str::from_utf8(entry.name_bytes())
+                    .map_err(|_| BundleError::BadTree(format!("{prefix}: a name is not UTF-8")))?;
+                let path = format!("{prefix}{name}");
+                check_entry_name(name, prefix.is_empty()).map_err(|why| {
+                    BundleError::BadTree(format!("{}: {why}", path.escape_debug()))
+                })?;
+                match entry.filemode() {
+                    0o100644 | 0o100755 => {}
+                    0o040000 => stack.push((entry.id(), format!("{path}/"))),
+                    0o120000 => {
+                        return Err(BundleError::BadTree(format!("{path}: a symbolic link")))
+                    }
+                    0o160000 => return Err(BundleError::BadTree(format!("{path}: a submodule"))),
+                    m => return Err(BundleError::BadTree(format!("{path}: file mode {m:o}"))),
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+fn check_entry_name(name: &str, at_root: bool) -> Result<(), &'static str> {
+    if name.is_empty() || name == "." || name == ".." {
+        return Err("a name that is empty, '.' or '..'");
+    }
+    if name.contains(['/', '\\']) || name.chars().any(char::is_control) {
+        return Err("a separator or control character in a name");
+    }
+    let lower = name.to_ascii_lowercase();
+    if lower.starts_with(".git") && !(at_root && name == ".gitignore") {
+        return Err("a .git entry");
+    }
+    Ok(())
 }

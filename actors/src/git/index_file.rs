@@ -12,6 +12,7 @@ use std::collections::BTreeMap;
 use std::fs;
 use std::io::{self, Write};
 use std::os::unix::fs::MetadataExt;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 use git2::{Oid, Repository};
@@ -242,6 +243,7 @@ impl IndexFile {
         let file = fs::OpenOptions::new()
             .write(true)
             .create_new(true)
+            .mode(crate::fsio::FILE_MODE)
             .open(&lock)?;
         let written = self
             .write_to(file)

@@ -10,6 +10,7 @@ mod index_file;
 mod init;
 mod locks;
 mod log;
+mod pack_scan;
 mod repack;
 mod trailers;
 mod tree_files;
@@ -21,7 +22,7 @@ pub use branches::{
     all_commits, attach_head, create_branch, current_branch, delete_branch, list_branches,
     new_branch_name, BranchTip, CommitRow, MAIN,
 };
-pub use bundle::{read_bundle, write_bundle, BundleError};
+pub use bundle::{read_bundle, write_bundle, BundleError, ImportLimits};
 pub use commit::{commit_paths, CommitOutcome};
 pub use fork::fork_repo;
 pub use index_file::IndexFile;

@@ -73,7 +73,7 @@ pub fn sync_worktree(
     for (rel, oid) in wanted.iter().filter(|(p, _)| !present.contains(*p)) {
         let full = workdir.join(rel);
         if let Some(parent) = full.parent() {
-            fs::create_dir_all(parent)?;
+            crate::fsio::create_private_dir_all(parent)?;
         }
         fsio::atomic_write_unsynced(&full, repo.find_blob(*oid)?.content())?;
         wrote = true;

@@ -9,5 +9,5 @@ pub mod turn;
 
 pub use actor::ProjectActor;
 pub use error::ProjectError;
-pub use model::{Project, DEFAULT_PROJECT};
+pub use model::{Project, DEFAULT_PROJECT, OPENPROGRAM_DIR};
 pub use registry::{ProjectRegistry, ProjectView};

@@ -10,10 +10,9 @@ use serde::Serialize;
 
 use super::actor::{ProjectActor, SetPath};
 use super::error::ProjectError;
-use super::model::{
-    validate_dir, Project, ProjectStatus, ProjectsFile, DEFAULT_PROJECT, OPENPROGRAM_DIR,
-};
+use super::model::{Project, ProjectStatus, ProjectsFile, DEFAULT_PROJECT, OPENPROGRAM_DIR};
 use crate::events::Hub;
+use crate::paths::{PathPolicy, Purpose};
 use crate::{fsio, git, ids, meta::now};
 
 pub const FILE: &str = "projects.json";
@@ -21,14 +20,14 @@ pub const FILE: &str = "projects.json";
 /// The registry's data, moved onto a blocking thread for each change.
 pub struct State {
     file: PathBuf,
-    state_dir: PathBuf,
+    policy: PathPolicy,
     projects: BTreeMap<String, Project>,
 }
 
 impl State {
     /// Load `projects.json` (missing: no projects). A damaged file stops
     /// startup with a clear error rather than being overwritten.
-    pub fn load(state_dir: &Path) -> std::io::Result<State> {
+    pub fn load(state_dir: &Path, policy: PathPolicy) -> std::io::Result<State> {
         let file = state_dir.join("projects").join(FILE);
         let projects = match fsio::read_json::<ProjectsFile>(&file) {
             Ok(f) => f.projects.into_iter().map(|p| (p.id.clone(), p)).collect(),
@@ -42,7 +41,7 @@ impl State {
         };
         Ok(State {
             file,
-            state_dir: state_dir.to_path_buf(),
+            policy,
             projects,
         })
     }
@@ -211,7 +210,10 @@ impl Handler<ResolveProject> for ProjectRegistry {
 
     fn handle(&mut self, msg: ResolveProject, _: &mut Context<Self>) -> Self::Result {
         self.changing(move |state| {
-            let dir = validate_dir(&msg.path, &state.state_dir)?;
+            let dir = state
+                .policy
+                .resolve(&msg.path, Purpose::Project)
+                .map_err(ProjectError::InvalidPath)?;
             if let Some(p) = state.projects.values().find(|p| p.path == dir) {
                 return Ok((p.clone(), false));
             }
@@ -248,6 +250,8 @@ impl Handler<ResolveProject> for ProjectRegistry {
 fn prepare_openprogram_dir(dir: &Path) -> std::io::Result<()> {
     let op = dir.join(OPENPROGRAM_DIR);
     fsio::create_dir_durable(&op.join("sessions"))?;
+    fsio::make_dir_private(&op)?;
+    fsio::make_dir_private(&op.join("sessions"))?;
     let ignore = op.join(".gitignore");
     if !ignore.exists() {
         fsio::atomic_write(&ignore, b"*\n")?;
@@ -328,7 +332,10 @@ impl Handler<Relocate> for ProjectRegistry {
             if !state.projects.contains_key(&msg.id) {
                 return Err(ProjectError::NotFound);
             }
-            let dir = validate_dir(&msg.path, &state.state_dir)?;
+            let dir = state
+                .policy
+                .resolve(&msg.path, Purpose::Project)
+                .map_err(ProjectError::InvalidPath)?;
             if state
                 .projects
                 .values()

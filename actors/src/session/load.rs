@@ -35,11 +35,11 @@ impl SessionCore {
             .ok_or_else(|| SessionError::Invalid("session directory has no parent".into()))?;
         let built =
             fsio::build_dir_atomically(parent, "create", |tmp| -> Result<_, SessionError> {
-                fs::create_dir(tmp)?;
+                fsio::create_private_dir_all(tmp)?;
                 let repo = git::init_session_repo(tmp)?;
                 let index = git::IndexFile::load(&repo)?;
                 for sub in [layout::HISTORY, layout::CONTEXT_COMMITS, layout::WORKDIR] {
-                    fs::create_dir_all(tmp.join(sub))?;
+                    fsio::create_private_dir_all(&tmp.join(sub))?;
                 }
                 fsio::atomic_write(&tmp.join(GITIGNORE), GITIGNORE_BODY.as_bytes())?;
                 fsio::atomic_write_json(&tmp.join(META), &meta)?;
@@ -74,6 +74,13 @@ impl SessionCore {
     /// files, stale git locks, a turn whose end was recorded but whose commit
     /// did not finish, and the cached head and open turn.
     pub fn load(dir: &Path) -> Result<SessionCore, SessionError> {
+        let id = dir.file_name().and_then(|n| n.to_str()).map(str::to_owned);
+        Self::load_as(dir, id.as_deref())
+    }
+
+    /// `load` for a session whose directory is not (yet) named after it:
+    /// an import is loaded and verified in its temporary folder first.
+    pub fn load_as(dir: &Path, id: Option<&str>) -> Result<SessionCore, SessionError> {
         let mut meta: SessionMeta = match fsio::read_json(&dir.join(META)) {
             Ok(m) => m,
             Err(e)
@@ -86,8 +93,8 @@ impl SessionCore {
             }
             Err(e) => return Err(e.into()),
         };
-        if let Some(name) = dir.file_name().and_then(|n| n.to_str()) {
-            meta.id = name.to_string();
+        if let Some(id) = id {
+            meta.id = id.to_string();
         }
         fsio::remove_tmp_files(dir)?;
         let repo = if dir.join(".git").exists() {

@@ -1,7 +1,6 @@
 //! A session leaving or entering the store as git: fork (a new session
 //! from a turn), export (a bundle of every branch) and import.
 
-use std::fs;
 use std::path::Path;
 
 use super::core::SessionCore;
@@ -33,7 +32,7 @@ impl SessionCore {
             .ok_or_else(|| SessionError::Invalid("no parent".into()))?;
         fsio::build_dir_atomically(parent, "fork", |tmp| -> Result<_, SessionError> {
             git::fork_repo(&self.repo, oid, tmp)?;
-            fs::create_dir_all(tmp.join(layout::WORKDIR))?;
+            fsio::create_private_dir_all(&tmp.join(layout::WORKDIR))?;
             let mut meta: SessionMeta = fsio::read_json(&tmp.join(META))?;
             let now = now();
             meta.id = new_id.to_string();
@@ -50,6 +49,7 @@ impl SessionCore {
             meta.created_at = now;
             meta.updated_at = now;
             fsio::atomic_write_json(&tmp.join(META), &meta)?;
+            fsio::make_private(tmp)?;
             Ok((dest.to_path_buf(), ()))
         })?;
         Ok(oid.to_string())
@@ -63,9 +63,11 @@ impl SessionCore {
         bytes: &[u8],
         sessions_dir: &Path,
         wanted: Option<&str>,
+        limits: git::ImportLimits,
     ) -> Result<String, SessionError> {
         fsio::build_dir_atomically(sessions_dir, "import", |tmp| -> Result<_, SessionError> {
-            git::read_bundle(bytes, tmp).map_err(|e| SessionError::BadBundle(e.to_string()))?;
+            git::read_bundle(bytes, tmp, limits)
+                .map_err(|e| SessionError::BadBundle(e.to_string()))?;
             let mut meta: SessionMeta = fsio::read_json(&tmp.join(META)).map_err(|_| {
                 SessionError::BadBundle("not an openprogram session (no valid meta.json)".into())
             })?;
@@ -83,7 +85,13 @@ impl SessionCore {
             meta.viewing = None;
             meta.project_id = crate::project::DEFAULT_PROJECT.into();
             fsio::atomic_write_json(&tmp.join(META), &meta)?;
-            fs::create_dir_all(tmp.join(layout::WORKDIR))?;
+            fsio::create_private_dir_all(&tmp.join(layout::WORKDIR))?;
+            // Loaded and verified completely before it is moved into place:
+            // a bundle that does not make a working session leaves nothing.
+            SessionCore::load_as(tmp, Some(&id)).map_err(|e| {
+                SessionError::BadBundle(format!("the session in the bundle does not load: {e}"))
+            })?;
+            fsio::make_private(tmp)?;
             Ok((sessions_dir.join(&id), id))
         })
     }

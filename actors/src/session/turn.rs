@@ -1,7 +1,6 @@
 //! The end of a turn: its record in `meta.json`, its status, and its one
 //! git commit.
 
-use std::fs;
 use std::path::{Path, PathBuf};
 
 use super::commit_message::TurnSummary;
@@ -45,7 +44,7 @@ impl SessionCore {
                     .unwrap_or_else(|| format!("turn-{:06}", open.number));
                 ids::validate("context id", &cid)?;
                 let rel = layout::context_rel_path(&cid);
-                fs::create_dir_all(self.dir.join(layout::CONTEXT_COMMITS))?;
+                fsio::create_private_dir_all(&self.dir.join(layout::CONTEXT_COMMITS))?;
                 fsio::atomic_write_json(&self.dir.join(&rel), &ctx)?;
                 Some(rel.to_string_lossy().into_owned())
             }
