@@ -28,8 +28,8 @@ pub fn make_dir_private(path: &Path) -> io::Result<()> {
 }
 
 /// Make every file (0600) and folder (0700) below `dir` private, `dir`
-/// included, except git's own `.git` folder (whose objects libgit2 writes
-/// read-only; it lives inside a private folder). For trees checked out by
+/// included; of git's own `.git` folder only the folder itself (libgit2
+/// writes its objects read-only, and it is then closed to everyone else). For trees checked out by
 /// libgit2 (fork, import), which follows the umask.
 pub fn make_private(dir: &Path) -> io::Result<()> {
     make_dir_private(dir)?;
@@ -39,11 +39,10 @@ pub fn make_private(dir: &Path) -> io::Result<()> {
             let entry = entry?;
             let ty = entry.file_type()?;
             if ty.is_dir() {
-                if entry.file_name() == ".git" {
-                    continue;
-                }
                 make_dir_private(&entry.path())?;
-                stack.push(entry.path());
+                if entry.file_name() != ".git" {
+                    stack.push(entry.path());
+                }
             } else if ty.is_file() {
                 fs::set_permissions(entry.path(), fs::Permissions::from_mode(FILE_MODE))?;
             }

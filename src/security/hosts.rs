@@ -64,10 +64,7 @@ impl HostRules {
         if authority == host_header.trim().to_ascii_lowercase() && !authority.is_empty() {
             return Some(Cross::No);
         }
-        self.origins
-            .iter()
-            .any(|o| *o == origin)
-            .then_some(Cross::Yes)
+        self.origins.contains(&origin).then_some(Cross::Yes)
     }
 
     /// Whether the server listens on loopback only.

@@ -57,8 +57,7 @@ pub async fn guard(
         )));
     };
     match check(&req, &p) {
-        Verdict::Refuse(resp) => return Ok(req.into_response(resp)),
-        Verdict::Preflight(resp) => return Ok(req.into_response(resp)),
+        Verdict::Answer(resp) => Ok(req.into_response(resp)),
         Verdict::Pass(cross) => {
             let payload = req.take_payload();
             let guarded: std::pin::Pin<
@@ -88,8 +87,8 @@ pub async fn guard(
 }
 
 enum Verdict {
-    Refuse(HttpResponse),
-    Preflight(HttpResponse),
+    /// Answered here: a refusal, or a preflight's answer.
+    Answer(HttpResponse),
     /// Served; with the cross origin to answer CORS for.
     Pass(Option<HeaderValue>),
 }
@@ -102,7 +101,7 @@ fn check(req: &ServiceRequest, p: &Perimeter) -> Verdict {
         .map(str::to_owned)
         .or_else(|| req.uri().authority().map(|a| a.to_string()));
     let Some(host) = host.filter(|h| p.hosts.host_allowed(h)) else {
-        return Verdict::Refuse(refuse(
+        return Verdict::Answer(refuse(
             StatusCode::FORBIDDEN,
             "forbidden_host",
             "this server does not answer to that Host (see server.allowed_hosts)",
@@ -116,7 +115,7 @@ fn check(req: &ServiceRequest, p: &Perimeter) -> Verdict {
             .and_then(|o| p.hosts.origin_allowed(o, &host));
         match allowed {
             None => {
-                return Verdict::Refuse(refuse(
+                return Verdict::Answer(refuse(
                     StatusCode::FORBIDDEN,
                     "forbidden_origin",
                     "requests from this page's origin are not allowed (see server.allowed_origins)",
@@ -146,7 +145,7 @@ fn check(req: &ServiceRequest, p: &Perimeter) -> Verdict {
                 HeaderValue::from_static("600"),
             );
         }
-        return Verdict::Preflight(resp);
+        return Verdict::Answer(resp);
     }
     if let Some(expected) = &p.token {
         let ok = token::presented(req).is_some_and(|t| token::matches(expected, &t));
@@ -158,11 +157,11 @@ fn check(req: &ServiceRequest, p: &Perimeter) -> Verdict {
             );
             resp.headers_mut()
                 .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
-            return Verdict::Refuse(resp);
+            return Verdict::Answer(resp);
         }
     }
     if let Some(resp) = content_type_refusal(req) {
-        return Verdict::Refuse(resp);
+        return Verdict::Answer(resp);
     }
     Verdict::Pass(cross)
 }

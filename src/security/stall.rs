@@ -213,7 +213,7 @@ mod tests {
         assert!(seen.is_empty() && f.mid_frame());
         f.feed(&[2, 3, 4, b'a', b'b'], &mut seen);
         assert_eq!(seen, [3]);
-        f.feed(&[b'c'], &mut seen);
+        f.feed(b"c", &mut seen);
         assert!(!f.mid_frame());
         // A 64-bit length announcing 2^62 bytes.
         let mut huge = vec![0x82, 0xff];

@@ -13,7 +13,29 @@ pub struct TestServer {
     pub state_dir: PathBuf,
     env: Vec<(String, String)>,
     agent: ureq::Agent,
+    /// `--bind` (default 127.0.0.1:0).
+    bind: String,
+    /// A command the server runs under (e.g. `setpriv …`, `sh -c 'umask …'`).
+    prefix: Vec<String>,
+    bin: PathBuf,
+    /// The bearer token this client sends (read from `<state>/token` when
+    /// the server demands one).
+    pub auth: Option<String>,
     _tmp: Option<tempfile::TempDir>,
+}
+
+/// How to start a test server beyond the defaults.
+#[derive(Default)]
+pub struct Options<'a> {
+    pub env: &'a [(&'a str, &'a str)],
+    pub bind: Option<&'a str>,
+    pub prefix: Vec<String>,
+    /// Send the token from `<state>/token` with every request.
+    pub with_token: bool,
+    /// Called with the state directory before the server starts.
+    pub prepare: Option<&'a dyn Fn(&Path)>,
+    /// The server binary (default: the one cargo built).
+    pub bin: Option<PathBuf>,
 }
 
 impl TestServer {
@@ -22,9 +44,20 @@ impl TestServer {
     }
 
     pub fn start_with_env(env: &[(&str, &str)]) -> TestServer {
+        Self::start_with(Options {
+            env,
+            ..Options::default()
+        })
+    }
+
+    pub fn start_with(opts: Options<'_>) -> TestServer {
         let tmp = tempfile::tempdir().expect("tempdir");
         let state_dir = tmp.path().join("state");
-        let env = env
+        if let Some(prepare) = opts.prepare {
+            prepare(&state_dir);
+        }
+        let env = opts
+            .env
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect();
@@ -36,14 +69,25 @@ impl TestServer {
             agent: ureq::AgentBuilder::new()
                 .timeout(Duration::from_secs(60))
                 .build(),
+            bind: opts.bind.unwrap_or("127.0.0.1:0").to_string(),
+            prefix: opts.prefix,
+            bin: opts
+                .bin
+                .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_openprogram"))),
+            auth: None,
             _tmp: Some(tmp),
         };
-        s.spawn();
+        s.spawn_then(opts.with_token);
         s
     }
 
     /// Start (again) on the same state directory.
     pub fn spawn(&mut self) {
+        let with_token = self.auth.is_some();
+        self.spawn_then(with_token);
+    }
+
+    fn spawn_then(&mut self, with_token: bool) {
         let info = self.state_dir.join("server.json");
         let _ = std::fs::remove_file(&info);
         let log = std::fs::OpenOptions::new()
@@ -51,8 +95,16 @@ impl TestServer {
             .append(true)
             .open(self.state_dir.with_file_name("server.log"))
             .expect("log file");
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_openprogram"));
-        cmd.args(["serve", "--bind", "127.0.0.1:0", "--state-dir"])
+        let bin = &self.bin;
+        let mut cmd = match self.prefix.split_first() {
+            Some((first, rest)) => {
+                let mut c = Command::new(first);
+                c.args(rest).arg(bin);
+                c
+            }
+            None => Command::new(bin),
+        };
+        cmd.args(["serve", "--bind", &self.bind, "--state-dir"])
             .arg(&self.state_dir)
             .env("RUST_LOG", "info")
             .stdin(Stdio::null())
@@ -68,8 +120,12 @@ impl TestServer {
         loop {
             if let Ok(text) = std::fs::read_to_string(&info) {
                 if let Ok(v) = serde_json::from_str::<Value>(&text) {
-                    if v["pid"].as_u64() == Some(pid as u64) {
-                        self.url = v["url"].as_str().expect("url").to_string();
+                    // (A prefix command may exec the server under its own pid.)
+                    if v["pid"].as_u64() == Some(pid as u64) || !self.prefix.is_empty() {
+                        self.url = v["url"]
+                            .as_str()
+                            .expect("url")
+                            .replace("0.0.0.0", "127.0.0.1");
                         break;
                     }
                 }
@@ -87,6 +143,14 @@ impl TestServer {
                 self.log()
             );
             std::thread::sleep(Duration::from_millis(20));
+        }
+        if with_token {
+            let configured = self.env.iter().find(|(k, _)| k == "OPENPROGRAM_TOKEN");
+            let token = match configured {
+                Some((_, t)) => t.clone(),
+                None => std::fs::read_to_string(self.state_dir.join("token")).expect("token file"),
+            };
+            self.auth = Some(token.trim().to_string());
         }
         let (status, _) = self.get("/api/health");
         assert_eq!(status, 200);
@@ -125,6 +189,10 @@ impl TestServer {
     }
 
     fn call(&self, req: ureq::Request, body: Option<&Value>) -> (u16, Value) {
+        let req = match &self.auth {
+            Some(t) => req.set("Authorization", &format!("Bearer {t}")),
+            None => req,
+        };
         let res = match body {
             Some(b) => req.send_json(b),
             None => req.call(),
@@ -221,6 +289,38 @@ impl TestServer {
         };
         let status = res.status();
         (status, res.into_json().unwrap_or(Value::Null))
+    }
+
+    /// Send `head` (request line and headers, without the blank line) and
+    /// `body` byte for byte; the status and the parsed JSON body.
+    pub fn raw_http(&self, head: &str, body: &[u8]) -> (u16, Value) {
+        use std::io::{Read, Write};
+        let addr = self.url.trim_start_matches("http://");
+        let mut stream = std::net::TcpStream::connect(addr).expect("connect");
+        stream
+            .set_read_timeout(Some(Duration::from_secs(30)))
+            .unwrap();
+        let mut req = head.replace("{addr}", addr).into_bytes();
+        req.extend_from_slice(b"\r\nConnection: close\r\n\r\n");
+        req.extend_from_slice(body);
+        stream.write_all(&req).expect("write");
+        let mut resp = Vec::new();
+        let _ = stream.read_to_end(&mut resp);
+        let text = String::from_utf8_lossy(&resp).into_owned();
+        let status = text
+            .split_whitespace()
+            .nth(1)
+            .and_then(|c| c.parse().ok())
+            .unwrap_or(0);
+        let body = text.split_once("\r\n\r\n").map_or("", |(_, b)| b);
+        // A chunked body: take the JSON object inside.
+        let json = body
+            .find('{')
+            .and_then(|i| body.rfind('}').map(|j| (i, j)))
+            .and_then(|(i, j)| body.get(i..=j))
+            .and_then(|b| serde_json::from_str(b).ok())
+            .unwrap_or(Value::Null);
+        (status, json)
     }
 
     /// Send a request byte for byte (no client-side path normalisation);

@@ -9,5 +9,6 @@ mod fake_llm;
 mod helpers;
 mod projects;
 mod registry;
+mod security;
 mod titles;
 mod ws;

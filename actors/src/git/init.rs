@@ -14,6 +14,9 @@ pub fn init_repo(dir: &Path) -> Result<Repository, git2::Error> {
 pub fn init_session_repo(dir: &Path) -> Result<Repository, git2::Error> {
     let repo = init_repo(dir)?;
     disable_reflogs(&repo)?;
+    // libgit2 follows the umask; the session's git folder is private.
+    crate::fsio::make_dir_private(repo.path())
+        .map_err(|e| git2::Error::from_str(&format!("{}: {e}", repo.path().display())))?;
     Ok(repo)
 }
 
