@@ -32,6 +32,8 @@ pub enum IdError {
     TooLong(&'static str),
     #[error("{0} '{1}' is a name the store reserves for itself")]
     Reserved(&'static str, String),
+    #[error("{0} is not valid UTF-8 (it holds a replacement character)")]
+    Encoding(&'static str),
 }
 
 /// Check an id. `what` names it in the error ("session id", "node id").
@@ -51,6 +53,10 @@ pub fn validate(what: &'static str, id: &str) -> Result<(), IdError> {
     }
     if id.len() > MAX_ID_BYTES {
         return Err(IdError::TooLong(what));
+    }
+    // What a lossy decoding of invalid UTF-8 (e.g. `%FF` in a URL) leaves.
+    if id.contains('\u{FFFD}') {
+        return Err(IdError::Encoding(what));
     }
     if RESERVED.iter().any(|r| r.eq_ignore_ascii_case(id)) {
         return Err(IdError::Reserved(what, id.to_string()));

@@ -26,6 +26,9 @@ impl<'de> Deserialize<'de> for AppendBody {
         let mut fields = serde_json::Map::<String, Value>::deserialize(d)?;
         let session = match fields.remove("session") {
             None | Some(Value::Null) => None,
+            Some(v) if !v.is_object() => {
+                return Err(D::Error::custom("session: expected an object"));
+            }
             Some(v) => Some(
                 CreateSpec::deserialize(v)
                     .map_err(|e| D::Error::custom(format!("session: {e}")))?,

@@ -73,7 +73,8 @@ pub async fn guard(
                     p.request_timeout,
                 ))
             } else {
-                Box::pin(stall::BodyDeadline::new(payload, p.request_timeout))
+                let json = req.path() != BUNDLE_ROUTE;
+                Box::pin(stall::BodyDeadline::new(payload, p.request_timeout, json))
             };
             let guarded = Payload::Stream { payload: guarded };
             req.set_payload(guarded);

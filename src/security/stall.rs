@@ -27,19 +27,44 @@ fn timed_out(what: &str) -> PayloadError {
     ))
 }
 
-/// A request body whose next chunk must come within `timeout`.
+/// A request body whose next chunk must come within `timeout`; a JSON
+/// body must also be an object (serde would read a struct from `[]`).
 pub struct BodyDeadline {
     inner: Inner,
     timeout: Duration,
     timer: Pin<Box<Sleep>>,
+    /// Still to check that the first non-blank byte opens an object.
+    want_object: bool,
 }
 
 impl BodyDeadline {
-    pub fn new(inner: Inner, timeout: Duration) -> BodyDeadline {
+    pub fn new(inner: Inner, timeout: Duration, json: bool) -> BodyDeadline {
         BodyDeadline {
             inner,
             timeout,
             timer: Box::pin(sleep(timeout)),
+            want_object: json,
+        }
+    }
+
+    /// `Err` when `chunk` shows the body is not a JSON object.
+    fn check_object(&mut self, chunk: &[u8]) -> Result<(), PayloadError> {
+        if !self.want_object {
+            return Ok(());
+        }
+        match chunk.iter().find(|b| !b.is_ascii_whitespace()) {
+            Some(b'{') => {
+                self.want_object = false;
+                Ok(())
+            }
+            Some(_) => {
+                self.want_object = false;
+                Err(PayloadError::Io(std::io::Error::new(
+                    std::io::ErrorKind::InvalidData,
+                    "the body must be a JSON object",
+                )))
+            }
+            None => Ok(()),
         }
     }
 }
@@ -52,6 +77,11 @@ impl Stream for BodyDeadline {
             Poll::Ready(item) => {
                 let next = Instant::now() + self.timeout;
                 self.timer.as_mut().reset(next);
+                if let Some(Ok(chunk)) = &item {
+                    if let Err(e) = self.check_object(chunk) {
+                        return Poll::Ready(Some(Err(e)));
+                    }
+                }
                 Poll::Ready(item)
             }
             Poll::Pending => match self.timer.as_mut().poll(cx) {

@@ -7,6 +7,7 @@ mod conversation;
 mod crash;
 mod fake_llm;
 mod helpers;
+mod hostile;
 mod projects;
 mod registry;
 mod security;
