@@ -242,17 +242,19 @@ async fn not_found() -> Result<actix_web::HttpResponse, error::ApiError> {
 }
 
 /// Remove half-built session folders of a creation that a crash interrupted.
+/// A folder that cannot be removed is logged and left for the next start:
+/// it never stops this one.
 fn remove_create_leftovers(sessions_dir: &Path) -> std::io::Result<()> {
-    for entry in std::fs::read_dir(sessions_dir)? {
-        let entry = entry?;
-        if entry
+    for entry in std::fs::read_dir(sessions_dir)?.flatten() {
+        let is_tmp = entry
             .file_name()
             .to_string_lossy()
-            .starts_with(fsio::TMP_PREFIX)
-            && entry.file_type()?.is_dir()
-        {
-            tracing::warn!(path = %entry.path().display(), "removing an interrupted session creation");
-            std::fs::remove_dir_all(entry.path())?;
+            .starts_with(fsio::TMP_PREFIX);
+        if is_tmp && entry.file_type().is_ok_and(|t| t.is_dir()) {
+            tracing::warn!(path = %entry.path().display(), "removing an interrupted session creation or deletion");
+            if let Err(e) = std::fs::remove_dir_all(entry.path()) {
+                tracing::warn!(path = %entry.path().display(), error = %e, "could not remove it; trying again at the next start");
+            }
         }
     }
     Ok(())

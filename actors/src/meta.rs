@@ -212,6 +212,86 @@ impl SessionMeta {
     }
 }
 
+impl SessionMeta {
+    /// Read a session's `meta.json` leniently (spec 000 §3.2: a directory
+    /// with a parsable `meta.json` is a valid session). What this version
+    /// would refuse is read as the closest valid value and logged: an
+    /// unknown `status` (`interrupted`, `cancelled`, …) as `idle`, a `null`
+    /// where a value belongs as its default, a missing `created_at` as the
+    /// file's modification time, a missing `updated_at` as `created_at`, a
+    /// missing `id` as the directory's name. Unknown keys are kept (they
+    /// are written back as they were). `InvalidData` only for a file that
+    /// is not a JSON object.
+    pub fn read_lenient(path: &std::path::Path) -> std::io::Result<SessionMeta> {
+        use std::io::{Error, ErrorKind};
+        let bytes = std::fs::read(path)?;
+        let mut v: Value =
+            serde_json::from_slice(&bytes).map_err(|e| Error::new(ErrorKind::InvalidData, e))?;
+        let Some(obj) = v.as_object_mut() else {
+            return Err(Error::new(
+                ErrorKind::InvalidData,
+                "meta.json is not an object",
+            ));
+        };
+        // A null where the schema has a value (or a default) means "unset".
+        obj.retain(|_, value| !value.is_null());
+        if let Some(s) = obj.get("status").and_then(Value::as_str) {
+            if Status::parse(s).is_none() {
+                tracing::warn!(path = %path.display(), status = s, "unknown session status; read as idle");
+                obj.insert("original_status".into(), Value::from(s));
+                obj.insert("status".into(), Value::from("idle"));
+            }
+        }
+        if !obj.get("created_at").is_some_and(Value::is_number) {
+            let mtime = std::fs::metadata(path)
+                .and_then(|m| m.modified())
+                .ok()
+                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                .map_or(0.0, |d| d.as_secs_f64());
+            obj.insert("created_at".into(), Value::from(mtime));
+        }
+        if !obj.get("updated_at").is_some_and(Value::is_number) {
+            let created = obj.get("created_at").cloned().unwrap_or(Value::from(0.0));
+            obj.insert("updated_at".into(), created);
+        }
+        if !obj.get("id").is_some_and(Value::is_string) {
+            let name = path
+                .parent()
+                .and_then(|d| d.file_name())
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            obj.insert("id".into(), Value::from(name));
+        }
+        // Known fields of the wrong type (e.g. a numeric title) are read
+        // as their defaults rather than hiding the session.
+        if let Err(first) = serde_json::from_value::<SessionMeta>(v.clone()) {
+            let known: Vec<String> = serde_json::to_value(SessionMeta::new(String::new(), 0.0))
+                .ok()
+                .and_then(|k| k.as_object().map(|o| o.keys().cloned().collect()))
+                .unwrap_or_default();
+            if let Some(obj) = v.as_object_mut() {
+                let bad: Vec<String> = obj
+                    .iter()
+                    .filter(|(k, _)| {
+                        known.contains(k) && !["id", "created_at"].contains(&k.as_str())
+                    })
+                    .filter(|(k, value)| {
+                        let probe =
+                            serde_json::json!({"id": "x", "created_at": 0.0, (*k).clone(): value});
+                        serde_json::from_value::<SessionMeta>(probe).is_err()
+                    })
+                    .map(|(k, _)| k.clone())
+                    .collect();
+                for key in bad {
+                    tracing::warn!(path = %path.display(), field = %key, error = %first, "meta.json field of the wrong type; read as its default");
+                    obj.remove(&key);
+                }
+            }
+        }
+        serde_json::from_value(v).map_err(|e| Error::new(ErrorKind::InvalidData, e))
+    }
+}
+
 /// Seconds since the Unix epoch, as the spec's timestamps are.
 pub fn now() -> f64 {
     std::time::SystemTime::now()
@@ -333,5 +413,47 @@ pub mod double_option {
         d: D,
     ) -> Result<Option<Option<String>>, D::Error> {
         Option::<String>::deserialize(d).map(Some)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(body: &str) -> std::io::Result<SessionMeta> {
+        let dir = tempfile::tempdir().unwrap();
+        let session = dir.path().join("s1");
+        std::fs::create_dir(&session).unwrap();
+        let path = session.join("meta.json");
+        std::fs::write(&path, body).unwrap();
+        SessionMeta::read_lenient(&path)
+    }
+
+    #[test]
+    fn what_parses_is_a_session_whatever_its_fields_say() {
+        let m = read(r#"{"id":"s1","title":null,"status":"interrupted","created_at":5.0,"head_id":"n3","branches":{"a":1}}"#).unwrap();
+        assert_eq!((m.title.as_str(), m.status), ("", Status::Idle));
+        assert_eq!(
+            m.extra.get("original_status"),
+            Some(&Value::from("interrupted"))
+        );
+        assert_eq!(
+            m.extra.get("head_id"),
+            Some(&Value::from("n3")),
+            "unknown keys kept"
+        );
+        assert!(m.extra.contains_key("branches"));
+        assert_eq!(m.updated_at, 5.0, "updated_at falls back to created_at");
+        let m = read(r#"{"title":"no dates or id"}"#).unwrap();
+        assert_eq!(m.id, "s1");
+        assert!(m.created_at > 1.0e9, "the file's mtime");
+        let m =
+            read(r#"{"id":"s1","created_at":1.0,"title":42,"pinned":"yes","status":"cancelled"}"#)
+                .unwrap();
+        assert_eq!(
+            (m.title.as_str(), m.pinned, m.status),
+            ("", false, Status::Idle)
+        );
+        assert!(read("[1,2]").is_err() && read("{not json").is_err());
     }
 }

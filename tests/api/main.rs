@@ -8,6 +8,7 @@ mod crash;
 mod fake_llm;
 mod helpers;
 mod hostile;
+mod migration;
 mod projects;
 mod registry;
 mod security;

@@ -32,6 +32,7 @@ pub fn commit_paths(
     index: &mut IndexFile,
     paths: &[&Path],
     message: &str,
+    time: Option<i64>,
 ) -> Result<CommitOutcome, GitError> {
     let workdir = repo
         .workdir()
@@ -69,7 +70,14 @@ pub fn commit_paths(
         return Err(GitError::Empty);
     }
     let tree = staging.find_tree(tree_oid)?;
-    let sig = store_signature()?;
+    let sig = match time {
+        Some(secs) => git2::Signature::new(
+            "OpenProgram",
+            "sessions@openprogram.local",
+            &git2::Time::new(secs, 0),
+        )?,
+        None => store_signature()?,
+    };
     let parents: Vec<&git2::Commit<'_>> = parent.iter().collect();
     let oid = staging.commit(None, &sig, &sig, message, &tree, &parents)?;
 

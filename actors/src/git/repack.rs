@@ -125,8 +125,14 @@ mod tests {
         for i in 0..60 {
             let name = format!("f{i}.txt");
             fs::write(dir.path().join(&name), format!("content {i}")).unwrap();
-            crate::git::commit_paths(&repo, &mut index, &[Path::new(&name)], &format!("c{i}"))
-                .unwrap();
+            crate::git::commit_paths(
+                &repo,
+                &mut index,
+                &[Path::new(&name)],
+                &format!("c{i}"),
+                None,
+            )
+            .unwrap();
         }
         let n = packs(&repo.path().join("objects/pack")).unwrap().len();
         assert!(n <= MAX_PACKS, "{n} packs");

@@ -26,8 +26,10 @@ pub struct Project {
     pub path: PathBuf,
     #[serde(default)]
     pub status: ProjectStatus,
-    pub created_at: f64,
     #[serde(default)]
+    pub created_at: f64,
+    /// (`session_ids` in the original system's file.)
+    #[serde(default, alias = "session_ids")]
     pub sessions: Vec<String>,
 }
 
@@ -45,4 +47,35 @@ impl Project {
 #[derive(Debug, Default, Serialize, Deserialize)]
 pub struct ProjectsFile {
     pub projects: Vec<Project>,
+}
+
+/// `projects.json` as found on disk: this version's, or the original
+/// system's `{id: {id, name, path, is_default, session_ids, status,
+/// created_at}}` (its default project is logical here and is skipped).
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+pub enum AnyProjectsFile {
+    Current(ProjectsFile),
+    Original(std::collections::BTreeMap<String, OriginalProject>),
+}
+
+#[derive(Debug, Deserialize)]
+pub struct OriginalProject {
+    #[serde(flatten)]
+    pub project: Project,
+    #[serde(default)]
+    pub is_default: bool,
+}
+
+impl AnyProjectsFile {
+    pub fn into_projects(self) -> Vec<Project> {
+        match self {
+            AnyProjectsFile::Current(f) => f.projects,
+            AnyProjectsFile::Original(map) => map
+                .into_values()
+                .filter(|p| !p.is_default && p.project.id != DEFAULT_PROJECT)
+                .map(|p| p.project)
+                .collect(),
+        }
+    }
 }

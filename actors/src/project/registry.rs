@@ -10,7 +10,9 @@ use serde::Serialize;
 
 use super::actor::{ProjectActor, SetPath};
 use super::error::ProjectError;
-use super::model::{Project, ProjectStatus, ProjectsFile, DEFAULT_PROJECT, OPENPROGRAM_DIR};
+use super::model::{
+    AnyProjectsFile, Project, ProjectStatus, ProjectsFile, DEFAULT_PROJECT, OPENPROGRAM_DIR,
+};
 use crate::events::Hub;
 use crate::paths::{PathPolicy, Purpose};
 use crate::{fsio, git, ids, meta::now};
@@ -29,8 +31,12 @@ impl State {
     /// startup with a clear error rather than being overwritten.
     pub fn load(state_dir: &Path, policy: PathPolicy) -> std::io::Result<State> {
         let file = state_dir.join("projects").join(FILE);
-        let projects = match fsio::read_json::<ProjectsFile>(&file) {
-            Ok(f) => f.projects.into_iter().map(|p| (p.id.clone(), p)).collect(),
+        let projects = match fsio::read_json::<AnyProjectsFile>(&file) {
+            Ok(f) => f
+                .into_projects()
+                .into_iter()
+                .map(|p| (p.id.clone(), p))
+                .collect(),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => BTreeMap::new(),
             Err(e) => {
                 return Err(std::io::Error::new(

@@ -48,6 +48,10 @@ pub struct Report {
     pub repaired: usize,
     pub reset_running: usize,
     pub deleted: Vec<(String, &'static str)>,
+    /// Sessions converted from an older layout (see `session::legacy`).
+    pub migrated: Vec<(String, crate::session::legacy::Migrated)>,
+    /// Sessions an error kept from migrating (tried again next start).
+    pub migration_failed: Vec<(String, String)>,
 }
 
 pub struct Loaded {
@@ -64,9 +68,18 @@ fn session_dirs(sessions_dir: &Path, locations: &Locations) -> io::Result<Vec<(S
         .map(|(id, dir)| (id.clone(), dir.clone()))
         .collect();
     for entry in fs::read_dir(sessions_dir)? {
-        let entry = entry?;
+        // One unreadable entry never stops startup: it is logged and
+        // tried again at the next start.
+        let entry = match entry {
+            Ok(e) => e,
+            Err(e) => {
+                tracing::warn!(dir = %sessions_dir.display(), error = %e, "unreadable entry in the sessions folder; skipped");
+                continue;
+            }
+        };
         let name = entry.file_name().to_string_lossy().into_owned();
-        if !name.starts_with('.') && entry.file_type()?.is_dir() {
+        let is_dir = entry.file_type().map(|t| t.is_dir()).unwrap_or(false);
+        if !name.starts_with('.') && is_dir {
             if locations.get(&name).is_some() {
                 tracing::warn!(session = %name, "session found in the state directory and in locations.json; using the recorded location");
                 continue;
@@ -85,6 +98,7 @@ pub fn open(sessions_dir: &Path, locations: &Locations, policy: &Policy) -> io::
     let mut report = Report::default();
     let index_path = sessions_dir.join(INDEX);
     let dirs = session_dirs(sessions_dir, locations)?;
+    migrate_legacy(&dirs, &mut report);
     let dir_of: HashMap<String, PathBuf> = dirs.iter().cloned().collect();
     let mut rows: HashMap<String, SessionRow> = HashMap::new();
     match fsio::read_json::<IndexFile>(&index_path) {
@@ -138,9 +152,14 @@ pub fn open(sessions_dir: &Path, locations: &Locations, policy: &Policy) -> io::
     // Crash recovery: nothing runs at startup.
     for row in rows.values_mut().filter(|r| r.status == Status::Running) {
         let meta_path = dir_of[&row.id].join("meta.json");
-        let mut meta: SessionMeta = fsio::read_json(&meta_path)?;
-        meta.status = Status::Idle;
-        fsio::atomic_write_json(&meta_path, &meta)?;
+        let reset = SessionMeta::read_lenient(&meta_path).and_then(|mut meta| {
+            meta.status = Status::Idle;
+            fsio::atomic_write_json(&meta_path, &meta)
+        });
+        if let Err(e) = reset {
+            // Listed as idle anyway; the session's own load repairs it.
+            tracing::warn!(session = %row.id, error = %e, "could not reset a running status in meta.json");
+        }
         row.status = Status::Idle;
         report.reset_running += 1;
     }
@@ -149,12 +168,11 @@ pub fn open(sessions_dir: &Path, locations: &Locations, policy: &Policy) -> io::
     let mut doomed: Vec<(String, &'static str)> = Vec::new();
     if policy.empty_shell_max_age_s > 0.0 {
         for row in rows.values() {
-            if row.preview.is_none() && now - row.created_at > policy.empty_shell_max_age_s {
-                let empty =
-                    read_summary(&sessions_dir.join(&row.id)).is_none_or(|s| !s.has_messages);
-                if empty {
-                    doomed.push((row.id.clone(), "empty shell"));
-                }
+            if row.preview.is_none()
+                && now - row.created_at > policy.empty_shell_max_age_s
+                && crate::session::summary::is_empty_shell(&dir_of[&row.id])
+            {
+                doomed.push((row.id.clone(), "empty shell"));
             }
         }
     }
@@ -184,7 +202,14 @@ pub fn open(sessions_dir: &Path, locations: &Locations, policy: &Policy) -> io::
     }
     for (id, reason) in doomed {
         tracing::info!(session = %id, reason, "deleting session automatically");
-        remove_session_dir(&dir_of[&id])?;
+        if let Err(e) = remove_session_dir(&dir_of[&id]) {
+            // Kept (and listed) until a later start manages it.
+            tracing::warn!(session = %id, error = %e, "could not delete the session; kept");
+            if let Some(row) = row_of(&dir_of[&id]) {
+                rows.insert(id.clone(), row);
+            }
+            continue;
+        }
         if locations.get(&id).is_some() {
             report.dropped_locations.push(id.clone());
         }
@@ -213,6 +238,53 @@ pub fn open(sessions_dir: &Path, locations: &Locations, policy: &Policy) -> io::
         )?;
     }
     Ok(Loaded { rows, report })
+}
+
+/// The one-time backfill of sessions in an older layout, with progress in
+/// the log every few seconds and a summary at the end.
+fn migrate_legacy(dirs: &[(String, PathBuf)], report: &mut Report) {
+    use crate::session::legacy;
+    let todo: Vec<&(String, PathBuf)> = dirs
+        .iter()
+        .filter(|(_, d)| legacy::needs_migration(d))
+        .collect();
+    if todo.is_empty() {
+        return;
+    }
+    tracing::info!(
+        sessions = todo.len(),
+        "migrating sessions from an older layout"
+    );
+    let mut last_log = std::time::Instant::now();
+    for (i, (id, dir)) in todo.iter().enumerate() {
+        match legacy::migrate(dir) {
+            Ok(m) => {
+                for (file, why) in &m.skipped {
+                    tracing::warn!(session = %id, file = %file.display(), reason = %why, "not migrated");
+                }
+                report.migrated.push((id.clone(), m));
+            }
+            Err(e) => {
+                tracing::error!(session = %id, error = %e, "migration failed; the session is left as it was and tried again at the next start");
+                report.migration_failed.push((id.clone(), e.to_string()));
+            }
+        }
+        if last_log.elapsed() > std::time::Duration::from_secs(3) {
+            tracing::info!(done = i + 1, of = todo.len(), "migrating sessions");
+            last_log = std::time::Instant::now();
+        }
+    }
+    let turns: usize = report.migrated.iter().map(|(_, m)| m.turns).sum();
+    let nodes: usize = report.migrated.iter().map(|(_, m)| m.nodes).sum();
+    let skipped: usize = report.migrated.iter().map(|(_, m)| m.skipped.len()).sum();
+    tracing::info!(
+        sessions = report.migrated.len(),
+        turns,
+        nodes,
+        skipped,
+        failed = report.migration_failed.len(),
+        "migration finished"
+    );
 }
 
 /// Delete a session directory: renamed aside first (atomic), then removed,

@@ -41,6 +41,9 @@ pub struct SessionCore {
     pub(super) replies: u32,
     /// User messages queued behind the running turn, in arrival order.
     pub(super) queue: Vec<Queued>,
+    /// Paths (added or removed) that the next turn commit also records:
+    /// the files a migration moved.
+    pub(super) pending_paths: Vec<PathBuf>,
 }
 
 impl SessionCore {

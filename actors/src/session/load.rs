@@ -53,6 +53,7 @@ impl SessionCore {
                     retitle_at: RETITLE_AT.to_vec(),
                     replies: 0,
                     queue: Vec::new(),
+                    pending_paths: Vec::new(),
                 };
                 let outcome = first.map(|(n, b)| core.append_with(n, b)).transpose()?;
                 for sub in ["context", layout::HISTORY] {
@@ -81,7 +82,7 @@ impl SessionCore {
     /// `load` for a session whose directory is not (yet) named after it:
     /// an import is loaded and verified in its temporary folder first.
     pub fn load_as(dir: &Path, id: Option<&str>) -> Result<SessionCore, SessionError> {
-        let mut meta: SessionMeta = match fsio::read_json(&dir.join(META)) {
+        let mut meta = match SessionMeta::read_lenient(&dir.join(META)) {
             Ok(m) => m,
             Err(e)
                 if matches!(
@@ -129,6 +130,7 @@ impl SessionCore {
             retitle_at: RETITLE_AT.to_vec(),
             replies: 0,
             queue: Vec::new(),
+            pending_paths: Vec::new(),
         };
         core.replies = core.nodes.iter().filter(|n| is_reply(n)).count() as u32;
         core.load_queue()?;

@@ -9,6 +9,7 @@ pub mod core;
 pub mod error;
 mod graph;
 pub mod layout;
+pub mod legacy;
 mod load;
 pub mod messages;
 mod naming;

@@ -20,7 +20,7 @@ pub struct Summary {
 /// `None` when the directory is not a valid session (no parsable meta.json:
 /// spec 000 §3.2 says such directories are skipped, never an error).
 pub fn read_summary(dir: &Path) -> Option<Summary> {
-    let mut meta: SessionMeta = fsio::read_json(&dir.join(META)).ok()?;
+    let mut meta = SessionMeta::read_lenient(&dir.join(META)).ok()?;
     if let Some(name) = dir.file_name().and_then(|n| n.to_str()) {
         meta.id = name.to_string();
     }
@@ -116,4 +116,67 @@ fn sorted_desc(dir: &Path) -> Vec<std::path::PathBuf> {
     v.sort();
     v.reverse();
     v
+}
+
+/// Entries a session directory may hold. Anything else is something the
+/// store does not understand, and it keeps the directory.
+const KNOWN: [&str; 9] = [
+    ".git",
+    ".gitignore",
+    "meta.json",
+    "history",
+    "context",
+    "workdir",
+    "queue",
+    "messages",
+    "legacy",
+];
+
+/// Whether `dir` is an empty shell that startup may delete: no file at all
+/// under `history/` (any layout), `messages/` (spec 001's), `context/` or
+/// `queue/`, no commit beyond an initial one, and nothing the store does
+/// not know. Anything unclear keeps the directory (and is logged).
+pub fn is_empty_shell(dir: &Path) -> bool {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return false;
+    };
+    for e in entries.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if !KNOWN.contains(&name.as_str()) && !name.starts_with(fsio::TMP_PREFIX) {
+            tracing::warn!(dir = %dir.display(), entry = %name, "unknown entry in an empty-looking session; kept");
+            return false;
+        }
+    }
+    for sub in [
+        layout::HISTORY,
+        "messages",
+        "context",
+        layout::QUEUE,
+        "legacy",
+    ] {
+        if has_any_file(&dir.join(sub)) {
+            return false;
+        }
+    }
+    let commits = crate::git::open_repo(dir)
+        .ok()
+        .and_then(|repo| {
+            let head = crate::git::head_commit(&repo).ok()??;
+            let mut walk = repo.revwalk().ok()?;
+            walk.push(head.id()).ok()?;
+            Some(walk.take(2).count())
+        })
+        .unwrap_or(0);
+    commits <= 1
+}
+
+fn has_any_file(dir: &Path) -> bool {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return false;
+    };
+    entries.flatten().any(|e| match e.file_type() {
+        Ok(t) if t.is_dir() => has_any_file(&e.path()),
+        Ok(_) => true,
+        Err(_) => true,
+    })
 }

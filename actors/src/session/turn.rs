@@ -166,8 +166,12 @@ impl SessionCore {
         if let Some(ctx) = &record.context_file {
             paths.push(PathBuf::from(ctx));
         }
+        paths.extend(self.pending_paths.iter().cloned());
         let refs: Vec<&Path> = paths.iter().map(PathBuf::as_path).collect();
-        let oid = match git::commit_paths(&self.repo, &mut self.index, &refs, &message) {
+        // The commit carries the turn's own end time, so a commit redone
+        // after a crash (or backfilled from an older layout) is the same.
+        let at = Some(record.ended_at as i64);
+        let oid = match git::commit_paths(&self.repo, &mut self.index, &refs, &message, at) {
             Ok(o) => {
                 if o.repacked {
                     self.repo = git::open_repo(&self.dir)?;
@@ -180,6 +184,7 @@ impl SessionCore {
             },
             Err(e) => return Err(e.into()),
         };
+        self.pending_paths.clear();
         Ok(oid.to_string())
     }
 }
