@@ -100,6 +100,9 @@ pub struct TurnRecord {
     pub ended_at: f64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub project: Option<ProjectOutcome>,
+    /// The `Idempotency-Key` the turn was ended with, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idempotency_key: Option<String>,
 }
 
 fn default_agent() -> String {

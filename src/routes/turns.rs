@@ -1,16 +1,30 @@
-use actix_web::{web, HttpResponse};
+use actix_web::{web, HttpRequest, HttpResponse};
 use openprogram_actors::session::EndTurn;
 
 use crate::error::ApiError;
 use crate::startup::AppState;
 
-/// `POST /api/sessions/{id}/turns`: end the open turn with one git commit.
-#[tracing::instrument(name = "end_turn", skip(state, body))]
+/// `POST /api/sessions/{id}/turns`: end the open turn with one git commit
+/// (201). Repeating it for the turn just ended, named by `{"turn": N}` or
+/// by the same `Idempotency-Key` header, answers 200 with the same commit.
+#[tracing::instrument(name = "end_turn", skip(state, body, req))]
 pub async fn end_turn(
     state: web::Data<AppState>,
     id: web::Path<String>,
+    req: HttpRequest,
     body: web::Json<EndTurn>,
 ) -> Result<HttpResponse, ApiError> {
-    let outcome = state.engine.end_turn(&id, body.into_inner()).await?;
-    Ok(HttpResponse::Created().json(outcome))
+    let mut end = body.into_inner();
+    end.idempotency_key = req
+        .headers()
+        .get("idempotency-key")
+        .and_then(|v| v.to_str().ok())
+        .map(|v| v.trim().to_string())
+        .filter(|v| !v.is_empty());
+    let outcome = state.engine.end_turn(&id, end).await?;
+    Ok(if outcome.repeated {
+        HttpResponse::Ok().json(outcome)
+    } else {
+        HttpResponse::Created().json(outcome)
+    })
 }

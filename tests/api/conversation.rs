@@ -579,3 +579,49 @@ fn import_of_an_exported_bundle_gives_an_equal_session() {
     assert_eq!(post(&evil).1["code"], "invalid_bundle");
     assert_eq!(session_dirs(&s), before, "nothing left behind");
 }
+
+#[test]
+fn ending_a_turn_again_returns_the_same_commit() {
+    let s = TestServer::start();
+    s.append("idem", json!({"role": "user", "content": "first"}));
+    s.append("idem", json!({"role": "assistant", "content": "one"}));
+    let (st, first) = s.post("/api/sessions/idem/turns", json!({"turn": 1}));
+    assert_eq!(st, 201, "{first}");
+    // The client lost the answer and retries, naming the turn.
+    let (st, again) = s.post("/api/sessions/idem/turns", json!({"turn": 1}));
+    assert_eq!(
+        (st, &again["commit"], again["repeated"].as_bool()),
+        (200, &first["commit"], Some(true))
+    );
+    // Without naming it, a retry is still the plain conflict.
+    assert_eq!(s.post("/api/sessions/idem/turns", json!({})).0, 409);
+    // With an Idempotency-Key, the same key gives the same commit.
+    s.append("idem", json!({"role": "user", "content": "second"}));
+    s.append("idem", json!({"role": "assistant", "content": "two"}));
+    let url = format!("{}/api/sessions/idem/turns", s.url);
+    let send = || {
+        let r = ureq::post(&url)
+            .set("Idempotency-Key", "k-2")
+            .send_json(json!({}));
+        let r = match r {
+            Ok(r) => r,
+            Err(ureq::Error::Status(_, r)) => r,
+            Err(e) => panic!("{e}"),
+        };
+        (r.status(), r.into_json::<serde_json::Value>().unwrap())
+    };
+    let (st, two) = send();
+    assert_eq!((st, two["turn"].as_u64()), (201, Some(2)));
+    let (st, two_again) = send();
+    assert_eq!((st, &two_again["commit"]), (200, &two["commit"]));
+    // Naming another turn than the open one is refused.
+    s.append("idem", json!({"role": "user", "content": "third"}));
+    let (st, e) = s.post("/api/sessions/idem/turns", json!({"turn": 7}));
+    assert_eq!((st, e["code"].as_str()), (409, Some("wrong_turn")));
+    let dir = s.session_dir("idem");
+    assert_eq!(
+        git(&dir, &["rev-list", "--count", "HEAD"]).trim(),
+        "2",
+        "no commit made twice"
+    );
+}

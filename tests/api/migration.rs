@@ -378,3 +378,91 @@ fn the_original_projects_file_and_odd_metas_never_stop_startup_or_lose_a_session
     );
     assert!(s.state_dir.join("sessions/broken/meta.json").exists());
 }
+
+#[test]
+fn a_moved_project_keeps_its_sessions_across_restarts_and_comes_back() {
+    let root = tempfile::tempdir().unwrap();
+    let first = root.path().join("p1");
+    std::fs::create_dir(&first).unwrap();
+    let mut s = TestServer::start();
+    let (st, p) = s.post("/api/projects", json!({"path": first}));
+    assert_eq!(st, 201, "{p}");
+    let pid = p["id"].as_str().unwrap().to_string();
+    s.turn_in_project("mv", &pid);
+    // The folder moves: writes are refused and nothing is recreated.
+    let second = root.path().join("p2");
+    std::fs::rename(&first, &second).unwrap();
+    let (st, e) = s.post(
+        "/api/sessions/mv/messages",
+        json!({"role": "user", "content": "anyone?"}),
+    );
+    assert_eq!(
+        (st, e["code"].as_str()),
+        (409, Some("project_path_missing")),
+        "{e}"
+    );
+    assert!(!first.exists(), "the vanished folder is not recreated");
+    let (_, projects) = s.get("/api/projects");
+    let listed = projects["projects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["id"] == pid.as_str())
+        .unwrap()
+        .clone();
+    assert_eq!(listed["path_missing"], true);
+    // A restart keeps the session listed and its recorded place.
+    s.restart_after_kill();
+    let (_, page) = s.get("/api/sessions");
+    assert!(
+        page["sessions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|r| r["id"] == "mv"),
+        "{page}"
+    );
+    let (st, e) = s.post(
+        "/api/sessions/mv/messages",
+        json!({"role": "user", "content": "anyone?"}),
+    );
+    assert_eq!(
+        (st, e["code"].as_str()),
+        (409, Some("project_path_missing"))
+    );
+    assert!(!first.exists());
+    // Relocate (after the restart) brings it back; writing works again.
+    let (st, r) = s.post(
+        &format!("/api/projects/{pid}/relocate"),
+        json!({"path": second}),
+    );
+    assert_eq!(st, 200, "{r}");
+    s.turn("mv", "back again", "welcome", &[]);
+    let repo = second
+        .canonicalize()
+        .unwrap()
+        .join(".openprogram/sessions/mv");
+    assert_eq!(git(&repo, &["rev-list", "--count", "HEAD"]).trim(), "2");
+    // Ids are stable for a path: unbind and register again.
+    let (st, _) = s.raw_delete(&format!("/api/projects/{pid}"));
+    assert_eq!(st, 200);
+    let (_, again) = s.post("/api/projects", json!({"path": second}));
+    assert_eq!(again["id"], pid.as_str(), "the same folder, the same id");
+    // Moved once more and registered at its new place: the project is
+    // claimed back (same id) from the sessions inside the folder.
+    let third = root.path().join("p3");
+    std::fs::rename(&second, &third).unwrap();
+    s.restart_after_kill();
+    let (st, claimed) = s.post("/api/projects", json!({"path": third}));
+    assert_eq!(
+        (st, claimed["id"].as_str()),
+        (200, Some(pid.as_str())),
+        "{claimed}"
+    );
+    s.turn("mv", "from the third place", "yes", &[]);
+    let repo = third
+        .canonicalize()
+        .unwrap()
+        .join(".openprogram/sessions/mv");
+    assert_eq!(git(&repo, &["rev-list", "--count", "HEAD"]).trim(), "3");
+}

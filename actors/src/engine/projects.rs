@@ -10,7 +10,7 @@ use crate::meta::{now, SessionMeta};
 use crate::node::Role;
 use crate::project::actor::{AgentCommitInfo, Log};
 use crate::project::registry::{
-    GetProject, ListProjects, Lookup, Relocate, ResolveProject, Unbind,
+    Claim, FindClaim, GetProject, ListProjects, Lookup, Relocate, ResolveProject, Unbind,
 };
 use crate::project::{Project, ProjectError, ProjectView, DEFAULT_PROJECT};
 use crate::session::actor::{Append, Rebind};
@@ -98,12 +98,32 @@ impl Engine {
         })
     }
 
+    /// Register a folder as a project (the same folder always gives the
+    /// same id). A folder that is a registered project moved elsewhere (its
+    /// `.openprogram/sessions/` holds that project's sessions and the old
+    /// path is gone) claims the project back: it is relocated, keeping its
+    /// id and sessions.
     pub async fn resolve_project(
         &self,
         path: &str,
         name: Option<String>,
     ) -> Result<(Project, bool), EngineError> {
+        let claim = self
+            .ask_projects(FindClaim {
+                path: path.to_string(),
+            })
+            .await?;
+        let reuse = match claim {
+            Some(Claim::Moved(id)) => {
+                tracing::info!(project = %id, path, "a moved project folder was registered again: relocating it");
+                let relocation = self.relocate_project(&id, path, None).await?;
+                return Ok((relocation.project, false));
+            }
+            Some(Claim::Unbound(id, sessions)) => Some((id, sessions)),
+            None => None,
+        };
         self.ask_projects(ResolveProject {
+            reuse,
             path: path.to_string(),
             name,
         })

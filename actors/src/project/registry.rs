@@ -209,6 +209,9 @@ impl Actor for ProjectRegistry {
 pub struct ResolveProject {
     pub path: String,
     pub name: Option<String>,
+    /// The id to give a new registration (the one the folder's sessions
+    /// already name), with those sessions.
+    pub reuse: Option<(String, Vec<String>)>,
 }
 
 impl Handler<ResolveProject> for ProjectRegistry {
@@ -234,21 +237,94 @@ impl Handler<ResolveProject> for ProjectRegistry {
                 .filter(|n| !n.trim().is_empty())
                 .or_else(|| dir.file_name().map(|n| n.to_string_lossy().into_owned()))
                 .unwrap_or_else(|| "project".into());
+            let (id, sessions) = match msg.reuse {
+                Some((id, sessions)) if !state.projects.contains_key(&id) => (id, sessions),
+                _ => (stable_id(&dir, &state.projects), Vec::new()),
+            };
             let project = Project {
-                id: format!(
-                    "proj_{}",
-                    ids::new_id().chars().take(12).collect::<String>()
-                ),
+                id,
                 name,
                 path: dir,
                 status: ProjectStatus::Active,
                 created_at: now(),
-                sessions: Vec::new(),
+                sessions,
             };
             state.projects.insert(project.id.clone(), project.clone());
             state.save()?;
             Ok((project, true))
         })
+    }
+}
+
+/// A project's id, the same for a folder every time it is registered (as
+/// the original system made them): `proj_` + the first 8 hex digits of the
+/// SHA-1 of the lower-cased resolved path, more digits on a collision.
+fn stable_id(dir: &Path, taken: &BTreeMap<String, Project>) -> String {
+    use sha1::{Digest, Sha1};
+    let digest = Sha1::digest(dir.to_string_lossy().to_lowercase().as_bytes());
+    let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+    for len in [8, 12, 16, 40] {
+        let id = format!("proj_{}", hex.chars().take(len).collect::<String>());
+        if taken.get(&id).is_none_or(|p| p.path == dir) {
+            return id;
+        }
+    }
+    format!("proj_{}", ids::new_id())
+}
+
+/// Which project a folder's own sessions say they belong to: the sessions
+/// in `dir/.openprogram/sessions/` all name one project id in their
+/// `meta.json`. That project is `Moved` when it is registered at a path
+/// that is gone, `Unbound` when it is not registered any more; a copy of a
+/// folder whose project still exists claims nothing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Claim {
+    Moved(String),
+    Unbound(String, Vec<String>),
+}
+
+#[derive(Message)]
+#[rtype(result = "Result<Option<Claim>, ProjectError>")]
+pub struct FindClaim {
+    pub path: String,
+}
+
+impl Handler<FindClaim> for ProjectRegistry {
+    type Result = AtomicResponse<Self, Result<Option<Claim>, ProjectError>>;
+
+    fn handle(&mut self, msg: FindClaim, _: &mut Context<Self>) -> Self::Result {
+        AtomicResponse::new(self.blocking(move |state| {
+            let Ok(dir) = state.policy.resolve(&msg.path, Purpose::Project) else {
+                return Ok(None);
+            };
+            if state.projects.values().any(|p| p.path == dir) {
+                return Ok(None);
+            }
+            let mut sessions = Vec::new();
+            let mut named = std::collections::BTreeSet::new();
+            let folder = dir.join(OPENPROGRAM_DIR).join("sessions");
+            for e in std::fs::read_dir(&folder).into_iter().flatten().flatten() {
+                let sid = e.file_name().to_string_lossy().into_owned();
+                if sid.starts_with('.') {
+                    continue;
+                }
+                if let Ok(meta) =
+                    crate::meta::SessionMeta::read_lenient(&e.path().join("meta.json"))
+                {
+                    named.insert(meta.project_id);
+                    sessions.push(sid);
+                }
+            }
+            let mut ids = named.into_iter().filter(|id| id != DEFAULT_PROJECT);
+            let (Some(id), None) = (ids.next(), ids.next()) else {
+                return Ok(None);
+            };
+            Ok(match state.projects.get(&id) {
+                Some(p) if !p.path.is_dir() => Some(Claim::Moved(id)),
+                Some(_) => None,
+                None => Some(Claim::Unbound(id, sessions)),
+            })
+        }))
     }
 }
 

@@ -90,6 +90,14 @@ fn session_dirs(sessions_dir: &Path, locations: &Locations) -> io::Result<Vec<(S
     Ok(out)
 }
 
+/// Whether `dir` (`<project>/.openprogram/sessions/<id>`) is missing
+/// because its whole project folder is.
+fn project_folder_missing(dir: &Path) -> bool {
+    dir.ancestors()
+        .nth(3)
+        .is_some_and(|project| !project.exists())
+}
+
 fn row_of(dir: &Path) -> Option<SessionRow> {
     read_summary(dir).map(|s| SessionRow::from_meta(&s.meta, s.preview, s.first_preview))
 }
@@ -124,7 +132,12 @@ pub fn open(sessions_dir: &Path, locations: &Locations, policy: &Policy) -> io::
                         })
                         .unwrap_or(true),
                 };
-                let row = if stale {
+                let row = if !dir.exists() && project_folder_missing(dir) {
+                    // In a project folder that moved away: still listed,
+                    // from the snapshot, until relocate brings it back.
+                    tracing::warn!(session = %id, dir = %dir.display(), "the session's project folder is missing; kept until the project is relocated");
+                    known.get(id).cloned()
+                } else if stale {
                     report.repaired += 1;
                     row_of(dir)
                 } else {
@@ -215,7 +228,11 @@ pub fn open(sessions_dir: &Path, locations: &Locations, policy: &Policy) -> io::
         }
         report.deleted.push((id, reason));
     }
-    for (id, _) in locations.iter() {
+    for (id, dir) in locations.iter() {
+        if !dir.exists() && project_folder_missing(dir) {
+            // A moved project: the entry is what relocate repairs.
+            continue;
+        }
         if !rows.contains_key(id) && !report.dropped_locations.contains(id) {
             tracing::warn!(session = %id, "locations.json names no valid session; dropping the entry");
             report.dropped_locations.push(id.clone());

@@ -130,6 +130,11 @@ impl SessionActor {
         }
         let dir = self.dir.clone();
         let job = tokio::task::spawn_blocking(move || {
+            // A live session whose folder went away (its project folder was
+            // moved): refuse rather than write into a vanished path.
+            if matches!(slot, Slot::Live(_)) && !dir.is_dir() {
+                return (slot, Err(super::load::vanished(&dir)));
+            }
             let result = f(&mut slot, &dir);
             (slot, result)
         });

@@ -60,6 +60,10 @@ pub enum SessionError {
     UnknownBranch(String),
     #[error("{0}")]
     NoSuchTurn(String),
+    #[error("turn {given} is not the open turn ({open})")]
+    WrongTurn { given: u64, open: u64 },
+    #[error("the project folder {} is missing (moved or deleted?): relocate the project to write here", .0.display())]
+    ProjectPathMissing(std::path::PathBuf),
 }
 
 impl From<git2::Error> for SessionError {
@@ -83,8 +87,17 @@ impl SessionError {
             NotFound | UnknownNode(_) | UnknownCommit(_) | UnknownBranch(_) | NoSuchTurn(_) => {
                 ErrorKind::NotFound
             }
-            AlreadyExists | NoOpenTurn | RunActive | Immutable(_) | NodeConflict(_) | Full
-            | Frozen | NotCommitted(_) | NoTurns => ErrorKind::Conflict,
+            AlreadyExists
+            | NoOpenTurn
+            | RunActive
+            | Immutable(_)
+            | NodeConflict(_)
+            | Full
+            | Frozen
+            | NotCommitted(_)
+            | NoTurns
+            | WrongTurn { .. }
+            | ProjectPathMissing(_) => ErrorKind::Conflict,
             Git(_) | Io(_) => ErrorKind::Internal,
             Unavailable => ErrorKind::Unavailable,
         }
@@ -118,6 +131,8 @@ impl SessionError {
             BadBundle(_) => "invalid_bundle",
             UnknownBranch(_) => "unknown_branch",
             NoSuchTurn(_) => "no_such_turn",
+            WrongTurn { .. } => "wrong_turn",
+            ProjectPathMissing(_) => "project_path_missing",
         }
     }
 }

@@ -33,6 +33,7 @@ impl SessionCore {
         let parent = dir
             .parent()
             .ok_or_else(|| SessionError::Invalid("session directory has no parent".into()))?;
+        ensure_parent(parent)?;
         let built =
             fsio::build_dir_atomically(parent, "create", |tmp| -> Result<_, SessionError> {
                 fsio::create_private_dir_all(tmp)?;
@@ -257,6 +258,50 @@ impl SessionCore {
             tracing::warn!(session = %self.meta.id, "work tree re-synced with HEAD");
         }
         Ok(())
+    }
+}
+
+/// Why a session's directory is not there: its project folder is missing
+/// (409), or the session is gone (404).
+pub(super) fn vanished(dir: &Path) -> SessionError {
+    let project = dir
+        .parent()
+        .and_then(Path::parent)
+        .filter(|op| {
+            op.file_name()
+                .is_some_and(|n| n == crate::project::OPENPROGRAM_DIR)
+        })
+        .and_then(Path::parent);
+    match project {
+        Some(root) if !root.exists() => SessionError::ProjectPathMissing(root.to_path_buf()),
+        _ => SessionError::NotFound,
+    }
+}
+
+/// The folder a new session goes in must exist, or be the `.openprogram/
+/// sessions` folder of a project folder that exists: a project folder that
+/// was moved away is never recreated (409 `project_path_missing`).
+fn ensure_parent(parent: &Path) -> Result<(), SessionError> {
+    if parent.is_dir() {
+        return Ok(());
+    }
+    let project = parent
+        .parent()
+        .filter(|op| {
+            op.file_name()
+                .is_some_and(|n| n == crate::project::OPENPROGRAM_DIR)
+        })
+        .and_then(Path::parent);
+    match project {
+        Some(root) if root.is_dir() => {
+            fsio::create_dir_durable(parent)?;
+            if let Some(op) = parent.parent() {
+                fsio::make_dir_private(op)?;
+            }
+            Ok(())
+        }
+        Some(root) => Err(SessionError::ProjectPathMissing(root.to_path_buf())),
+        None => Err(SessionError::ProjectPathMissing(parent.to_path_buf())),
     }
 }
 

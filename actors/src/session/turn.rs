@@ -32,11 +32,23 @@ impl SessionCore {
         interrupted: bool,
         project: Option<ProjectOutcome>,
     ) -> Result<TurnOutcome, SessionError> {
+        if !interrupted {
+            if let Some(done) = self.repeated_end(&req)? {
+                return Ok(done);
+            }
+        }
         let open = self
             .meta
             .open_turn
             .clone()
             .ok_or(SessionError::NoOpenTurn)?;
+        if let Some(given) = req.turn.filter(|t| *t != open.number) {
+            return Err(SessionError::WrongTurn {
+                given,
+                open: open.number,
+            });
+        }
+        let idempotency_key = req.idempotency_key.clone();
         let context_file = match req.context {
             Some(ctx) => {
                 let cid = req
@@ -65,6 +77,7 @@ impl SessionCore {
             context_file,
             ended_at,
             project: project.clone(),
+            idempotency_key,
         };
         let (status, unread) = match (interrupted, req.outcome, req.background) {
             (true, _, _) => (Status::Idle, self.meta.unread),
@@ -83,19 +96,7 @@ impl SessionCore {
         // after the commit, loading restores it from HEAD.
         self.write_meta_turn()?;
         let sha = self.commit_turn(&record)?;
-        let (project_commit, project_commit_skipped) = match project {
-            Some(ProjectOutcome::Committed { commit }) => (Some(commit), None),
-            Some(ProjectOutcome::Skipped {
-                reason,
-                dirty_paths,
-            }) => (
-                None,
-                Some(
-                    serde_json::json!({"warning": "project_commit_skipped", "reason": reason, "dirty_paths": dirty_paths}),
-                ),
-            ),
-            _ => (None, None),
-        };
+        let (project_commit, project_commit_skipped) = outcome_fields(project);
         Ok(TurnOutcome {
             turn: open.number,
             short_sha: git::short_sha(&sha),
@@ -105,7 +106,41 @@ impl SessionCore {
             project_commit_skipped,
             title_plan,
             next_turn: None,
+            repeated: false,
         })
+    }
+
+    /// A repeated end of the turn that was just ended (the client names
+    /// it, or sends its `Idempotency-Key` again): its commit, once more.
+    fn repeated_end(&self, req: &EndTurn) -> Result<Option<TurnOutcome>, SessionError> {
+        let Some(last) = &self.meta.last_turn else {
+            return Ok(None);
+        };
+        let open = self.meta.open_turn.as_ref().map(|t| t.number);
+        let by_turn = req.turn == Some(last.number) && open != Some(last.number);
+        let by_key = req.idempotency_key.is_some() && req.idempotency_key == last.idempotency_key;
+        if !(by_turn || by_key) {
+            return Ok(None);
+        }
+        let Some(tip) = git::list_branches(&self.repo)?
+            .into_iter()
+            .find(|t| t.trailers.last_seq == last.last_seq)
+        else {
+            return Ok(None);
+        };
+        let commit = tip.oid.to_string();
+        let (project_commit, project_commit_skipped) = outcome_fields(last.project.clone());
+        Ok(Some(TurnOutcome {
+            turn: last.number,
+            short_sha: git::short_sha(&commit),
+            commit,
+            status: self.meta.status,
+            project_commit,
+            project_commit_skipped,
+            title_plan: None,
+            next_turn: None,
+            repeated: true,
+        }))
     }
 
     /// Commit the files of one ended turn. Deterministic from the files and
@@ -186,5 +221,22 @@ impl SessionCore {
         };
         self.pending_paths.clear();
         Ok(oid.to_string())
+    }
+}
+
+/// What a project outcome shows in the answer to an end of turn.
+fn outcome_fields(project: Option<ProjectOutcome>) -> (Option<String>, Option<serde_json::Value>) {
+    match project {
+        Some(ProjectOutcome::Committed { commit }) => (Some(commit), None),
+        Some(ProjectOutcome::Skipped {
+            reason,
+            dirty_paths,
+        }) => (
+            None,
+            Some(
+                serde_json::json!({"warning": "project_commit_skipped", "reason": reason, "dirty_paths": dirty_paths}),
+            ),
+        ),
+        _ => (None, None),
     }
 }

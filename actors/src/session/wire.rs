@@ -71,6 +71,14 @@ pub struct EndTurn {
     pub context: Option<Value>,
     #[serde(default)]
     pub context_id: Option<String>,
+    /// The turn the client means to end. Naming the turn that was just
+    /// ended (a retry after a lost answer) returns its commit again.
+    #[serde(default)]
+    pub turn: Option<u64>,
+    /// The request's `Idempotency-Key` header: a repeat with the key of the
+    /// last ended turn returns its commit again.
+    #[serde(skip)]
+    pub idempotency_key: Option<String>,
 }
 
 /// Session fields a creator may set.
@@ -157,6 +165,9 @@ pub struct TurnOutcome {
     /// The next turn, opened at once by the oldest queued user message.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub next_turn: Option<Box<AppendOutcome>>,
+    /// This answers a repeated end of a turn already committed.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub repeated: bool,
 }
 
 /// What posting a user message did: appended it (opening a turn) or queued
