@@ -37,8 +37,12 @@ impl ResponseError for ApiError {
     }
 
     fn error_response(&self) -> HttpResponse {
-        HttpResponse::build(self.status)
-            .json(serde_json::json!({"error": self.message, "code": self.code}))
+        let mut resp = HttpResponse::build(self.status);
+        // Worth retrying soon: a pending commit, a restarting actor.
+        if self.status == StatusCode::SERVICE_UNAVAILABLE {
+            resp.insert_header(("Retry-After", "2"));
+        }
+        resp.json(serde_json::json!({"error": self.message, "code": self.code}))
     }
 }
 

@@ -175,6 +175,14 @@ pub struct SessionMeta {
     /// unlike the frozen project binding).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub working_dirs: Vec<std::path::PathBuf>,
+    /// The last turn ended but its commit is not made yet (never stored:
+    /// the session actor reports it).
+    #[serde(
+        default,
+        skip_deserializing,
+        skip_serializing_if = "std::ops::Not::not"
+    )]
+    pub commit_pending: bool,
     /// Fields this version does not know are kept as they are.
     #[serde(flatten)]
     pub extra: Map<String, Value>,
@@ -210,6 +218,7 @@ impl SessionMeta {
             title_gen_count: 0,
             working_dirs: Vec::new(),
             forked_from: None,
+            commit_pending: false,
             extra: Map::new(),
         }
     }

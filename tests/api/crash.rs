@@ -197,3 +197,89 @@ fn a_lost_meta_rename_after_the_commit_is_restored_from_head() {
     s.turn("lm", "turn three", "r3", &[]);
     assert_eq!(git(&dir, &["rev-list", "--count", "HEAD"]).trim(), "3");
 }
+
+/// Break the pack folder (a file in its place refuses every pack write,
+/// even for root) and repair it.
+fn break_packs(dir: &std::path::Path) {
+    let packs = dir.join(".git/objects/pack");
+    std::fs::rename(&packs, dir.join(".git/objects/pack.aside")).unwrap();
+    std::fs::write(&packs, "not a folder").unwrap();
+}
+
+fn repair_packs(dir: &std::path::Path) {
+    let packs = dir.join(".git/objects/pack");
+    std::fs::remove_file(&packs).unwrap();
+    std::fs::rename(dir.join(".git/objects/pack.aside"), &packs).unwrap();
+}
+
+#[test]
+fn a_failed_commit_is_retried_into_its_own_turn() {
+    let mut s = TestServer::start();
+    s.turn("cp", "first", "one", &[]);
+    let dir = s.session_dir("cp");
+    s.append("cp", json!({"role": "user", "content": "second"}));
+    s.append("cp", json!({"role": "assistant", "content": "two"}));
+    break_packs(&dir);
+    let url = format!("{}/api/sessions/cp/turns", s.url);
+    let failed = ureq::post(&url).send_json(json!({}));
+    let Err(ureq::Error::Status(503, resp)) = failed else {
+        panic!("expected 503, got {failed:?}");
+    };
+    assert_eq!(resp.header("Retry-After"), Some("2"));
+    let body: serde_json::Value = resp.into_json().unwrap();
+    assert_eq!(body["code"], "commit_pending", "{body}");
+    let (_, meta) = s.get("/api/sessions/cp");
+    assert_eq!(
+        (meta["commit_pending"].as_bool(), meta["status"].as_str()),
+        (Some(true), Some("idle"))
+    );
+    // The next turn waits for it: nothing is appended, nothing absorbed.
+    let (st, e) = s.post(
+        "/api/sessions/cp/messages",
+        json!({"role": "user", "content": "third", "id": "u3"}),
+    );
+    assert_eq!(
+        (st, e["code"].as_str()),
+        (503, Some("commit_pending")),
+        "{e}"
+    );
+    let (_, nodes) = s.get("/api/sessions/cp/nodes");
+    assert!(!nodes["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|n| n["id"] == "u3"));
+    // The disk works again: the background retry makes turn 2's commit.
+    repair_packs(&dir);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(15);
+    while s.get("/api/sessions/cp").1["commit_pending"] == true {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the commit was never retried"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let subjects = git(&dir, &["log", "--format=%s"]);
+    assert_eq!(
+        subjects.lines().collect::<Vec<_>>(),
+        ["turn 2: second", "turn 1: first"]
+    );
+    // A client retrying the end now gets that commit (200), not a 409.
+    let (st, again) = s.post("/api/sessions/cp/turns", json!({"turn": 2}));
+    assert_eq!(st, 200, "{again}");
+    s.turn("cp", "third", "three", &[]);
+    assert!(git(&dir, &["log", "-1", "--format=%s"]).starts_with("turn 3: third"));
+    // Pending across a restart: fixed before the start, made at load.
+    s.append("cp", json!({"role": "user", "content": "fourth"}));
+    s.append("cp", json!({"role": "assistant", "content": "four"}));
+    break_packs(&dir);
+    assert_eq!(s.post("/api/sessions/cp/turns", json!({})).0, 503);
+    s.kill();
+    repair_packs(&dir);
+    s.spawn();
+    let (_, meta) = s.get("/api/sessions/cp");
+    assert_eq!(meta["commit_pending"], serde_json::Value::Null, "{meta}");
+    assert!(git(&dir, &["log", "-1", "--format=%s"]).starts_with("turn 4: fourth"));
+    assert_eq!(git(&dir, &["rev-list", "--count", "HEAD"]).trim(), "4");
+    assert_clean_repo(&dir);
+}

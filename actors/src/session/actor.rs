@@ -91,7 +91,14 @@ pub struct SessionActor {
     lease: Option<Arc<Mutex<()>>>,
     _guard: Option<OwnedMutexGuard<()>>,
     events: Option<Recipient<SessionChanged>>,
+    /// A retry of a pending commit is scheduled.
+    retrying: bool,
 }
+
+/// First wait before a failed commit is tried again; it doubles up to the
+/// cap while the disk keeps refusing.
+const RETRY_FIRST: std::time::Duration = std::time::Duration::from_secs(1);
+const RETRY_CAP: std::time::Duration = std::time::Duration::from_secs(60);
 
 /// A future the actor waits on before its blocking step.
 type Pending<T> = Pin<Box<dyn Future<Output = T>>>;
@@ -112,7 +119,32 @@ impl SessionActor {
             lease: Some(lease),
             _guard: None,
             events,
+            retrying: false,
         }
+    }
+
+    /// Try a pending commit again after `delay`, and again with a doubled
+    /// delay while it fails (the disk is full, a write is refused).
+    fn retry_commit_later(&mut self, ctx: &mut Context<Self>, delay: std::time::Duration) {
+        if self.retrying {
+            return;
+        }
+        self.retrying = true;
+        ctx.run_later(delay, move |act, ctx| {
+            let fut = act
+                .on_core(|core| {
+                    core.retry_pending_commit()
+                        .map(|()| core.commit_is_pending())
+                })
+                .map(move |res, act: &mut SessionActor, ctx| {
+                    act.retrying = false;
+                    match res {
+                        Ok(false) => act.notify(ChangeKind::Updated),
+                        _ => act.retry_commit_later(ctx, (delay * 2).min(RETRY_CAP)),
+                    }
+                });
+            ctx.spawn(fut);
+        });
     }
 
     /// Run `f` on a blocking thread with the slot, then put it back.
@@ -248,9 +280,13 @@ impl Actor for SessionActor {
                         core.set_retitle_at(n.retitle_at.clone());
                     }
                     let exists = matches!(slot, Slot::Live(_));
+                    let pending = slot.live().is_ok_and(|c| c.commit_is_pending());
                     act.slot = slot;
                     if exists {
                         act.notify(ChangeKind::Loaded);
+                    }
+                    if pending {
+                        act.retry_commit_later(ctx, RETRY_FIRST);
                     }
                 }
                 Ok(Err(e)) => {
@@ -406,9 +442,15 @@ impl Handler<EndTurnMsg> for SessionActor {
         let fut = outcome
             .into_actor(self)
             .then(move |project, act, _| act.on_core(move |core| core.end_turn(msg.0, project)));
-        let fut = fut.map(|res, act: &mut SessionActor, _| {
-            if let Ok(out) = &res {
-                act.request_title(out.title_plan.clone());
+        let fut = fut.map(|res, act: &mut SessionActor, ctx| {
+            match &res {
+                Ok(out) => act.request_title(out.title_plan.clone()),
+                Err(SessionError::CommitPending(_)) => {
+                    // Ended, so the list shows the new status; committed later.
+                    act.notify(ChangeKind::Updated);
+                    act.retry_commit_later(ctx, RETRY_FIRST);
+                }
+                Err(_) => {}
             }
             res
         });

@@ -68,6 +68,9 @@ impl SessionCore {
         let opens_turn = self.opens_turn(&new);
         let mut closed = None;
         if opens_turn {
+            // The next turn never absorbs an ended turn whose commit is
+            // still pending: it is made first, or the new turn waits.
+            self.retry_pending_commit()?;
             closed = self.close_interrupted_turn()?;
         } else if matches!(new.role, Role::Assistant | Role::Tool) && self.meta.open_turn.is_none()
         {

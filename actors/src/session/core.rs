@@ -44,6 +44,9 @@ pub struct SessionCore {
     /// Paths (added or removed) that the next turn commit also records:
     /// the files a migration moved.
     pub(super) pending_paths: Vec<PathBuf>,
+    /// The last turn ended but its commit failed (a full disk, a refused
+    /// write): it is retried, and no new turn opens until it is made.
+    pub(super) commit_pending: bool,
 }
 
 impl SessionCore {

@@ -64,6 +64,8 @@ pub enum SessionError {
     WrongTurn { given: u64, open: u64 },
     #[error("the project folder {} is missing (moved or deleted?): relocate the project to write here", .0.display())]
     ProjectPathMissing(std::path::PathBuf),
+    #[error("turn {0} is ended but its commit could not be made yet; it is retried in the background, retry later")]
+    CommitPending(u64),
 }
 
 impl From<git2::Error> for SessionError {
@@ -99,7 +101,7 @@ impl SessionError {
             | WrongTurn { .. }
             | ProjectPathMissing(_) => ErrorKind::Conflict,
             Git(_) | Io(_) => ErrorKind::Internal,
-            Unavailable => ErrorKind::Unavailable,
+            Unavailable | CommitPending(_) => ErrorKind::Unavailable,
         }
     }
 
@@ -133,6 +135,7 @@ impl SessionError {
             NoSuchTurn(_) => "no_such_turn",
             WrongTurn { .. } => "wrong_turn",
             ProjectPathMissing(_) => "project_path_missing",
+            CommitPending(_) => "commit_pending",
         }
     }
 }

@@ -55,6 +55,7 @@ impl SessionCore {
                     replies: 0,
                     queue: Vec::new(),
                     pending_paths: Vec::new(),
+                    commit_pending: false,
                 };
                 let outcome = first.map(|(n, b)| core.append_with(n, b)).transpose()?;
                 for sub in ["context", layout::HISTORY] {
@@ -132,6 +133,7 @@ impl SessionCore {
             replies: 0,
             queue: Vec::new(),
             pending_paths: Vec::new(),
+            commit_pending: false,
         };
         core.replies = core.nodes.iter().filter(|n| is_reply(n)).count() as u32;
         core.load_queue()?;
@@ -251,7 +253,11 @@ impl SessionCore {
         // Commit last, so the commit holds the repaired meta.json.
         if let Some(record) = pending {
             tracing::warn!(session = %self.meta.id, turn = record.number, "committing a turn interrupted by a crash");
-            self.commit_turn(&record)?;
+            if let Err(e) = self.commit_turn(&record) {
+                // The session loads anyway; the actor retries the commit.
+                tracing::error!(session = %self.meta.id, turn = record.number, error = %e, "the turn's commit failed again; it stays pending");
+                self.commit_pending = true;
+            }
         }
         // A branch switch cut short leaves the work tree between branches.
         if index_repaired && self.sync_worktree_to_head()? {

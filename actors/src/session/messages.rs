@@ -22,7 +22,10 @@ impl Handler<GetMeta> for SessionActor {
     type Result = Result<SessionMeta, SessionError>;
 
     fn handle(&mut self, _: GetMeta, _: &mut Self::Context) -> Self::Result {
-        Ok(self.slot.live()?.meta().clone())
+        let core = self.slot.live()?;
+        let mut meta = core.meta().clone();
+        meta.commit_pending = core.commit_is_pending();
+        Ok(meta)
     }
 }
 

@@ -32,6 +32,19 @@ impl SessionCore {
         interrupted: bool,
         project: Option<ProjectOutcome>,
     ) -> Result<TurnOutcome, SessionError> {
+        if self.commit_pending && self.meta.open_turn.is_none() {
+            // The client retries an end whose commit failed: try it now.
+            self.retry_pending_commit()?;
+            let last = self.meta.last_turn.as_ref().map(|t| t.number);
+            let again = EndTurn {
+                turn: req.turn.or(last),
+                ..req
+            };
+            if let Some(done) = self.repeated_end(&again)? {
+                return Ok(done);
+            }
+            return Err(SessionError::NoOpenTurn);
+        }
         if !interrupted {
             if let Some(done) = self.repeated_end(&req)? {
                 return Ok(done);
@@ -95,7 +108,16 @@ impl SessionCore {
         // The commit below holds this meta.json; if a crash loses the rename
         // after the commit, loading restores it from HEAD.
         self.write_meta_turn()?;
-        let sha = self.commit_turn(&record)?;
+        let sha = match self.commit_turn(&record) {
+            Ok(sha) => sha,
+            Err(e) => {
+                // The turn is ended (meta.json says so); its commit is
+                // retried, and it will be this turn's own commit.
+                tracing::error!(session = %self.meta.id, turn = record.number, error = %e, "the turn's commit failed; it stays pending and is retried");
+                self.commit_pending = true;
+                return Err(SessionError::CommitPending(record.number));
+            }
+        };
         let (project_commit, project_commit_skipped) = outcome_fields(project);
         Ok(TurnOutcome {
             turn: open.number,
@@ -108,6 +130,33 @@ impl SessionCore {
             next_turn: None,
             repeated: false,
         })
+    }
+
+    /// Make the commit of the ended turn whose commit failed. `Ok` when
+    /// there is none pending or it is made now.
+    pub fn retry_pending_commit(&mut self) -> Result<(), SessionError> {
+        if !self.commit_pending {
+            return Ok(());
+        }
+        let Some(record) = self.meta.last_turn.clone() else {
+            self.commit_pending = false;
+            return Ok(());
+        };
+        match self.commit_turn(&record) {
+            Ok(_) => {
+                tracing::info!(session = %self.meta.id, turn = record.number, "the pending commit is made");
+                self.commit_pending = false;
+                Ok(())
+            }
+            Err(e) => {
+                tracing::warn!(session = %self.meta.id, turn = record.number, error = %e, "the pending commit failed again");
+                Err(SessionError::CommitPending(record.number))
+            }
+        }
+    }
+
+    pub fn commit_is_pending(&self) -> bool {
+        self.commit_pending
     }
 
     /// A repeated end of the turn that was just ended (the client names
