@@ -33,6 +33,25 @@ pub enum Command {
         #[command(subcommand)]
         command: ProjectsCommand,
     },
+    /// Convert sessions in an older layout (the specification's flat one,
+    /// the original system's) into this one, one commit per turn. The
+    /// server does it at startup too; run this on a stopped server's state
+    /// directory, or to bring sessions over from another one.
+    Migrate(MigrateArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct MigrateArgs {
+    /// State directory to migrate into (default ~/.openprogram).
+    #[arg(long, env = "OPENPROGRAM_STATE_DIR", value_name = "DIR")]
+    pub state_dir: Option<PathBuf>,
+    /// Another state directory (e.g. the original system's ~/.openprogram)
+    /// whose sessions, locations and projects are brought over, ids kept.
+    #[arg(long, value_name = "DIR")]
+    pub from: Option<PathBuf>,
+    /// Say what would be done, change nothing.
+    #[arg(long)]
+    pub dry_run: bool,
 }
 
 #[derive(Debug, Subcommand)]

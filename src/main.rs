@@ -40,5 +40,9 @@ fn main() -> ExitCode {
         Command::Projects { target, command } => {
             openprogram::commands::projects::run(&target, command)
         }
+        Command::Migrate(args) => {
+            openprogram::telemetry::init();
+            openprogram::commands::migrate::run(&args)
+        }
     }
 }

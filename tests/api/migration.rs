@@ -466,3 +466,74 @@ fn a_moved_project_keeps_its_sessions_across_restarts_and_comes_back() {
         .join(".openprogram/sessions/mv");
     assert_eq!(git(&repo, &["rev-list", "--count", "HEAD"]).trim(), "3");
 }
+
+#[test]
+fn the_cli_migrates_another_state_directory_keeping_ids() {
+    let old = tempfile::tempdir().unwrap();
+    original_session(&old.path().join("sessions"), "from-old", true);
+    let project = tempfile::tempdir().unwrap();
+    write(
+        &old.path().join("projects/projects.json"),
+        &json!({"proj_11112222": {"id": "proj_11112222", "name": "Old", "path": project.path().canonicalize().unwrap(),
+                                  "is_default": false, "session_ids": [], "status": "active", "created_at": 1.0}}),
+    );
+    let new = tempfile::tempdir().unwrap();
+    let state = new.path().join("state");
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            "migrate",
+            "--state-dir",
+            state.to_str().unwrap(),
+            "--from",
+            old.path().to_str().unwrap(),
+        ];
+        args.extend_from_slice(extra);
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_openprogram"))
+            .args(&args)
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+        )
+    };
+    let (code, out) = run(&["--dry-run"]);
+    assert_eq!(code, Some(0), "{out}");
+    assert!(out.contains("would copy session from-old"), "{out}");
+    assert!(
+        !state.join("sessions/from-old").exists(),
+        "a dry run changes nothing"
+    );
+    let (code, out) = run(&[]);
+    assert_eq!(code, Some(0), "{out}");
+    assert!(out.contains("migrated from-old: 5 nodes, 2 turns"), "{out}");
+    assert!(
+        out.contains("migrated 1 sessions (2 turns, 5 nodes), 0 failed"),
+        "{out}"
+    );
+    // The original is untouched; the copy serves.
+    assert!(old
+        .path()
+        .join("sessions/from-old/history/0000-u-o1.json")
+        .is_file());
+    let s = TestServer::start_with(Options {
+        prepare: Some(&|dir: &Path| {
+            std::fs::rename(&state, dir).unwrap();
+        }),
+        ..Options::default()
+    });
+    assert_eq!(texts(&s, "from-old").len(), 5);
+    let (_, projects) = s.get("/api/projects");
+    assert!(projects["projects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|p| p["id"] == "proj_11112222"));
+    // Under a running server it refuses: one writer per state directory.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_openprogram"))
+        .args(["migrate", "--state-dir", s.state_dir.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("a server is running"));
+}

@@ -89,6 +89,14 @@ fn old_name_seq(name: &str) -> Option<u64> {
     seq.parse().ok()
 }
 
+/// How many old-layout node files `dir` still has to migrate.
+pub fn pending_files(dir: &Path) -> usize {
+    old_files(dir)
+        .iter()
+        .filter(|f| !f.rel.starts_with(LEGACY))
+        .count()
+}
+
 /// Whether `dir` holds sessions files in an older layout still to migrate.
 pub fn needs_migration(dir: &Path) -> bool {
     ["history", "messages"].iter().any(|folder| {
