@@ -275,6 +275,12 @@ impl SessionCore {
     /// session converted from an older layout (nothing is running: the
     /// open turn is ended too). Returns the number of turns committed.
     pub(super) fn backfill(&mut self) -> Result<usize, SessionError> {
+        self.backfill_before(u64::MAX)
+    }
+
+    /// `backfill` of the nodes below `bound` only (startup validation: the
+    /// turns before a recorded end of turn that git lacks).
+    pub(super) fn backfill_before(&mut self, bound: u64) -> Result<usize, SessionError> {
         let committed = git::list_branches(&self.repo)?
             .iter()
             .map(|t| t.trailers.last_seq)
@@ -283,7 +289,7 @@ impl SessionCore {
         let pending: Vec<(u64, bool, f64)> = self
             .nodes
             .iter()
-            .filter(|n| n.seq > committed)
+            .filter(|n| n.seq > committed && n.seq < bound)
             .map(|n| {
                 (
                     n.seq,
@@ -303,7 +309,7 @@ impl SessionCore {
                 _ => turns.push((seq, seq, at)),
             }
         }
-        if turns.is_empty() && !self.pending_paths.is_empty() {
+        if turns.is_empty() && !self.pending_paths.is_empty() && bound == u64::MAX {
             // Only moved files: commit them on their own.
             let last = self.nodes.last().map_or(0, |n| n.seq);
             turns.push((last + 1, last, crate::meta::now()));

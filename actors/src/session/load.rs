@@ -252,6 +252,19 @@ impl SessionCore {
         }
         // Commit last, so the commit holds the repaired meta.json.
         if let Some(record) = pending {
+            // Startup validation (spec 001 §6): turns before it that git
+            // lacks too are committed first, one commit per turn.
+            if record.first_seq > committed_seq + 1 {
+                let last = self.meta.last_turn.clone();
+                let earlier = self.backfill_before(record.first_seq)?;
+                tracing::warn!(session = %self.meta.id, turns = earlier, "committed turns missing from git");
+                self.meta.last_turn = last;
+            }
+            let mut record = record;
+            record.number = git::head_trailers(&self.repo)?.turn + 1;
+            self.meta.turn_count = record.number;
+            self.meta.last_turn = Some(record.clone());
+            self.write_meta()?;
             tracing::warn!(session = %self.meta.id, turn = record.number, "committing a turn interrupted by a crash");
             if let Err(e) = self.commit_turn(&record) {
                 // The session loads anyway; the actor retries the commit.

@@ -95,6 +95,45 @@ fn an_ended_turn_whose_commit_was_lost_is_committed_at_load() {
 }
 
 #[test]
+fn turns_missing_from_git_are_committed_one_per_turn_at_load() {
+    let root = tempfile::tempdir().unwrap();
+    let (dir, mut core) = new_session(root.path(), "s");
+    let first = turn(&mut core, 1);
+    turn(&mut core, 2);
+    turn(&mut core, 3);
+    drop(core);
+    // git lost turns 2 and 3 (a restored backup, a copied folder); the
+    // files and meta.json still say three turns ended.
+    let repo = git::open_repo(&dir).unwrap();
+    let oid = git2::Oid::from_str(&first).unwrap();
+    repo.reference("refs/heads/main", oid, true, "test")
+        .unwrap();
+    drop(repo);
+    let core = SessionCore::load(&dir).unwrap();
+    assert_eq!(core.meta().turn_count, 3);
+    let repo = git::open_repo(&dir).unwrap();
+    let mut walk = repo.revwalk().unwrap();
+    walk.push_head().unwrap();
+    let subjects: Vec<String> = walk
+        .map(|o| {
+            repo.find_commit(o.unwrap())
+                .unwrap()
+                .summary()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    assert_eq!(
+        subjects,
+        [
+            "turn 3: question 3",
+            "turn 2: question 2",
+            "turn 1: question 1"
+        ]
+    );
+}
+
+#[test]
 fn a_user_message_written_before_its_meta_is_an_open_turn_after_load() {
     let root = tempfile::tempdir().unwrap();
     let (dir, mut core) = new_session(root.path(), "s");
