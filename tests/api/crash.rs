@@ -233,6 +233,8 @@ fn a_failed_commit_is_retried_into_its_own_turn() {
         (meta["commit_pending"].as_bool(), meta["status"].as_str()),
         (Some(true), Some("idle"))
     );
+    let (_, health) = s.get("/api/health");
+    assert_eq!(health["registry"]["commits_pending"], 1, "{health}");
     // The next turn waits for it: nothing is appended, nothing absorbed.
     let (st, e) = s.post(
         "/api/sessions/cp/messages",
@@ -264,6 +266,7 @@ fn a_failed_commit_is_retried_into_its_own_turn() {
         subjects.lines().collect::<Vec<_>>(),
         ["turn 2: second", "turn 1: first"]
     );
+    assert_eq!(s.get("/api/health").1["registry"]["commits_pending"], 0);
     // A client retrying the end now gets that commit (200), not a 409.
     let (st, again) = s.post("/api/sessions/cp/turns", json!({"turn": 2}));
     assert_eq!(st, 200, "{again}");

@@ -243,6 +243,8 @@ impl Handler<Flush> for Registry {
 pub struct RegistryStats {
     pub sessions: usize,
     pub index_writes: u64,
+    /// Sessions whose last turn's commit is still pending.
+    pub commits_pending: usize,
 }
 
 #[derive(Message)]
@@ -256,6 +258,7 @@ impl Handler<Stats> for Registry {
         MessageResult(RegistryStats {
             sessions: self.rows.len(),
             index_writes: self.writer.writes(),
+            commits_pending: self.rows.values().filter(|r| r.commit_pending).count(),
         })
     }
 }

@@ -28,6 +28,9 @@ pub struct SessionRow {
     /// a session has none).
     #[serde(default)]
     pub first_preview: Option<String>,
+    /// The last turn ended but its commit is not made yet (retried).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub commit_pending: bool,
 }
 
 impl SessionRow {
@@ -55,6 +58,7 @@ impl SessionRow {
             preview,
             project_id: meta.project_id.clone(),
             first_preview,
+            commit_pending: meta.commit_pending,
         }
     }
 
@@ -93,6 +97,7 @@ impl SessionRow {
             project: ProjectRef {
                 id: &self.project_id,
             },
+            commit_pending: self.commit_pending,
         }
     }
 
@@ -133,6 +138,8 @@ pub struct ClientRow<'a> {
     pub unread: bool,
     pub preview: Option<&'a str>,
     pub project: ProjectRef<'a>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub commit_pending: bool,
 }
 
 #[derive(Debug, Serialize)]

@@ -198,8 +198,10 @@ impl SessionActor {
         let (Some(events), Ok(core)) = (&self.events, self.slot.live()) else {
             return;
         };
+        let mut meta = core.meta().clone();
+        meta.commit_pending = core.commit_is_pending();
         events.do_send(SessionChanged {
-            meta: core.meta().clone(),
+            meta,
             preview: core
                 .last_user_text()
                 .as_deref()
