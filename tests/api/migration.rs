@@ -114,35 +114,24 @@ fn original_session(sessions: &Path, id: &str, with_git: bool) {
         &node(4, "o5", "llm", Some("gpt-x"), "then this", Some("o4"), None),
     );
     if with_git {
+        // As the original's GitSession made them: its identity, an empty
+        // "session init", then one "turn: …" commit.
+        let commit = |extra: &[&str]| {
+            let mut args = vec![
+                "-c",
+                "user.name=OpenProgram",
+                "-c",
+                "user.email=openprogram@local",
+                "commit",
+                "--quiet",
+            ];
+            args.extend_from_slice(extra);
+            git(&d, &args);
+        };
         git(&d, &["init", "--quiet", "--initial-branch=main"]);
-        git(
-            &d,
-            &[
-                "-c",
-                "user.name=OpenProgram",
-                "-c",
-                "user.email=openprogram@local",
-                "commit",
-                "--quiet",
-                "--allow-empty",
-                "-m",
-                "session init",
-            ],
-        );
+        commit(&["--allow-empty", "-m", "session init"]);
         git(&d, &["add", "-A"]);
-        git(
-            &d,
-            &[
-                "-c",
-                "user.name=OpenProgram",
-                "-c",
-                "user.email=openprogram@local",
-                "commit",
-                "--quiet",
-                "-m",
-                "turn: original question",
-            ],
-        );
+        commit(&["-m", "turn: original question"]);
     }
 }
 
