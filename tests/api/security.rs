@@ -398,6 +398,23 @@ fn system_folders_and_homes_are_refused_as_projects_and_working_dirs() {
 }
 
 #[test]
+fn a_folder_owned_by_another_user_is_a_clear_refusal() {
+    if !unsafe_is_root() {
+        eprintln!("skipped: only root can give a folder to another user");
+        return;
+    }
+    let s = TestServer::start();
+    let theirs = tempfile::tempdir().unwrap();
+    crate::helpers::git(theirs.path(), &["init", "--quiet"]);
+    for entry in [theirs.path().to_path_buf(), theirs.path().join(".git")] {
+        std::os::unix::fs::chown(&entry, Some(65534), Some(65534)).unwrap();
+    }
+    let (st, v) = s.post("/api/projects", json!({"path": theirs.path()}));
+    assert_eq!((st, v["code"].as_str()), (400, Some("invalid_path")), "{v}");
+    assert!(v["error"].as_str().unwrap().contains("another user"), "{v}");
+}
+
+#[test]
 fn reserved_and_oversized_ids_are_4xx_never_5xx() {
     let s = TestServer::start();
     let multibyte = "中".repeat(67);

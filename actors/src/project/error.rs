@@ -11,7 +11,7 @@ pub enum ProjectError {
     #[error("the default project cannot be {0}")]
     DefaultProject(&'static str),
     #[error("project storage error: {0}")]
-    Git(#[from] git2::Error),
+    Git(git2::Error),
     #[error("project storage error: {0}")]
     Io(#[from] std::io::Error),
     #[error("the project folder {} is missing (moved or deleted?)", .0.display())]
@@ -45,5 +45,19 @@ impl ProjectError {
             ProjectError::Unavailable => "unavailable",
             ProjectError::Unchanged => "unchanged",
         }
+    }
+}
+
+impl From<git2::Error> for ProjectError {
+    /// A repository owned by another user is the caller's to fix (git's
+    /// `safe.directory` rule), not a storage failure.
+    fn from(e: git2::Error) -> Self {
+        if e.code() == git2::ErrorCode::Owner {
+            return ProjectError::InvalidPath(
+                "the folder's git repository belongs to another user; git refuses to work in it"
+                    .into(),
+            );
+        }
+        ProjectError::Git(e)
     }
 }
