@@ -146,6 +146,17 @@ fn texts(s: &TestServer, id: &str) -> Vec<String> {
         .collect()
 }
 
+/// The ids the session list shows (`query` is the query string).
+fn listed(s: &TestServer, query: &str) -> Vec<String> {
+    let (_, page) = s.get(&format!("/api/sessions{query}"));
+    page["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["id"].as_str().unwrap().to_string())
+        .collect()
+}
+
 fn commit_subjects(dir: &Path) -> Vec<String> {
     git(dir, &["log", "--format=%s"])
         .lines()
@@ -167,15 +178,12 @@ fn flat_and_original_sessions_migrate_with_every_node_and_one_commit_per_turn() 
     });
     for round in 0..2 {
         // Listed with their previews, never deleted as empty shells.
-        let (_, page) = s.get("/api/sessions?include_archived=true");
-        let ids: Vec<&str> = page["sessions"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|r| r["id"].as_str().unwrap())
-            .collect();
+        let ids = listed(&s, "?include_archived=true");
         for id in ["flat1", "orig-git", "orig-bare"] {
-            assert!(ids.contains(&id), "round {round}: {id} listed: {ids:?}");
+            assert!(
+                ids.iter().any(|i| i == id),
+                "round {round}: {id} listed: {ids:?}"
+            );
         }
         assert_eq!(
             texts(&s, "flat1"),
@@ -343,14 +351,8 @@ fn the_original_projects_file_and_odd_metas_never_stop_startup_or_lose_a_session
         "{projects}"
     );
     assert_eq!(list.iter().filter(|p| p["id"] == "default").count(), 1);
-    let (_, page) = s.get("/api/sessions");
-    let ids: Vec<&str> = page["sessions"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| r["id"].as_str().unwrap())
-        .collect();
-    assert!(ids.contains(&"lm"), "{ids:?}");
+    let ids = listed(&s, "");
+    assert!(ids.iter().any(|i| i == "lm"), "{ids:?}");
     assert_eq!(texts(&s, "lm"), ["kept message"]);
     let (_, meta) = s.get("/api/sessions/lm");
     assert_eq!(

@@ -98,6 +98,21 @@ fn project_folder_missing(dir: &Path) -> bool {
         .is_some_and(|project| !project.exists())
 }
 
+/// Whether `dir`'s `meta.json` changed after `written_at` (or cannot be
+/// read: then it is read again, to be safe).
+fn changed_since(dir: &Path, written_at: f64) -> bool {
+    fs::metadata(dir.join("meta.json"))
+        .and_then(|m| m.modified())
+        .map(|t| {
+            let secs = t
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_secs_f64())
+                .unwrap_or(0.0);
+            secs + 1.0 >= written_at
+        })
+        .unwrap_or(true)
+}
+
 fn row_of(dir: &Path) -> Option<SessionRow> {
     read_summary(dir).map(|s| SessionRow::from_meta(&s.meta, s.preview, s.first_preview))
 }
@@ -106,10 +121,33 @@ pub fn open(sessions_dir: &Path, locations: &Locations, policy: &Policy) -> io::
     let mut report = Report::default();
     let index_path = sessions_dir.join(INDEX);
     let dirs = session_dirs(sessions_dir, locations)?;
-    migrate_legacy(&dirs, &mut report);
     let dir_of: HashMap<String, PathBuf> = dirs.iter().cloned().collect();
+    let index = fsio::read_json::<IndexFile>(&index_path);
+    // A session changed after the snapshot (or missing from it) is read
+    // from its own files; the rest is taken as is. Only those are looked
+    // at for an older layout too: a session this version wrote and left
+    // unchanged needs no migration, so startup stays one stat per session.
+    let stale: std::collections::HashSet<String> = match &index {
+        Ok(index) => {
+            let known: std::collections::HashSet<&str> =
+                index.sessions.iter().map(|r| r.id.as_str()).collect();
+            dirs.iter()
+                .filter(|(id, dir)| {
+                    !known.contains(id.as_str()) || changed_since(dir, index.written_at)
+                })
+                .map(|(id, _)| id.clone())
+                .collect()
+        }
+        Err(_) => dirs.iter().map(|(id, _)| id.clone()).collect(),
+    };
+    let candidates: Vec<(String, PathBuf)> = dirs
+        .iter()
+        .filter(|(id, _)| stale.contains(id))
+        .cloned()
+        .collect();
+    migrate_legacy(&candidates, &mut report);
     let mut rows: HashMap<String, SessionRow> = HashMap::new();
-    match fsio::read_json::<IndexFile>(&index_path) {
+    match index {
         Ok(index) => {
             let known: HashMap<String, SessionRow> = index
                 .sessions
@@ -117,21 +155,7 @@ pub fn open(sessions_dir: &Path, locations: &Locations, policy: &Policy) -> io::
                 .map(|r| (r.id.clone(), r))
                 .collect();
             for (id, dir) in &dirs {
-                // A session changed after the snapshot (or missing from it)
-                // is read from its own files; the rest is taken as is.
-                let stale = match known.get(id) {
-                    None => true,
-                    Some(_) => fs::metadata(dir.join("meta.json"))
-                        .and_then(|m| m.modified())
-                        .map(|t| {
-                            let secs = t
-                                .duration_since(std::time::UNIX_EPOCH)
-                                .map(|d| d.as_secs_f64())
-                                .unwrap_or(0.0);
-                            secs + 1.0 >= index.written_at
-                        })
-                        .unwrap_or(true),
-                };
+                let stale = stale.contains(id);
                 let row = if !dir.exists() && project_folder_missing(dir) {
                     // In a project folder that moved away: still listed,
                     // from the snapshot, until relocate brings it back.
@@ -282,7 +306,7 @@ fn migrate_legacy(dirs: &[(String, PathBuf)], report: &mut Report) {
                 report.migrated.push((id.clone(), m));
             }
             Err(e) => {
-                tracing::error!(session = %id, error = %e, "migration failed; the session is left as it was and tried again at the next start");
+                tracing::error!(session = %id, error = %e, "migration failed; the session is left as it was (`openprogram migrate` tries again)");
                 report.migration_failed.push((id.clone(), e.to_string()));
             }
         }
