@@ -49,7 +49,7 @@ impl PathPolicy {
     /// (file-system lookups): call it off the event loop.
     pub fn resolve(&self, raw: &str, purpose: Purpose) -> Result<PathBuf, String> {
         if raw.trim().is_empty() {
-            return Err("path required".into());
+            return Err("path is required".into());
         }
         if raw.contains('\0') {
             return Err("path must not contain NUL".into());
@@ -58,11 +58,11 @@ impl PathPolicy {
         if !p.is_absolute() {
             return Err("path must be absolute".into());
         }
-        let canonical = p
-            .canonicalize()
-            .map_err(|_| "directory does not exist".to_string())?;
+        // The original's wording, for a missing folder and a file alike.
+        let not_a_dir = || format!("not a directory: {raw}");
+        let canonical = p.canonicalize().map_err(|_| not_a_dir())?;
         if !canonical.is_dir() {
-            return Err("path is not a directory".into());
+            return Err(not_a_dir());
         }
         self.judge(&canonical, purpose)?;
         Ok(canonical)

@@ -65,7 +65,8 @@ pub async fn post(
         output: None,
     };
     let spec = CreateSpec {
-        source: Some("channel".into()),
+        // As the original: the source is the channel's name.
+        source: Some(channel.to_string()),
         channel: Some(channel.to_string()),
         account_id: Some(m.account_id),
         peer_id: Some(m.peer_id),

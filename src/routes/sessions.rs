@@ -155,7 +155,7 @@ pub async fn list(
     let page = state.engine.list(query.into_inner()).await?;
     Ok(HttpResponse::Ok().json(ListPage {
         total: page.total,
-        sessions: page.sessions.iter().map(|r| r.client()).collect(),
+        sessions: page.client_rows(),
     }))
 }
 

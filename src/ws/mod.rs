@@ -12,6 +12,9 @@
 //! keep flowing while they run; their replies arrive when they finish.
 
 mod actions;
+mod frames;
+mod projects;
+mod sessions;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -115,7 +118,7 @@ async fn run(
                         Some(text) => actions::handle(&state, &text).await,
                         None => continue,
                     },
-                    Some(Ok(AggregatedMessage::Binary(_))) => vec![actions::error_frame(None, "binary frames are not supported; send JSON text")],
+                    Some(Ok(AggregatedMessage::Binary(_))) => vec![actions::error_frame("binary frames are not supported; send JSON text")],
                     Some(Ok(AggregatedMessage::Ping(bytes))) => {
                         if session.pong(&bytes).await.is_err() { break; }
                         continue;
@@ -124,7 +127,7 @@ async fn run(
                     Some(Ok(AggregatedMessage::Close(_))) | None => break,
                     Some(Err(e)) => {
                         // Oversized or malformed frame: tell the client, keep going.
-                        vec![actions::error_frame(None, &format!("bad frame: {e}"))]
+                        vec![actions::error_frame(&format!("bad frame: {e}"))]
                     }
                 };
                 for frame in frames {
@@ -142,7 +145,7 @@ async fn run(
                 }
                 Err(RecvError::Lagged(missed)) => {
                     tracing::warn!(missed, "websocket client lagged; resyncing");
-                    let frame = actions::sessions_list_frame(&state, Default::default()).await;
+                    let frame = actions::sessions_list_frame(&state).await;
                     if !send(&mut session, &frame).await { return; }
                 }
                 Err(RecvError::Closed) => break,

@@ -10,6 +10,7 @@ mod helpers;
 mod hostile;
 mod migration;
 mod projects;
+mod protocol;
 mod registry;
 mod security;
 mod titles;

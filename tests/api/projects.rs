@@ -351,14 +351,21 @@ fn binding_freezes_after_the_first_turn_and_rebinding_is_idempotent() {
     assert_eq!(err["error"], "project is frozen after the first turn");
     let (st, _) = s.put("/api/sessions/draft/project", json!({"project_id": pid}));
     assert_eq!(st, 200, "naming the same project always succeeds");
+    // The freeze is judged first (the original's order of errors).
     assert_eq!(
         s.put(
             "/api/sessions/draft/project",
             json!({"project_id": "proj_nope"})
         )
         .0,
-        404
+        409
     );
+    assert_eq!(s.post("/api/sessions", json!({"id": "fresh"})).0, 201);
+    let (st, err) = s.put(
+        "/api/sessions/fresh/project",
+        json!({"project_id": "proj_nope"}),
+    );
+    assert_eq!((st, err["error"].as_str()), (404, Some("unknown project")));
     assert_eq!(
         s.put("/api/sessions/ghost/project", json!({"project_id": pid}))
             .0,
@@ -498,7 +505,7 @@ fn bad_project_paths_are_refused_and_nothing_is_written() {
         (json!("relative/path"), "absolute"),
         (json!(""), "required"),
         (json!(file), "not a directory"),
-        (json!(tmp.path().join("missing")), "does not exist"),
+        (json!(tmp.path().join("missing")), "not a directory: "),
         (json!(s.state_dir), "state directory"),
         (json!(s.state_dir.join("sessions")), "state directory"),
         (json!(inside_op), ".openprogram"),
@@ -573,7 +580,7 @@ fn cli_lists_creates_and_relocates_projects() {
     );
     let (code, _, err) = s.cli(&["projects", "create", "/definitely/not/here"], None);
     assert_eq!(code, 1);
-    assert!(err.contains("directory does not exist"), "{err}");
+    assert!(err.contains("not a directory: "), "{err}");
 }
 
 #[test]

@@ -34,6 +34,36 @@ impl WsClient {
             .expect("ws send");
     }
 
+    /// The next frame matching `pred` whatever its type, skipping others.
+    pub fn next_where(&mut self, pred: impl Fn(&Value) -> bool) -> Value {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            assert!(Instant::now() < deadline, "no matching frame arrived");
+            if let Some(v) = self.read_one() {
+                if pred(&v) {
+                    return v;
+                }
+            }
+        }
+    }
+
+    /// One frame, or None when none arrived within the read timeout.
+    fn read_one(&mut self) -> Option<Value> {
+        match self.sock.read() {
+            Ok(Message::Text(t)) => Some(serde_json::from_str(t.as_str()).unwrap()),
+            Ok(_) => None,
+            Err(tungstenite::Error::Io(e))
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) =>
+            {
+                None
+            }
+            Err(e) => panic!("ws read: {e}"),
+        }
+    }
+
     /// The next frame of `kind` matching `pred`, skipping others.
     pub fn expect(&mut self, kind: &str, pred: impl Fn(&Value) -> bool) -> Value {
         let mut frames = self.frames_until(kind, pred);
@@ -47,22 +77,12 @@ impl WsClient {
         let mut seen = Vec::new();
         loop {
             assert!(Instant::now() < deadline, "no {kind} frame arrived");
-            match self.sock.read() {
-                Ok(Message::Text(t)) => {
-                    let v: Value = serde_json::from_str(t.as_str()).unwrap();
-                    let done = v["type"] == kind && pred(&v);
-                    seen.push(v);
-                    if done {
-                        return seen;
-                    }
+            if let Some(v) = self.read_one() {
+                let done = v["type"] == kind && pred(&v);
+                seen.push(v);
+                if done {
+                    return seen;
                 }
-                Ok(_) => {}
-                Err(tungstenite::Error::Io(e))
-                    if matches!(
-                        e.kind(),
-                        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
-                    ) => {}
-                Err(e) => panic!("ws read: {e}"),
             }
         }
     }
@@ -76,7 +96,7 @@ fn two_clients_see_each_others_changes_with_only_the_changed_fields() {
     let mut b = WsClient::connect(&s);
     a.send(json!({"action": "list_sessions"}));
     let list = a.expect("sessions_list", |_| true);
-    assert_eq!(list["data"]["sessions"][0]["id"], "w1");
+    assert_eq!(list["data"][0]["id"], "w1", "the data is the array of rows");
 
     a.send(json!({"action": "update_session_flags", "session_id": "w1", "pinned": true}));
     // (The end of w1's turn may still be on its way; wait for the pin.)
@@ -208,7 +228,7 @@ fn draft_chat_lands_inside_the_project_and_binding_freezes() {
     assert_eq!(
         (
             ack["data"]["session_id"].as_str(),
-            ack["data"]["message_id"].as_str()
+            ack["data"]["msg_id"].as_str()
         ),
         (Some("d1"), Some("m1"))
     );
@@ -228,14 +248,17 @@ fn draft_chat_lands_inside_the_project_and_binding_freezes() {
     // A second message while the turn runs is refused, or queued on request.
     c.send(json!({"action": "chat", "session_id": "d1", "content": "too early"}));
     let busy = c.expect("chat_response", |_| true);
-    assert_eq!(busy["data"]["error"], "run_active");
     assert_eq!(
-        busy["data"]["message"],
+        (busy["data"]["type"].as_str(), busy["data"]["code"].as_str()),
+        (Some("error"), Some("run_active"))
+    );
+    assert_eq!(
+        busy["data"]["content"],
         "a run is currently active in this session — wait for it to finish or stop it first"
     );
     c.send(json!({"action": "chat", "session_id": "d1", "content": "later please", "message_id": "m2", "queue": true}));
     let q = c.expect("chat_ack", |v| v["data"]["queued"] == true);
-    assert_eq!(q["data"]["message_id"], "m2");
+    assert_eq!(q["data"]["msg_id"], "m2");
     s.append("d1", json!({"role": "assistant", "content": "answer one"}));
     let end = s.end_turn("d1", json!({}));
     assert_eq!(
@@ -244,7 +267,7 @@ fn draft_chat_lands_inside_the_project_and_binding_freezes() {
     );
     assert_eq!(end["next_turn"]["turn"], 2);
     c.send(json!({"action": "set_session_project", "session_id": "d1", "project_id": "default"}));
-    let e = c.expect("action_error", |_| true);
+    let e = c.expect("session_project_set", |v| v["data"]["ok"] == false);
     assert_eq!(e["data"]["error"], "project is frozen after the first turn");
     c.send(json!({"action": "git_session_log", "session_id": "d1"}));
     let log = c.expect("git_session_log", |_| true);
@@ -322,7 +345,7 @@ fn eight_bridges_and_an_agent_lose_split_and_duplicate_nothing() {
             let deadline = Instant::now() + Duration::from_secs(240);
             loop {
                 assert!(Instant::now() < deadline, "agent did not finish");
-                let (_, page) = s.get("/api/sessions?source=channel&limit=100");
+                let (_, page) = s.get("/api/sessions?source=wechat&limit=100");
                 let mut idle = true;
                 for row in page["sessions"].as_array().unwrap() {
                     let id = row["id"].as_str().unwrap();
@@ -333,7 +356,7 @@ fn eight_bridges_and_an_agent_lose_split_and_duplicate_nothing() {
                         s.end_turn(id, json!({}));
                     }
                 }
-                let (_, page) = s.get("/api/sessions?source=channel&limit=100");
+                let (_, page) = s.get("/api/sessions?source=wechat&limit=100");
                 let stored: u64 = page["sessions"]
                     .as_array()
                     .unwrap()
@@ -352,7 +375,7 @@ fn eight_bridges_and_an_agent_lose_split_and_duplicate_nothing() {
         });
     });
     assert!(done.load(std::sync::atomic::Ordering::SeqCst));
-    let (_, page) = s.get("/api/sessions?source=channel&limit=100");
+    let (_, page) = s.get("/api/sessions?source=wechat&limit=100");
     let rows = page["sessions"].as_array().unwrap();
     assert_eq!(
         rows.len(),

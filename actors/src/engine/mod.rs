@@ -25,7 +25,7 @@ use crate::manager::{LiveCount, Resolve, SessionManager, SetNaming};
 use crate::paths::PathPolicy;
 use crate::project::registry as projects_state;
 use crate::project::{ProjectError, ProjectRegistry};
-use crate::registry::actor::{Flush, GetRow, List, Stats};
+use crate::registry::actor::{Flush, GetRow, List, Members, Stats};
 use crate::registry::startup::{self, Report};
 use crate::registry::writer::Writer;
 use crate::registry::{ListQuery, Page, Policy, Registry, RegistryStats, SessionRow};
@@ -87,14 +87,14 @@ impl Engine {
             .unwrap_or_default();
         let hub = Hub::new();
         let paths = PathPolicy::new(&state_dir, config.allowed_roots.clone());
-        let projects =
-            ProjectRegistry::new(projects_state::State::load(&state_dir, paths.clone())?)
-                .with_hub(hub.clone())
-                .start();
         let writer = Writer::spawn(config.sessions_dir.join(startup::INDEX))?;
         let registry = Registry::new(loaded.rows.into_values(), writer, config.index_debounce)
             .with_hub(hub.clone())
             .start();
+        let projects =
+            ProjectRegistry::new(projects_state::State::load(&state_dir, paths.clone())?)
+                .with_names(registry.clone().recipient())
+                .start();
         let mut locations = locations;
         let mut dropped = false;
         for id in &loaded.report.dropped_locations {
@@ -206,6 +206,14 @@ impl Engine {
             .map_err(|_| EngineError::Unavailable)
     }
 
+    /// Which sessions each project holds now, from memory.
+    async fn members(&self) -> Result<std::collections::HashMap<String, Vec<String>>, EngineError> {
+        self.registry
+            .send(Members)
+            .await
+            .map_err(|_| EngineError::Unavailable)
+    }
+
     /// Write index.json now and wait for it (graceful shutdown).
     pub async fn flush(&self) {
         let _ = self.registry.send(Flush).await;
@@ -213,6 +221,12 @@ impl Engine {
 
     pub async fn registry_stats(&self) -> Option<RegistryStats> {
         self.registry.send(Stats).await.ok()
+    }
+
+    /// Broadcast a frame to every client (e.g. the service's `sessions_list`
+    /// after a chat message is dispatched).
+    pub fn publish(&self, kind: &str, data: serde_json::Value) {
+        self.hub.publish(kind, data, None);
     }
 
     /// Subscribe to the change events every client should see.

@@ -15,7 +15,7 @@ use crate::project::registry::{
 use crate::project::{Project, ProjectError, ProjectView, DEFAULT_PROJECT};
 use crate::session::actor::{Append, Rebind};
 use crate::session::messages::GetDir;
-use crate::session::{NewNode, Posted, ROOT_CALLER};
+use crate::session::{NewNode, Posted, SessionError, ROOT_CALLER};
 
 use super::Engine;
 
@@ -39,6 +39,11 @@ impl Engine {
         if current.project_id == project_id {
             return Ok(current);
         }
+        // The freeze is judged before the project is looked up (the
+        // original's order of errors); the session actor checks it again.
+        if current.last_turn.is_some() || current.open_turn.is_some() {
+            return Err(SessionError::Frozen.into());
+        }
         let dir = if project_id == DEFAULT_PROJECT {
             None
         } else {
@@ -61,6 +66,7 @@ impl Engine {
         .await?;
         self.set_membership(&current.project_id, id, false).await;
         self.attach(project_id, id).await;
+        self.publish_projects().await;
         self.meta(id).await
     }
 
@@ -122,20 +128,50 @@ impl Engine {
             Some(Claim::Unbound(id, sessions)) => Some((id, sessions)),
             None => None,
         };
-        self.ask_projects(ResolveProject {
-            reuse,
-            path: path.to_string(),
-            name,
-        })
-        .await
+        let resolved = self
+            .ask_projects(ResolveProject {
+                reuse,
+                path: path.to_string(),
+                name,
+            })
+            .await?;
+        if resolved.1 {
+            self.publish_projects().await;
+        }
+        Ok(resolved)
     }
 
+    /// Every project, the default one first, each with the sessions bound
+    /// to it now (from the session registry: live, and the default project
+    /// counts its own).
     pub async fn projects(&self) -> Result<Vec<ProjectView>, EngineError> {
-        self.ask_projects(ListProjects).await
+        let views = self.ask_projects(ListProjects).await?;
+        let mut members = self.members().await?;
+        Ok(views
+            .into_iter()
+            .map(|v| {
+                let ids = members.remove(&v.id).unwrap_or_default();
+                v.with_members(ids)
+            })
+            .collect())
     }
 
     pub async fn project(&self, id: &str) -> Result<ProjectView, EngineError> {
-        self.ask_projects(GetProject(id.to_string())).await
+        let view = self.ask_projects(GetProject(id.to_string())).await?;
+        let ids = self.members().await?.remove(id).unwrap_or_default();
+        Ok(view.with_members(ids))
+    }
+
+    /// Broadcast the fresh `projects_list` after a change of projects.
+    pub(super) async fn publish_projects(&self) {
+        match self.projects().await {
+            Ok(projects) => self.hub.publish(
+                "projects_list",
+                serde_json::json!({ "projects": projects }),
+                None,
+            ),
+            Err(e) => tracing::warn!(error = %e, "projects_list broadcast skipped"),
+        }
     }
 
     /// The agent's commits in a project, newest first.
@@ -156,7 +192,9 @@ impl Engine {
 
     /// Remove a project's registration (its repository and sessions stay).
     pub async fn unbind_project(&self, id: &str) -> Result<Project, EngineError> {
-        self.ask_projects(Unbind(id.to_string())).await
+        let project = self.ask_projects(Unbind(id.to_string())).await?;
+        self.publish_projects().await;
+        Ok(project)
     }
 
     /// Repair a project whose folder moved: keep its id, point it at `path`,
@@ -184,7 +222,11 @@ impl Engine {
         .await?;
         let targets = match session_id {
             Some(sid) => vec![sid],
-            None => project.sessions.clone(),
+            None => self
+                .members()
+                .await?
+                .remove(&project.id)
+                .unwrap_or_default(),
         };
         let mut node_ids = Vec::new();
         for sid in targets {
@@ -198,6 +240,7 @@ impl Engine {
                 node_ids.push(out.node.id);
             }
         }
+        self.publish_projects().await;
         Ok(Relocation {
             ok: true,
             old_path: old,
@@ -217,8 +260,10 @@ fn relocate_node(project: &Project, old: &std::path::Path) -> NewNode {
     metadata.insert("old_path".into(), old.display().to_string().into());
     metadata.insert("new_path".into(), project.path.display().to_string().into());
     metadata.insert("relocated_at".into(), now().into());
+    // The original's id form: "reloc_" and 10 hex digits.
+    let hex: String = ids::new_id().chars().take(10).collect();
     NewNode {
-        id: None,
+        id: Some(format!("reloc_{hex}")),
         role: Role::Code,
         content: serde_json::Value::Null,
         predecessor: None,

@@ -4,7 +4,7 @@ use crate::error::ErrorKind;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ProjectError {
-    #[error("invalid project path: {0}")]
+    #[error("{0}")]
     InvalidPath(String),
     #[error("unknown project")]
     NotFound,

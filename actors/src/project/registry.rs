@@ -13,8 +13,9 @@ use super::error::ProjectError;
 use super::model::{
     AnyProjectsFile, Project, ProjectStatus, ProjectsFile, DEFAULT_PROJECT, OPENPROGRAM_DIR,
 };
-use crate::events::Hub;
 use crate::paths::{PathPolicy, Purpose};
+use crate::registry::actor::SetProjectNames;
+use crate::registry::row::ProjectNames;
 use crate::{fsio, git, ids, meta::now};
 
 pub const FILE: &str = "projects.json";
@@ -63,49 +64,87 @@ impl State {
     }
 }
 
-/// A project as listed: the registry entry plus what is true right now.
+/// A project as listed (the original's fields): the registry entry plus
+/// what is true right now. `session_ids` are the sessions bound to it now
+/// (the engine fills them in from the session registry, so a deleted
+/// session leaves and the default project counts its own).
 #[derive(Debug, Clone, Serialize)]
 pub struct ProjectView {
-    #[serde(flatten)]
-    pub project: Project,
-    pub session_count: usize,
+    pub id: String,
+    pub name: String,
+    pub path: PathBuf,
+    pub status: ProjectStatus,
+    pub created_at: f64,
+    pub is_default: bool,
     /// The folder no longer exists (moved or renamed): relocate repairs it.
     pub path_missing: bool,
-    pub default: bool,
+    pub session_count: usize,
+    pub session_ids: Vec<String>,
 }
 
 impl ProjectView {
     fn of(project: &Project) -> ProjectView {
         ProjectView {
-            session_count: project.sessions.len(),
+            id: project.id.clone(),
+            name: project.name.clone(),
             path_missing: !project.path.is_dir(),
-            default: false,
-            project: project.clone(),
+            path: project.path.clone(),
+            status: project.status,
+            created_at: project.created_at,
+            is_default: false,
+            session_count: project.sessions.len(),
+            session_ids: project.sessions.clone(),
         }
     }
 
-    fn default_project() -> ProjectView {
+    /// The default project: the home folder, named after it (or "Home").
+    pub fn default_project() -> ProjectView {
         let home = std::env::var_os("HOME")
             .map(PathBuf::from)
             .unwrap_or_default();
         ProjectView {
-            project: Project {
-                id: DEFAULT_PROJECT.into(),
-                name: "Default".into(),
-                path: home,
-                status: ProjectStatus::Active,
-                created_at: 0.0,
-                sessions: Vec::new(),
-            },
-            session_count: 0,
+            id: DEFAULT_PROJECT.into(),
+            name: default_name(&home),
+            path: home,
+            status: ProjectStatus::Active,
+            created_at: 0.0,
+            is_default: true,
             path_missing: false,
-            default: true,
+            session_count: 0,
+            session_ids: Vec::new(),
         }
+    }
+
+    /// Show `members` (the sessions bound now) as the project's sessions.
+    pub fn with_members(mut self, members: Vec<String>) -> ProjectView {
+        self.session_count = members.len();
+        self.session_ids = members;
+        self
+    }
+}
+
+/// The default project's name: the home folder's name, or "Home".
+fn default_name(home: &Path) -> String {
+    home.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .filter(|n| !n.is_empty())
+        .unwrap_or_else(|| "Home".into())
+}
+
+/// Every project's name, for the rows of the session list.
+fn names_of(state: &State) -> ProjectNames {
+    ProjectNames {
+        names: state
+            .projects
+            .values()
+            .map(|p| (p.id.clone(), p.name.clone()))
+            .collect(),
+        default_name: ProjectView::default_project().name,
     }
 }
 
 pub struct ProjectRegistry {
-    hub: Option<Hub>,
+    names: Option<Recipient<SetProjectNames>>,
     state: Option<State>,
     actors: HashMap<String, Addr<ProjectActor>>,
 }
@@ -113,7 +152,7 @@ pub struct ProjectRegistry {
 impl ProjectRegistry {
     pub fn new(state: State) -> ProjectRegistry {
         ProjectRegistry {
-            hub: None,
+            names: None,
             state: Some(state),
             actors: HashMap::new(),
         }
@@ -143,22 +182,20 @@ impl ProjectRegistry {
         }))
     }
 
-    /// Publish `projects_list` after changes to `hub` from now on.
-    pub fn with_hub(mut self, hub: Hub) -> ProjectRegistry {
-        self.hub = Some(hub);
+    /// Tell `to` every project's name at start and after each change (the
+    /// session list shows them).
+    pub fn with_names(mut self, to: Recipient<SetProjectNames>) -> ProjectRegistry {
+        self.names = Some(to);
         self
     }
 
-    /// Every project, the default one first.
-    fn views(&self) -> Vec<ProjectView> {
-        let mut out = vec![ProjectView::default_project()];
-        if let Some(state) = &self.state {
-            out.extend(state.projects.values().map(ProjectView::of));
+    fn announce_names(&self) {
+        if let (Some(to), Some(state)) = (&self.names, &self.state) {
+            to.do_send(SetProjectNames(names_of(state)));
         }
-        out
     }
 
-    /// Run a change, then broadcast the fresh `projects_list`.
+    /// Run a change, then announce the names.
     fn changing<R, F>(&mut self, f: F) -> AtomicResponse<Self, Result<R, ProjectError>>
     where
         R: Send + 'static,
@@ -166,12 +203,8 @@ impl ProjectRegistry {
     {
         AtomicResponse::new(Box::pin(self.blocking(f).map(
             |res, act: &mut ProjectRegistry, _| {
-                if let (Ok(_), Some(hub)) = (&res, &act.hub) {
-                    hub.publish(
-                        "projects_list",
-                        serde_json::json!({ "projects": act.views() }),
-                        None,
-                    );
+                if res.is_ok() {
+                    act.announce_names();
                 }
                 res
             },
@@ -200,6 +233,10 @@ impl ProjectRegistry {
 
 impl Actor for ProjectRegistry {
     type Context = Context<Self>;
+
+    fn started(&mut self, _: &mut Context<Self>) {
+        self.announce_names();
+    }
 }
 
 /// Register a directory as a project (idempotent: the same folder always
@@ -445,13 +482,6 @@ impl Handler<Relocate> for ProjectRegistry {
                 if let Some(a) = act.actors.get(&p.id) {
                     a.do_send(SetPath(p.path.clone()));
                 }
-                if let Some(hub) = &act.hub {
-                    hub.publish(
-                        "projects_list",
-                        serde_json::json!({ "projects": act.views() }),
-                        None,
-                    );
-                }
             }
             res
         })))
@@ -474,14 +504,14 @@ impl Handler<Unbind> for ProjectRegistry {
             )))));
         }
         self.actors.remove(&msg.0);
-        AtomicResponse::new(self.blocking(move |state| {
+        self.changing(move |state| {
             let p = state
                 .projects
                 .remove(&msg.0)
                 .ok_or(ProjectError::NotFound)?;
             state.save()?;
             Ok(p)
-        }))
+        })
     }
 }
 

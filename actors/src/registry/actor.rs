@@ -11,7 +11,7 @@ use actix::prelude::*;
 use serde::Serialize;
 
 use super::query::ListQuery;
-use super::row::{OrderKey, SessionRow};
+use super::row::{ClientRow, OrderKey, ProjectNames, SessionRow};
 use super::writer::{Job, Writer};
 use crate::events::Hub;
 use crate::meta::now;
@@ -24,6 +24,7 @@ pub struct Registry {
     writer: Writer,
     debounce: Duration,
     pending: Option<SpawnHandle>,
+    names: Arc<ProjectNames>,
 }
 
 impl Registry {
@@ -39,6 +40,7 @@ impl Registry {
             writer,
             debounce,
             pending: None,
+            names: Arc::default(),
         };
         for row in rows {
             reg.put(row);
@@ -59,7 +61,11 @@ impl Registry {
     fn publish(&self, kind: ChangeKind, old: Option<&SessionRow>, new: Option<&SessionRow>) {
         let Some(hub) = &self.hub else { return };
         match (old, new) {
-            (None, Some(row)) => hub.publish("session_created", row.to_client_json(), None),
+            (None, Some(row)) => hub.publish(
+                "session_created",
+                row.to_client_json(self.names.of(&row.project_id)),
+                None,
+            ),
             (Some(old), None) => {
                 let id = serde_json::Value::from(old.id.clone());
                 hub.publish(
@@ -69,7 +75,10 @@ impl Registry {
                 );
             }
             (Some(old), Some(new)) => {
-                let (a, b) = (old.to_client_json(), new.to_client_json());
+                let (a, b) = (
+                    old.to_client_json(self.names.of(&old.project_id)),
+                    new.to_client_json(self.names.of(&new.project_id)),
+                );
                 let (Some(a), Some(b)) = (a.as_object(), b.as_object()) else {
                     return;
                 };
@@ -176,11 +185,23 @@ impl Handler<SessionChanged> for Registry {
     }
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone)]
 pub struct Page {
     /// Rows matching the filters, before offset/limit.
     pub total: usize,
     pub sessions: Vec<SessionRow>,
+    /// Project names for the rows' `project` field.
+    pub names: Arc<ProjectNames>,
+}
+
+impl Page {
+    /// The rows as clients see them.
+    pub fn client_rows(&self) -> Vec<ClientRow<'_>> {
+        self.sessions
+            .iter()
+            .map(|r| r.client(self.names.of(&r.project_id)))
+            .collect()
+    }
 }
 
 /// List rows (snapshots) by `updated_at`, newest first.
@@ -206,7 +227,47 @@ impl Handler<List> for Registry {
                 total += 1;
             }
         }
-        MessageResult(Page { total, sessions })
+        MessageResult(Page {
+            total,
+            sessions,
+            names: self.names.clone(),
+        })
+    }
+}
+
+/// The project registry's names changed (sent at start and after each
+/// change of projects). Rows already listed show the new names from now on.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct SetProjectNames(pub ProjectNames);
+
+impl Handler<SetProjectNames> for Registry {
+    type Result = ();
+
+    fn handle(&mut self, msg: SetProjectNames, _: &mut Context<Self>) {
+        self.names = Arc::new(msg.0);
+    }
+}
+
+/// Which sessions each project holds right now (archived ones included),
+/// newest first: the live membership `projects_list` shows.
+#[derive(Message)]
+#[rtype(result = "HashMap<String, Vec<String>>")]
+pub struct Members;
+
+impl Handler<Members> for Registry {
+    type Result = MessageResult<Members>;
+
+    fn handle(&mut self, _: Members, _: &mut Context<Self>) -> Self::Result {
+        let mut out: HashMap<String, Vec<String>> = HashMap::new();
+        for key in &self.order {
+            if let Some(row) = self.rows.get(&key.1) {
+                out.entry(row.project_id.clone())
+                    .or_default()
+                    .push(row.id.clone());
+            }
+        }
+        MessageResult(out)
     }
 }
 

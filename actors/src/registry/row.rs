@@ -62,21 +62,35 @@ impl SessionRow {
         }
     }
 
-    /// The title to show: the stored one, or the first message when the
-    /// title is empty, "New conversation" or "Untitled" (display only).
-    pub fn display_title(&self) -> String {
+    /// Whether the stored title is a placeholder ("", "New conversation",
+    /// "Untitled") that the list replaces.
+    pub fn has_placeholder_title(&self) -> bool {
         let t = self.title.trim();
-        if t.is_empty() || t == "New conversation" || t == "Untitled" {
-            if let Some(p) = &self.first_preview {
+        t.is_empty() || t == "New conversation" || t == "Untitled"
+    }
+
+    /// The title to show: the stored one; for a placeholder the first
+    /// message, then the latest preview, then the id (display only).
+    pub fn display_title(&self) -> String {
+        if self.has_placeholder_title() {
+            if let Some(p) = self.first_preview.as_ref().or(self.preview.as_ref()) {
                 return p.clone();
             }
+            return self.id.clone();
         }
         self.title.clone()
     }
 
+    /// Shown in a sidebar: the original skips rows with neither a title nor
+    /// a message (an empty shell nobody has written to).
+    pub fn is_listable(&self) -> bool {
+        !self.has_placeholder_title() || self.preview.is_some() || self.first_preview.is_some()
+    }
+
     /// The row as clients see it: the 15 fields, the preview, the display
-    /// title, and the project (filled in when listing).
-    pub fn client(&self) -> ClientRow<'_> {
+    /// title, and the project (its id and name; `project_name` is the
+    /// registry's name for `project_id`).
+    pub fn client<'a>(&'a self, project_name: &'a str) -> ClientRow<'a> {
         ClientRow {
             id: &self.id,
             agent_id: &self.agent_id,
@@ -88,22 +102,22 @@ impl SessionRow {
             account_id: self.account_id.as_deref(),
             peer_display: self.peer_display.as_deref(),
             peer_id: self.peer_id.as_deref(),
+            peer: self.peer_id.as_deref(),
             pinned: self.pinned,
             archived: self.archived,
             group: self.group.as_deref(),
             status: self.status,
             unread: self.unread,
             preview: self.preview.as_deref(),
-            project: ProjectRef {
-                id: &self.project_id,
-            },
+            project: project_name,
+            project_id: &self.project_id,
             commit_pending: self.commit_pending,
         }
     }
 
     /// `client()` as a JSON value (for diffs of two rows).
-    pub fn to_client_json(&self) -> serde_json::Value {
-        serde_json::to_value(self.client()).unwrap_or_default()
+    pub fn to_client_json(&self, project_name: &str) -> serde_json::Value {
+        serde_json::to_value(self.client(project_name)).unwrap_or_default()
     }
 
     /// Key of the list order: newest `updated_at` first, then id.
@@ -118,7 +132,8 @@ impl SessionRow {
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub struct OrderKey(pub std::cmp::Reverse<i64>, pub String);
 
-/// A row as REST and WebSocket clients receive it.
+/// A row as REST and WebSocket clients receive it (the original's 16
+/// sidebar fields, plus `peer_id`, `project_id` and `commit_pending`).
 #[derive(Debug, Serialize)]
 pub struct ClientRow<'a> {
     pub id: &'a str,
@@ -131,18 +146,36 @@ pub struct ClientRow<'a> {
     pub account_id: Option<&'a str>,
     pub peer_display: Option<&'a str>,
     pub peer_id: Option<&'a str>,
+    /// The original's name for `peer_id`.
+    pub peer: Option<&'a str>,
     pub pinned: bool,
     pub archived: bool,
     pub group: Option<&'a str>,
     pub status: Status,
     pub unread: bool,
     pub preview: Option<&'a str>,
-    pub project: ProjectRef<'a>,
+    /// The bound project's name (the default project's name when unbound).
+    pub project: &'a str,
+    pub project_id: &'a str,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub commit_pending: bool,
 }
 
-#[derive(Debug, Serialize)]
-pub struct ProjectRef<'a> {
-    pub id: &'a str,
+/// Project names by id, as the project registry last announced them.
+#[derive(Debug, Clone, Default)]
+pub struct ProjectNames {
+    pub names: std::collections::HashMap<String, String>,
+    /// The default project's name (the home folder's name).
+    pub default_name: String,
+}
+
+impl ProjectNames {
+    /// The name a row shows for `project_id`: the project's, else the
+    /// default project's.
+    pub fn of(&self, project_id: &str) -> &str {
+        self.names
+            .get(project_id)
+            .map(String::as_str)
+            .unwrap_or(&self.default_name)
+    }
 }

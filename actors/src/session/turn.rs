@@ -92,7 +92,10 @@ impl SessionCore {
             project: project.clone(),
             idempotency_key,
         };
-        let (status, unread) = match (interrupted, req.outcome, req.background) {
+        // A channel's turn is a background one: nobody watches it happen,
+        // so it ends `done` + `unread` (the sidebar's blue dot).
+        let background = req.background || self.meta.channel.is_some();
+        let (status, unread) = match (interrupted, req.outcome, background) {
             (true, _, _) => (Status::Idle, self.meta.unread),
             (_, Outcome::Failed, _) => (Status::Failed, self.meta.unread),
             (_, Outcome::NeedsInput, _) => (Status::NeedsInput, self.meta.unread),
