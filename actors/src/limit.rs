@@ -8,6 +8,11 @@ use serde::{Deserialize, Deserializer};
 pub struct Limit<const DEFAULT: usize, const MAX: usize>(usize);
 
 impl<const DEFAULT: usize, const MAX: usize> Limit<DEFAULT, MAX> {
+    /// The largest limit accepted.
+    pub fn largest() -> Self {
+        Limit(MAX)
+    }
+
     pub fn get(self) -> usize {
         self.0
     }

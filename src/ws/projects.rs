@@ -192,13 +192,11 @@ pub async fn sessions(c: &Call<'_>, v: Value) -> Result<Frames, Value> {
     let Some(pid) = r.project_id.filter(|p| !p.is_empty()) else {
         return Err(c.error("invalid_fields", "project_id is required"));
     };
-    let query = ListQuery {
-        project_id: Some(pid.clone()),
-        include_archived: true,
-        limit: openprogram_actors::limit::ListLimit::new(10_000).unwrap_or_default(),
-        ..ListQuery::default()
-    };
-    let page = c.engine().list(query).await.map_err(|e| c.fail(e))?;
+    let page = c
+        .engine()
+        .list(ListQuery::everything(Some(pid.clone())))
+        .await
+        .map_err(|e| c.fail(e))?;
     let mut rows: Vec<_> = page.sessions.iter().collect();
     rows.sort_by(|a, b| b.created_at.total_cmp(&a.created_at));
     let sessions: Vec<Value> = rows

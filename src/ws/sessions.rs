@@ -11,19 +11,12 @@ use serde_json::{json, Value};
 use super::frames::{frame, reply_error, Call, Frames};
 use crate::startup::AppState;
 
-/// At most this many rows in a `sessions_list` (the original's 10,000).
-const SIDEBAR_ROWS: usize = 10_000;
-
-/// The sidebar's rows: every session, archived ones included (the client
-/// switches active / archived / all locally), newest first, without empty
-/// shells that have neither a title nor a message.
+/// The sidebar's rows: every session (up to the original's 10,000),
+/// archived ones included (the client switches active / archived / all
+/// locally), newest first, without empty shells that have neither a title
+/// nor a message.
 pub async fn sidebar_rows(state: &AppState) -> Result<Value, openprogram_actors::EngineError> {
-    let query = ListQuery {
-        include_archived: true,
-        limit: openprogram_actors::limit::ListLimit::new(SIDEBAR_ROWS).unwrap_or_default(),
-        ..ListQuery::default()
-    };
-    let page = state.engine.list(query).await?;
+    let page = state.engine.list(ListQuery::everything(None)).await?;
     let rows: Vec<_> = page
         .sessions
         .iter()
@@ -121,15 +114,10 @@ pub async fn delete(c: &Call<'_>, v: Value) -> Result<Frames, Value> {
 /// `clear_sessions`: delete every session (each leaves with a
 /// `session_deleted` broadcast), then the now empty `sessions_list`.
 pub async fn clear(c: &Call<'_>) -> Result<Frames, Value> {
-    let query = ListQuery {
-        include_archived: true,
-        limit: openprogram_actors::limit::ListLimit::new(SIDEBAR_ROWS).unwrap_or_default(),
-        ..ListQuery::default()
-    };
     loop {
         let page = c
             .engine()
-            .list(query.clone())
+            .list(ListQuery::everything(None))
             .await
             .map_err(|e| c.fail(e))?;
         if page.sessions.is_empty() {

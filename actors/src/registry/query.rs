@@ -28,6 +28,17 @@ pub struct ListQuery {
 }
 
 impl ListQuery {
+    /// Every row, archived ones included, up to the largest page (what a
+    /// sidebar shows), optionally of one project only.
+    pub fn everything(project_id: Option<String>) -> ListQuery {
+        ListQuery {
+            include_archived: true,
+            limit: crate::limit::ListLimit::largest(),
+            project_id,
+            ..ListQuery::default()
+        }
+    }
+
     pub fn matches(&self, r: &SessionRow) -> bool {
         let archived_ok = match self.archived {
             Some(a) => r.archived == a,
