@@ -38,6 +38,48 @@ pub enum Command {
     /// server does it at startup too; run this on a stopped server's state
     /// directory, or to bring sessions over from another one.
     Migrate(MigrateArgs),
+    /// Check a state directory: every session's git objects and refs, its
+    /// turns against its commits, index.json, locations.json and
+    /// projects.json. Exit 1 on problems. `--repair` does what a server's
+    /// startup would repair (refused while a server runs on it).
+    Fsck(FsckArgs),
+    /// Repack session repositories (the background maintenance, on
+    /// demand), printing sizes before and after. On a stopped server's
+    /// state directory.
+    Gc(GcArgs),
+    /// Is a server running for this state directory: its address, pid,
+    /// uptime, sessions and live actors.
+    Status(StateDirArg),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+}
+
+#[derive(Debug, Clone, clap::Args)]
+pub struct StateDirArg {
+    /// State directory (default ~/.openprogram).
+    #[arg(long, env = "OPENPROGRAM_STATE_DIR", value_name = "DIR")]
+    pub state_dir: Option<PathBuf>,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct FsckArgs {
+    #[command(flatten)]
+    pub dir: StateDirArg,
+    /// Repair what startup would repair (needs a stopped server).
+    #[arg(long)]
+    pub repair: bool,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct GcArgs {
+    #[command(flatten)]
+    pub dir: StateDirArg,
+    /// Only this session.
+    #[arg(long, value_name = "ID")]
+    pub session: Option<String>,
 }
 
 #[derive(Debug, clap::Args)]
@@ -106,14 +148,32 @@ pub enum SessionsCommand {
 }
 
 #[derive(Debug, clap::Args)]
+#[command(after_long_help = serve_env_help())]
 pub struct ServeArgs {
     /// State directory (default ~/.openprogram).
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DIR", env = "OPENPROGRAM_STORE_STATE_DIR")]
     pub state_dir: Option<PathBuf>,
     /// Address to listen on, e.g. 127.0.0.1:8765 (port 0 picks a free port).
-    #[arg(long, value_name = "ADDR:PORT")]
+    #[arg(long, value_name = "ADDR:PORT", env = "OPENPROGRAM_SERVER_BIND")]
     pub bind: Option<String>,
     /// A TOML file overlaid on the defaults of config/default.toml.
     #[arg(long, value_name = "FILE", env = "OPENPROGRAM_CONFIG")]
     pub config: Option<PathBuf>,
+    /// Log lines as text (colour on a terminal only) or JSON objects.
+    #[arg(
+        long,
+        value_enum,
+        value_name = "FORMAT",
+        env = "OPENPROGRAM_LOGGING_FORMAT"
+    )]
+    pub log_format: Option<crate::telemetry::LogFormat>,
+}
+
+/// `serve --help`: every configuration key's environment variable.
+fn serve_env_help() -> String {
+    let mut out = String::from("Every configuration key has an environment override:\n");
+    for (key, env) in crate::config::env_names() {
+        out.push_str(&format!("  {env:<48} {key}\n"));
+    }
+    out
 }

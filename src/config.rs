@@ -20,12 +20,12 @@ pub enum ConfigError {
         source: toml::de::Error,
     },
     #[error("invalid value for {key}: {value:?}")]
-    Env { key: &'static str, value: String },
+    Env { key: String, value: String },
     #[error("no home directory: set OPENPROGRAM_STATE_DIR or --state-dir")]
     NoHome,
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, serde::Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct Config {
     pub server: ServerConfig,
@@ -35,9 +35,17 @@ pub struct Config {
     pub llm: LlmSection,
     pub titles: TitlesConfig,
     pub projects: ProjectsConfig,
+    pub logging: LoggingConfig,
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct LoggingConfig {
+    /// `text` (colour only on a terminal) or `json` (one object per line).
+    pub format: crate::telemetry::LogFormat,
+}
+
+#[derive(Debug, Clone, Deserialize, serde::Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct ProjectsConfig {
     /// Folders accepted as projects and working directories whatever the
@@ -45,7 +53,7 @@ pub struct ProjectsConfig {
     pub allowed_roots: Vec<PathBuf>,
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, serde::Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct LlmSection {
     pub base_url: String,
@@ -55,19 +63,19 @@ pub struct LlmSection {
     pub concurrency: usize,
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, serde::Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct TitlesConfig {
     pub retitle_at: Vec<u32>,
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, serde::Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct RegistryConfig {
     pub index_debounce_ms: u64,
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, serde::Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct MaintenanceConfig {
     pub empty_shell_max_age_s: f64,
@@ -75,7 +83,7 @@ pub struct MaintenanceConfig {
     pub max_sessions: usize,
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, serde::Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct ServerConfig {
     pub bind: String,
@@ -96,7 +104,7 @@ pub struct ServerConfig {
     pub request_timeout: u64,
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, serde::Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct StoreConfig {
     pub state_dir: String,
@@ -147,76 +155,19 @@ impl Config {
         Ok(config)
     }
 
+    /// Overlay environment variables onto the loaded configuration: every
+    /// key has one, named after it (`OPENPROGRAM_<SECTION>_<KEY>`), plus
+    /// the shorter names of earlier versions (`ALIASES`).
     fn apply_env(&mut self, get: impl Fn(&str) -> Option<String>) -> Result<(), ConfigError> {
-        fn num<T: std::str::FromStr>(key: &'static str, v: String) -> Result<T, ConfigError> {
-            v.trim()
-                .parse()
-                .map_err(|_| ConfigError::Env { key, value: v })
-        }
-        if let Some(v) = get("OPENPROGRAM_STATE_DIR") {
-            self.store.state_dir = v;
-        }
-        if let Some(v) = get("OPENPROGRAM_BIND") {
-            self.server.bind = v;
-        }
-        if let Some(v) = get("OPENPROGRAM_BODY_LIMIT") {
-            self.server.body_limit = num("OPENPROGRAM_BODY_LIMIT", v)?;
-        }
-        if let Some(v) = get("OPENPROGRAM_SHUTDOWN_TIMEOUT") {
-            self.server.shutdown_timeout = num("OPENPROGRAM_SHUTDOWN_TIMEOUT", v)?;
-        }
-        if let Some(v) = get("OPENPROGRAM_WORKERS") {
-            self.server.workers = num("OPENPROGRAM_WORKERS", v)?;
-        }
-        if let Some(v) = get("OPENPROGRAM_LLM_BASE_URL") {
-            self.llm.base_url = v;
-        }
-        if let Some(v) = get("OPENPROGRAM_LLM_MODEL") {
-            self.llm.model = v;
-        }
-        if let Some(v) = get("OPENPROGRAM_LLM_API_KEY") {
-            self.llm.api_key = v;
-        }
-        if let Some(v) = get("OPENPROGRAM_LLM_TIMEOUT") {
-            self.llm.timeout = num("OPENPROGRAM_LLM_TIMEOUT", v)?;
-        }
-        if let Some(v) = get("OPENPROGRAM_INDEX_DEBOUNCE_MS") {
-            self.registry.index_debounce_ms = num("OPENPROGRAM_INDEX_DEBOUNCE_MS", v)?;
-        }
-        if let Some(v) = get("OPENPROGRAM_SESSION_CACHE_CAP") {
-            self.store.session_cache_cap = num("OPENPROGRAM_SESSION_CACHE_CAP", v)?;
-        }
-        if let Some(v) = get("OPENPROGRAM_STORE_IMPORT_MAX_UNPACKED") {
-            self.store.import_max_unpacked = num("OPENPROGRAM_STORE_IMPORT_MAX_UNPACKED", v)?;
-        }
-        if let Some(v) = get("OPENPROGRAM_STORE_IMPORT_MAX_OBJECTS") {
-            self.store.import_max_objects = num("OPENPROGRAM_STORE_IMPORT_MAX_OBJECTS", v)?;
-        }
-        let list = |v: String| -> Vec<String> {
-            v.split(',')
-                .map(str::trim)
-                .filter(|s| !s.is_empty())
-                .map(str::to_owned)
-                .collect()
-        };
-        if let Some(v) = get("OPENPROGRAM_SERVER_ALLOWED_HOSTS") {
-            self.server.allowed_hosts = list(v);
-        }
-        if let Some(v) = get("OPENPROGRAM_SERVER_ALLOWED_ORIGINS") {
-            self.server.allowed_origins = list(v);
-        }
-        if let Some(v) = get("OPENPROGRAM_TOKEN") {
-            self.server.token = v;
-        }
-        if let Some(v) = get("OPENPROGRAM_SERVER_REQUIRE_TOKEN") {
-            self.server.require_token = num("OPENPROGRAM_SERVER_REQUIRE_TOKEN", v)?;
-        }
-        if let Some(v) = get("OPENPROGRAM_SERVER_REQUEST_TIMEOUT") {
-            self.server.request_timeout = num("OPENPROGRAM_SERVER_REQUEST_TIMEOUT", v)?;
-        }
-        if let Some(v) = get("OPENPROGRAM_PROJECTS_ALLOWED_ROOTS") {
-            self.projects.allowed_roots = list(v).into_iter().map(PathBuf::from).collect();
-        }
+        let mut value = toml::Value::try_from(&*self).map_err(|e| ConfigError::Env {
+            key: "configuration".into(),
+            value: e.to_string(),
+        })?;
+        overlay_env(&mut value, &get)?;
+        *self = value.try_into().map_err(|source| ConfigError::Parse {
+            origin: "environment".into(),
+            source,
+        })?;
         Ok(())
     }
 
@@ -234,6 +185,96 @@ pub fn state_dir_or_default(configured: &str) -> Result<PathBuf, ConfigError> {
         .filter(|h| !h.is_empty())
         .ok_or(ConfigError::NoHome)?;
     Ok(Path::new(&home).join(".openprogram"))
+}
+
+/// Earlier, shorter environment names, still read (the full name wins).
+pub const ALIASES: &[(&str, &str)] = &[
+    ("OPENPROGRAM_STATE_DIR", "OPENPROGRAM_STORE_STATE_DIR"),
+    ("OPENPROGRAM_BIND", "OPENPROGRAM_SERVER_BIND"),
+    ("OPENPROGRAM_BODY_LIMIT", "OPENPROGRAM_SERVER_BODY_LIMIT"),
+    (
+        "OPENPROGRAM_SHUTDOWN_TIMEOUT",
+        "OPENPROGRAM_SERVER_SHUTDOWN_TIMEOUT",
+    ),
+    ("OPENPROGRAM_WORKERS", "OPENPROGRAM_SERVER_WORKERS"),
+    ("OPENPROGRAM_TOKEN", "OPENPROGRAM_SERVER_TOKEN"),
+    (
+        "OPENPROGRAM_INDEX_DEBOUNCE_MS",
+        "OPENPROGRAM_REGISTRY_INDEX_DEBOUNCE_MS",
+    ),
+    (
+        "OPENPROGRAM_SESSION_CACHE_CAP",
+        "OPENPROGRAM_STORE_SESSION_CACHE_CAP",
+    ),
+];
+
+/// The environment variable of a key: `OPENPROGRAM_<SECTION>_<KEY>`.
+pub fn env_name(section: &str, key: &str) -> String {
+    format!("OPENPROGRAM_{}_{}", section, key).to_uppercase()
+}
+
+/// Every key's environment value, parsed as the key's type (lists are
+/// comma-separated).
+fn overlay_env(
+    value: &mut toml::Value,
+    get: &impl Fn(&str) -> Option<String>,
+) -> Result<(), ConfigError> {
+    let Some(sections) = value.as_table_mut() else {
+        return Ok(());
+    };
+    for (section, table) in sections.iter_mut() {
+        let Some(table) = table.as_table_mut() else {
+            continue;
+        };
+        for (key, current) in table.iter_mut() {
+            let name = env_name(section, key);
+            let alias = ALIASES.iter().find(|(_, full)| *full == name).map(|a| a.0);
+            let Some(raw) = get(&name).or_else(|| alias.and_then(get)) else {
+                continue;
+            };
+            let bad = || ConfigError::Env {
+                key: name.clone(),
+                value: raw.clone(),
+            };
+            let t = raw.trim();
+            *current = match current {
+                toml::Value::String(_) => toml::Value::String(raw.clone()),
+                toml::Value::Integer(_) => toml::Value::Integer(t.parse().map_err(|_| bad())?),
+                toml::Value::Float(_) => toml::Value::Float(t.parse().map_err(|_| bad())?),
+                toml::Value::Boolean(_) => toml::Value::Boolean(t.parse().map_err(|_| bad())?),
+                toml::Value::Array(items) => {
+                    let numbers = items.first().is_some_and(|i| i.is_integer())
+                        || (items.is_empty() && key.as_str() == "retitle_at");
+                    let parts = t.split(',').map(str::trim).filter(|p| !p.is_empty());
+                    let list: Result<Vec<toml::Value>, ConfigError> = parts
+                        .map(|p| match numbers {
+                            true => p.parse().map(toml::Value::Integer).map_err(|_| bad()),
+                            false => Ok(toml::Value::String(p.to_string())),
+                        })
+                        .collect();
+                    toml::Value::Array(list?)
+                }
+                _ => return Err(bad()),
+            };
+        }
+    }
+    Ok(())
+}
+
+/// Every key of the configuration with its environment variable, in file
+/// order (for `--help` and the README table).
+pub fn env_names() -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    if let Ok(toml::Value::Table(sections)) = toml::from_str::<toml::Value>(DEFAULT_TOML) {
+        for (section, table) in sections {
+            if let toml::Value::Table(keys) = table {
+                for key in keys.keys() {
+                    out.push((format!("{section}.{key}"), env_name(&section, key)));
+                }
+            }
+        }
+    }
+    out
 }
 
 /// Overlay `top` onto `base`, table by table.
@@ -266,6 +307,41 @@ mod tests {
         assert_eq!(c.store.session_cache_cap, 7);
         assert!(c
             .apply_env(|k| (k == "OPENPROGRAM_BODY_LIMIT").then(|| "x".to_string()))
+            .is_err());
+    }
+
+    #[test]
+    fn every_key_has_an_environment_override() {
+        let mut c = Config::load(&Overrides::default()).unwrap();
+        let env = |k: &str| match k {
+            "OPENPROGRAM_MAINTENANCE_MAX_SESSIONS" => Some("12".to_string()),
+            "OPENPROGRAM_MAINTENANCE_ARCHIVE_TTL_DAYS" => Some("2.5".to_string()),
+            "OPENPROGRAM_TITLES_RETITLE_AT" => Some("1, 3".to_string()),
+            "OPENPROGRAM_LLM_CONCURRENCY" => Some("9".to_string()),
+            "OPENPROGRAM_SERVER_REQUIRE_TOKEN" => Some("true".to_string()),
+            "OPENPROGRAM_LOGGING_FORMAT" => Some("json".to_string()),
+            "OPENPROGRAM_BIND" => Some("127.0.0.1:9".to_string()),
+            _ => None,
+        };
+        c.apply_env(env).unwrap();
+        assert_eq!(c.maintenance.max_sessions, 12);
+        assert_eq!(c.maintenance.archive_ttl_days, 2.5);
+        assert_eq!(c.titles.retitle_at, vec![1, 3]);
+        assert_eq!(c.llm.concurrency, 9);
+        assert!(c.server.require_token);
+        assert_eq!(c.logging.format, crate::telemetry::LogFormat::Json);
+        assert_eq!(
+            c.server.bind, "127.0.0.1:9",
+            "the old short name still works"
+        );
+        let names = env_names();
+        assert!(names.len() > 30);
+        assert!(names.contains(&(
+            "maintenance.empty_shell_max_age_s".to_string(),
+            "OPENPROGRAM_MAINTENANCE_EMPTY_SHELL_MAX_AGE_S".to_string()
+        )));
+        assert!(c
+            .apply_env(|k| (k == "OPENPROGRAM_LLM_CONCURRENCY").then(|| "many".to_string()))
             .is_err());
     }
 

@@ -31,12 +31,18 @@ impl ApiError {
     }
 }
 
+/// Count an error answer by its code (`openprogram_errors_total`).
+pub fn count_error(code: &str) {
+    metrics::counter!("openprogram_errors_total", "code" => code.to_string()).increment(1);
+}
+
 impl ResponseError for ApiError {
     fn status_code(&self) -> StatusCode {
         self.status
     }
 
     fn error_response(&self) -> HttpResponse {
+        count_error(self.code);
         let mut resp = HttpResponse::build(self.status);
         // Worth retrying soon: a pending commit, a restarting actor.
         if self.status == StatusCode::SERVICE_UNAVAILABLE {

@@ -5,6 +5,8 @@ pub mod cli;
 pub mod commands;
 pub mod config;
 pub mod error;
+pub mod observe;
+pub mod openapi;
 pub mod routes;
 pub mod security;
 pub mod startup;

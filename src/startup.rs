@@ -22,6 +22,9 @@ pub struct AppState {
     pub engine: Engine,
     /// Largest WebSocket frame accepted, in bytes.
     pub ws_frame_limit: usize,
+    /// Turns true when the server is shutting down (WebSocket clients are
+    /// sent a close frame at once).
+    pub shutdown: tokio::sync::watch::Receiver<bool>,
 }
 
 /// Written to `<state>/server.json` so the CLI and tests find the server.
@@ -29,10 +32,13 @@ pub struct AppState {
 pub struct ServerInfo {
     pub url: String,
     pub pid: u32,
+    /// When the server started (seconds since the epoch).
+    #[serde(default)]
+    pub started_at: f64,
 }
 
 pub const SERVER_INFO: &str = "server.json";
-const LOCK_FILE: &str = "server.lock";
+pub const LOCK_FILE: &str = "server.lock";
 
 #[derive(Debug, thiserror::Error)]
 pub enum StartupError {
@@ -57,6 +63,7 @@ pub enum StartupError {
 pub struct Application {
     server: Server,
     engine: Engine,
+    shutdown: tokio::sync::watch::Sender<bool>,
     addr: SocketAddr,
     state_dir: PathBuf,
     _lock: File,
@@ -122,9 +129,12 @@ impl Application {
             deleted = report.deleted.len(),
             "session registry loaded"
         );
+        crate::observe::metrics::install();
+        let (shutdown, shutdown_rx) = tokio::sync::watch::channel(false);
         let state = web::Data::new(AppState {
             engine: engine.clone(),
             ws_frame_limit: config.server.body_limit,
+            shutdown: shutdown_rx,
         });
         let body_limit = config.server.body_limit;
         let listener =
@@ -164,6 +174,10 @@ impl Application {
                 .app_data(state.clone())
                 .app_data(perimeter.clone())
                 .wrap(actix_web::middleware::from_fn(crate::security::guard))
+                // Outermost: refused requests are logged and counted too.
+                .wrap(actix_web::middleware::from_fn(
+                    crate::observe::requests::log_requests,
+                ))
                 .app_data(
                     web::JsonConfig::default()
                         .limit(body_limit)
@@ -173,6 +187,7 @@ impl Application {
                 .app_data(web::PathConfig::default().error_handler(|e, _| error::path_error(e)))
                 .configure(routes::configure)
                 .route("/ws", web::get().to(crate::ws::connect))
+                .route("/metrics", web::get().to(crate::observe::metrics::scrape))
                 .default_service(web::to(not_found))
         })
         .disable_signals()
@@ -187,12 +202,14 @@ impl Application {
         let info = ServerInfo {
             url: format!("http://{addr}"),
             pid: std::process::id(),
+            started_at: openprogram_actors::meta::now(),
         };
         fsio::atomic_write_json(&state_dir.join(SERVER_INFO), &info)?;
         tracing::info!(url = %info.url, state_dir = %state_dir.display(), "openprogram listening");
         Ok(Application {
             server,
             engine,
+            shutdown,
             addr,
             state_dir,
             _lock: lock,
@@ -203,19 +220,40 @@ impl Application {
         self.addr
     }
 
-    /// Serve until SIGINT or SIGTERM, then stop accepting, let in-flight
-    /// requests (and their commits) finish, and clean up.
+    /// Serve until SIGINT or SIGTERM. Then: write index.json first (so a
+    /// supervisor's kill after its grace period loses nothing), send every
+    /// WebSocket client a close frame, stop accepting, let in-flight
+    /// requests (and their commits) finish, write index.json again and
+    /// clean up. A second signal exits at once, after one more flush.
     pub async fn run_until_stopped(self) -> std::io::Result<()> {
         let handle = self.server.handle();
+        let (engine, shutdown) = (self.engine.clone(), self.shutdown);
+        let info_file = self.state_dir.join(SERVER_INFO);
+        let info_file_signal = info_file.clone();
         actix_web::rt::spawn(async move {
             wait_for_signal().await;
-            tracing::info!("shutdown requested: draining in-flight requests");
+            let started = std::time::Instant::now();
+            tracing::info!("shutdown requested: flushing the registry, closing WebSocket clients, draining requests");
+            engine.flush().await;
+            let _ = shutdown.send(true);
+            let (engine2, info_file2) = (engine.clone(), info_file_signal);
+            actix_web::rt::spawn(async move {
+                wait_for_signal().await;
+                tracing::warn!("second signal: exiting now");
+                engine2.flush().await;
+                let _ = std::fs::remove_file(&info_file2);
+                std::process::exit(0);
+            });
             handle.stop(true).await;
+            tracing::info!(
+                elapsed_ms = started.elapsed().as_millis() as u64,
+                "requests drained"
+            );
         });
         let result = self.server.await;
-        // Requests are drained; persist the debounced registry changes.
+        // Requests are drained; persist what they changed.
         self.engine.flush().await;
-        let _ = std::fs::remove_file(self.state_dir.join(SERVER_INFO));
+        let _ = std::fs::remove_file(info_file);
         tracing::info!("openprogram stopped");
         result
     }

@@ -115,7 +115,7 @@ fn replace(path: &Path, bytes: &[u8], sync: Sync) -> io::Result<()> {
             .open(&tmp)?;
         file.write_all(bytes)?;
         if sync != Sync::None {
-            file.sync_all()?;
+            sync_file(&file)?;
         }
         fs::rename(&tmp, path)?;
         if sync == Sync::All {
@@ -165,7 +165,13 @@ pub fn build_dir_atomically<T, E: From<io::Error>>(
 
 /// fsync a directory so that renames and creations inside it are durable.
 pub fn fsync_dir(dir: &Path) -> io::Result<()> {
-    File::open(dir)?.sync_all()
+    sync_file(&File::open(dir)?)
+}
+
+/// fsync one open file (counted in `openprogram_fsyncs_total`).
+pub fn sync_file(file: &File) -> io::Result<()> {
+    metrics::counter!("openprogram_fsyncs_total").increment(1);
+    file.sync_all()
 }
 
 /// Create `dir` (and parents) and fsync it and its parent.

@@ -10,6 +10,7 @@ pub mod ids;
 pub mod limit;
 pub mod locations;
 mod lru;
+pub mod maintenance;
 pub mod manager;
 pub mod meta;
 pub mod node;

@@ -17,6 +17,24 @@ pub enum Status {
 }
 
 impl Status {
+    pub const ALL: [Status; 5] = [
+        Status::Idle,
+        Status::Running,
+        Status::Done,
+        Status::Failed,
+        Status::NeedsInput,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Idle => "idle",
+            Status::Running => "running",
+            Status::Done => "done",
+            Status::Failed => "failed",
+            Status::NeedsInput => "needs_input",
+        }
+    }
+
     pub fn parse(s: &str) -> Option<Status> {
         Some(match s {
             "idle" => Status::Idle,

@@ -1,13 +1,13 @@
 //! HTTP routes, one module per resource.
 
-mod archive;
-mod channels;
-mod health;
-mod messages;
-mod projects;
-mod replay;
-mod sessions;
-mod turns;
+pub mod archive;
+pub mod channels;
+pub mod health;
+pub mod messages;
+pub mod projects;
+pub mod replay;
+pub mod sessions;
+pub mod turns;
 
 use actix_web::web;
 
@@ -17,6 +17,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(
         web::scope("/api")
             .route("/health", web::get().to(health::health))
+            .route("/openapi.json", web::get().to(crate::openapi::openapi_json))
             .route("/sessions", web::post().to(sessions::create))
             .route("/sessions", web::get().to(sessions::list))
             .route("/sessions/archive", web::post().to(archive::archive))

@@ -8,6 +8,7 @@ use crate::error::ApiError;
 use crate::startup::AppState;
 
 /// `GET /api/sessions/{id}/branches`: every branch, which one is current.
+#[utoipa::path(get, path = "/api/sessions/{id}/branches", tag = "history", summary = "Branches (main, retry-*, replay-*)", params(("id" = String, Path, description = "session id")), responses((status = 200, description = "{session_id, branches}", body = serde_json::Value), (status = 400, description = "invalid_id", body = crate::openapi::ErrorBody), (status = 404, description = "unknown_session", body = crate::openapi::ErrorBody), (status = 500, description = "storage_error", body = crate::openapi::ErrorBody)))]
 #[tracing::instrument(name = "branches", skip(state))]
 pub async fn branches(
     state: web::Data<AppState>,
@@ -20,6 +21,7 @@ pub async fn branches(
 
 /// `GET /api/sessions/{id}/history`: one row per commit of every branch,
 /// newest first, with the replay position ("turn k of n").
+#[utoipa::path(get, path = "/api/sessions/{id}/history", tag = "history", summary = "Every commit of every branch, and the position", params(("id" = String, Path, description = "session id")), responses((status = 200, description = "{session_id, branch, position, commits}", body = serde_json::Value), (status = 400, description = "invalid_id", body = crate::openapi::ErrorBody), (status = 404, description = "unknown_session", body = crate::openapi::ErrorBody), (status = 500, description = "storage_error", body = crate::openapi::ErrorBody)))]
 #[tracing::instrument(name = "history", skip(state))]
 pub async fn history(
     state: web::Data<AppState>,
@@ -30,6 +32,7 @@ pub async fn history(
 
 /// `POST /api/sessions/{id}/checkout`: replay to a commit (`commit`), a turn
 /// of the current line (`turn`) or one step (`step`: prev, next, latest).
+#[utoipa::path(post, path = "/api/sessions/{id}/checkout", tag = "history", summary = "Replay to a commit, a turn or a step", params(("id" = String, Path, description = "session id")), request_body(content = serde_json::Value, description = "commit | turn | step"), responses((status = 200, description = "the position and the messages", body = serde_json::Value), (status = 400, description = "invalid_id, invalid_body, invalid_input", body = crate::openapi::ErrorBody), (status = 404, description = "unknown_session, unknown_commit, no_such_turn", body = crate::openapi::ErrorBody), (status = 409, description = "no_turns", body = crate::openapi::ErrorBody), (status = 500, description = "storage_error", body = crate::openapi::ErrorBody)))]
 #[tracing::instrument(name = "checkout", skip(state, body))]
 pub async fn checkout(
     state: web::Data<AppState>,
@@ -41,6 +44,7 @@ pub async fn checkout(
 
 /// `POST /api/sessions/{id}/switch`: move the head to a node (`node_id`) or
 /// to a branch's tip (`branch`); git checks out the branch that holds it.
+#[utoipa::path(post, path = "/api/sessions/{id}/switch", tag = "history", summary = "Move the head to a node or branch", params(("id" = String, Path, description = "session id")), request_body(content = serde_json::Value, description = "node_id | branch"), responses((status = 200, description = "the position and the messages", body = serde_json::Value), (status = 400, description = "invalid_id, invalid_body, invalid_input", body = crate::openapi::ErrorBody), (status = 404, description = "unknown_session, unknown_branch, unknown_node", body = crate::openapi::ErrorBody), (status = 500, description = "storage_error", body = crate::openapi::ErrorBody)))]
 #[tracing::instrument(name = "switch", skip(state, body))]
 pub async fn switch(
     state: web::Data<AppState>,

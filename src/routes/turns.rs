@@ -7,6 +7,7 @@ use crate::startup::AppState;
 /// `POST /api/sessions/{id}/turns`: end the open turn with one git commit
 /// (201). Repeating it for the turn just ended, named by `{"turn": N}` or
 /// by the same `Idempotency-Key` header, answers 200 with the same commit.
+#[utoipa::path(post, path = "/api/sessions/{id}/turns", tag = "messages", summary = "End the open turn: one commit", params(("id" = String, Path, description = "session id")), request_body(content = serde_json::Value, description = "outcome, background, duration_s, tokens, tool_calls, context, context_id, turn"), responses((status = 200, description = "{turn, commit, short_sha, status, project_commit?, project_commit_skipped?}", body = serde_json::Value), (status = 400, description = "invalid_id, invalid_body", body = crate::openapi::ErrorBody), (status = 404, description = "unknown_session", body = crate::openapi::ErrorBody), (status = 409, description = "no_open_turn, wrong_turn, project_path_missing", body = crate::openapi::ErrorBody), (status = 503, description = "commit_pending, unavailable", body = crate::openapi::ErrorBody), (status = 500, description = "storage_error", body = crate::openapi::ErrorBody)))]
 #[tracing::instrument(name = "end_turn", skip(state, body, req))]
 pub async fn end_turn(
     state: web::Data<AppState>,

@@ -58,6 +58,7 @@ impl Call<'_> {
     }
 
     pub fn error(&self, code: &str, message: &str) -> Value {
+        crate::error::count_error(code);
         action_error(Some(self.action), self.session_id.as_deref(), message, code)
     }
 

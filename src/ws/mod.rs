@@ -98,6 +98,15 @@ impl SlowActions {
     }
 }
 
+/// Counts the client out of `openprogram_ws_clients` however it ends.
+struct ClientGone;
+
+impl Drop for ClientGone {
+    fn drop(&mut self) {
+        metrics::gauge!("openprogram_ws_clients").decrement(1.0);
+    }
+}
+
 async fn run(
     mut session: Session,
     mut stream: actix_ws::AggregatedMessageStream,
@@ -107,8 +116,16 @@ async fn run(
     let mut heartbeat = tokio::time::interval(HEARTBEAT);
     let mut last_seen = Instant::now();
     let (slow, mut replies) = SlowActions::new(state.clone());
+    let mut shutdown = state.shutdown.clone();
+    metrics::gauge!("openprogram_ws_clients").increment(1.0);
+    let _gone = ClientGone;
     loop {
         tokio::select! {
+            // The server is stopping: a close frame at once ("going away").
+            _ = shutdown.wait_for(|stopping| *stopping) => {
+                let _ = session.close(Some(actix_ws::CloseCode::Away.into())).await;
+                return;
+            }
             msg = stream.recv() => {
                 last_seen = Instant::now();
                 let frames = match msg {
@@ -145,6 +162,7 @@ async fn run(
                 }
                 Err(RecvError::Lagged(missed)) => {
                     tracing::warn!(missed, "websocket client lagged; resyncing");
+                    metrics::counter!("openprogram_ws_frames_dropped_total").increment(missed);
                     let frame = actions::sessions_list_frame(&state).await;
                     if !send(&mut session, &frame).await { return; }
                 }

@@ -9,6 +9,7 @@ mod fake_llm;
 mod helpers;
 mod hostile;
 mod migration;
+mod operations;
 mod projects;
 mod protocol;
 mod registry;

@@ -47,6 +47,25 @@ impl WsClient {
         }
     }
 
+    /// Whether the server closes the connection (a close frame, or the
+    /// socket ends) within `limit`.
+    pub fn closed_within(&mut self, limit: Duration) -> bool {
+        let deadline = Instant::now() + limit;
+        while Instant::now() < deadline {
+            match self.sock.read() {
+                Ok(Message::Close(_)) => return true,
+                Ok(_) => {}
+                Err(tungstenite::Error::Io(e))
+                    if matches!(
+                        e.kind(),
+                        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                    ) => {}
+                Err(_) => return true,
+            }
+        }
+        false
+    }
+
     /// One frame, or None when none arrived within the read timeout.
     fn read_one(&mut self) -> Option<Value> {
         match self.sock.read() {

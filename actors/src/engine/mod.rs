@@ -68,6 +68,7 @@ pub struct Engine {
     registry: Addr<Registry>,
     projects: Addr<ProjectRegistry>,
     titler: Addr<Titler>,
+    titler_counts: std::sync::Arc<crate::titler::actor::Counts>,
     hub: Hub,
 }
 
@@ -117,8 +118,9 @@ impl Engine {
             config.llm,
             config.title_concurrency,
             manager.clone().recipient(),
-        )
-        .start();
+        );
+        let titler_counts = titler.counts();
+        let titler = titler.start();
         manager.do_send(SetNaming(Naming {
             titler: titler.clone(),
             retitle_at: config.retitle_at,
@@ -132,6 +134,7 @@ impl Engine {
                 registry,
                 projects,
                 titler,
+                titler_counts,
                 hub,
             },
             loaded.report,
@@ -232,6 +235,11 @@ impl Engine {
     /// Subscribe to the change events every client should see.
     pub fn subscribe(&self) -> tokio::sync::broadcast::Receiver<crate::events::Event> {
         self.hub.subscribe()
+    }
+
+    /// The titler's queue and in-flight requests.
+    pub fn titler_stats(&self) -> crate::titler::actor::TitlerStats {
+        self.titler_counts.stats()
     }
 
     pub async fn live_sessions(&self) -> usize {

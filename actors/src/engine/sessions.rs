@@ -112,8 +112,9 @@ impl Engine {
                 },
             )
             .await?;
-        if let (Some(pid), Posted::Appended(o)) = (project_id, &out) {
-            if o.created && o.node.seq == 1 {
+        if let Posted::Appended(o) = &out {
+            metrics::counter!("openprogram_appends_total").increment(1);
+            if let Some(pid) = project_id.filter(|_| o.created && o.node.seq == 1) {
                 self.attach(&pid, id).await;
             }
         }
@@ -141,6 +142,9 @@ impl Engine {
     /// `chat_response` `project_commit_skipped`.
     pub async fn end_turn(&self, id: &str, req: EndTurn) -> Result<TurnOutcome, EngineError> {
         let outcome = self.call(id, EndTurnMsg(req)).await?;
+        if !outcome.repeated {
+            metrics::counter!("openprogram_turns_total").increment(1);
+        }
         if let (Some(skip), false) = (&outcome.project_commit_skipped, outcome.repeated) {
             self.publish_commit_skipped(id, skip).await;
         }

@@ -10,9 +10,14 @@ pub fn init_repo(dir: &Path) -> Result<Repository, git2::Error> {
 }
 
 /// `git init` a session repository: like `init_repo`, without reflogs
-/// (see `disable_reflogs`).
+/// (see `disable_reflogs`) and without the template directory's sample
+/// hooks (64 KiB per session that nothing runs: libgit2 runs no hooks).
 pub fn init_session_repo(dir: &Path) -> Result<Repository, git2::Error> {
-    let repo = init_repo(dir)?;
+    let mut opts = RepositoryInitOptions::new();
+    opts.initial_head("main")
+        .mkdir(false)
+        .external_template(false);
+    let repo = Repository::init_opts(dir, &opts)?;
     disable_reflogs(&repo)?;
     // libgit2 follows the umask; the session's git folder is private.
     crate::fsio::make_dir_private(repo.path())
@@ -39,4 +44,17 @@ pub fn open_repo(dir: &Path) -> Result<Repository, git2::Error> {
         git2::RepositoryOpenFlags::NO_SEARCH,
         std::iter::empty::<&std::ffi::OsStr>(),
     )
+}
+
+/// Remove `hooks/*.sample` from a git directory (older session repos were
+/// made with them).
+pub fn remove_sample_hooks(gitdir: &Path) -> Result<(), git2::Error> {
+    let hooks = gitdir.join("hooks");
+    for e in std::fs::read_dir(&hooks).into_iter().flatten().flatten() {
+        if e.file_name().to_string_lossy().ends_with(".sample") {
+            std::fs::remove_file(e.path())
+                .map_err(|err| git2::Error::from_str(&format!("{}: {err}", e.path().display())))?;
+        }
+    }
+    Ok(())
 }

@@ -95,20 +95,50 @@ pub fn maybe_repack(repo: &Repository) -> Result<bool, GitError> {
         return Ok(false);
     }
     let victims = &all[..merge_upto];
+    let started = std::time::Instant::now();
+    let result = merge(repo, &pack_dir, victims);
+    metrics::counter!("openprogram_maintenance_runs_total").increment(1);
+    metrics::histogram!("openprogram_maintenance_duration_seconds")
+        .record(started.elapsed().as_secs_f64());
+    result
+}
+
+/// Merge every pack into one (`openprogram gc`); false when there was at
+/// most one.
+pub fn repack_all(repo: &Repository) -> Result<bool, GitError> {
+    let pack_dir = repo.path().join("objects/pack");
+    let all = packs(&pack_dir)?;
+    if all.len() < 2 {
+        return Ok(false);
+    }
+    let started = std::time::Instant::now();
+    let result = merge(repo, &pack_dir, &all);
+    metrics::counter!("openprogram_maintenance_runs_total").increment(1);
+    metrics::histogram!("openprogram_maintenance_duration_seconds")
+        .record(started.elapsed().as_secs_f64());
+    result
+}
+
+/// Write one pack of every object in `victims`, then remove them.
+fn merge(
+    repo: &Repository,
+    pack_dir: &std::path::Path,
+    victims: &[Pack],
+) -> Result<bool, GitError> {
     let mut builder = repo.packbuilder()?;
     for p in victims {
         for oid in idx_oids(&p.idx)? {
             builder.insert_object(oid, None)?;
         }
     }
-    builder.write(&pack_dir, 0o444)?;
+    builder.write(pack_dir, 0o444)?;
     for p in victims {
         // The new pack is durable (written with fsync); drop the old ones.
         for ext in ["keep", "rev", "pack", "idx"] {
             let _ = fs::remove_file(p.idx.with_extension(ext));
         }
     }
-    crate::fsio::fsync_dir(&pack_dir)?;
+    crate::fsio::fsync_dir(pack_dir)?;
     Ok(true)
 }
 

@@ -306,6 +306,8 @@ pub struct RegistryStats {
     pub index_writes: u64,
     /// Sessions whose last turn's commit is still pending.
     pub commits_pending: usize,
+    /// Sessions by status (`idle`, `running`, …).
+    pub by_status: std::collections::BTreeMap<String, usize>,
 }
 
 #[derive(Message)]
@@ -320,6 +322,17 @@ impl Handler<Stats> for Registry {
             sessions: self.rows.len(),
             index_writes: self.writer.writes(),
             commits_pending: self.rows.values().filter(|r| r.commit_pending).count(),
+            by_status: {
+                // Every status, zero included, so a gauge falls back to 0.
+                let mut m: std::collections::BTreeMap<String, usize> = crate::meta::Status::ALL
+                    .iter()
+                    .map(|s| (s.as_str().to_string(), 0))
+                    .collect();
+                for r in self.rows.values() {
+                    *m.entry(r.status.as_str().to_string()).or_default() += 1;
+                }
+                m
+            },
         })
     }
 }

@@ -62,7 +62,10 @@ pub struct Loaded {
 /// Every session directory: the scan of `<state>/sessions/*` (names not
 /// starting with '.') merged with `locations.json`, de-duplicated (a
 /// recorded location wins).
-fn session_dirs(sessions_dir: &Path, locations: &Locations) -> io::Result<Vec<(String, PathBuf)>> {
+pub fn session_dirs(
+    sessions_dir: &Path,
+    locations: &Locations,
+) -> io::Result<Vec<(String, PathBuf)>> {
     let mut out: Vec<(String, PathBuf)> = locations
         .iter()
         .map(|(id, dir)| (id.clone(), dir.clone()))
@@ -92,7 +95,7 @@ fn session_dirs(sessions_dir: &Path, locations: &Locations) -> io::Result<Vec<(S
 
 /// Whether `dir` (`<project>/.openprogram/sessions/<id>`) is missing
 /// because its whole project folder is.
-fn project_folder_missing(dir: &Path) -> bool {
+pub fn project_folder_missing(dir: &Path) -> bool {
     dir.ancestors()
         .nth(3)
         .is_some_and(|project| !project.exists())

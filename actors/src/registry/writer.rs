@@ -85,6 +85,7 @@ fn run(path: PathBuf, rx: Receiver<Job>, writes: Arc<AtomicU64>) {
         {
             Ok(()) => {
                 writes.fetch_add(1, Ordering::Relaxed);
+                metrics::counter!("openprogram_registry_writes_total").increment(1);
             }
             Err(e) => {
                 tracing::error!(path = %path.display(), error = %e, "index.json write failed")

@@ -258,7 +258,11 @@ impl SessionCore {
         // The commit carries the turn's own end time, so a commit redone
         // after a crash (or backfilled from an older layout) is the same.
         let at = Some(record.ended_at as i64);
-        let oid = match git::commit_paths(&self.repo, &mut self.index, &refs, &message, at) {
+        let started = std::time::Instant::now();
+        let committed = git::commit_paths(&self.repo, &mut self.index, &refs, &message, at);
+        metrics::histogram!("openprogram_commit_duration_seconds")
+            .record(started.elapsed().as_secs_f64());
+        let oid = match committed {
             Ok(o) => {
                 if o.repacked {
                     self.repo = git::open_repo(&self.dir)?;

@@ -48,6 +48,30 @@ struct Work {
 
 pub struct Titler {
     tx: Option<Sender<Work>>,
+    counts: Arc<Counts>,
+}
+
+/// The titler's load, read without a message (for metrics).
+#[derive(Debug, Default)]
+pub struct Counts {
+    queued: std::sync::atomic::AtomicUsize,
+    in_flight: std::sync::atomic::AtomicUsize,
+}
+
+#[derive(Debug, Clone, Copy, Default, serde::Serialize)]
+pub struct TitlerStats {
+    pub queued: usize,
+    pub in_flight: usize,
+}
+
+impl Counts {
+    pub fn stats(&self) -> TitlerStats {
+        use std::sync::atomic::Ordering::Relaxed;
+        TitlerStats {
+            queued: self.queued.load(Relaxed),
+            in_flight: self.in_flight.load(Relaxed),
+        }
+    }
 }
 
 /// What a worker calls for one title: (conversation, model) → title.
@@ -58,7 +82,10 @@ impl Titler {
     pub fn new(config: LlmConfig, concurrency: usize, deliver: Recipient<ApplyTitle>) -> Titler {
         if !config.enabled() {
             tracing::info!("no LLM configured: sessions get first-message titles only");
-            return Titler { tx: None };
+            return Titler {
+                tx: None,
+                counts: Arc::default(),
+            };
         }
         let client = LlmClient::new(config);
         let ask: Ask = Arc::new(move |input, model| client.title(input, model));
@@ -67,16 +94,37 @@ impl Titler {
 
     fn with_asker(concurrency: usize, deliver: Recipient<ApplyTitle>, ask: Ask) -> Titler {
         let (tx, rx) = crossbeam_channel::bounded::<Work>(10_000);
+        let counts = Arc::new(Counts::default());
         for i in 0..concurrency.max(1) {
             let (rx, ask, deliver) = (rx.clone(), ask.clone(), deliver.clone());
+            let counts = counts.clone();
             let spawned = std::thread::Builder::new()
                 .name(format!("titler-{i}"))
-                .spawn(move || worker(&rx, &ask, &deliver));
+                .spawn(move || worker(&rx, &ask, &deliver, &counts));
             if let Err(e) = spawned {
                 tracing::error!(error = %e, "could not start a titler worker");
             }
         }
-        Titler { tx: Some(tx) }
+        Titler {
+            tx: Some(tx),
+            counts,
+        }
+    }
+
+    /// The queue and in-flight counts, shared with the workers.
+    pub fn counts(&self) -> Arc<Counts> {
+        self.counts.clone()
+    }
+
+    /// Queue `work`; false when the queue is full.
+    fn enqueue(&self, tx: &Sender<Work>, work: Work) -> bool {
+        let sent = tx.try_send(work).is_ok();
+        if sent {
+            self.counts
+                .queued
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
+        sent
     }
 }
 
@@ -90,9 +138,16 @@ fn ask_safely(ask: &Ask, job: &TitleJob) -> Result<String, LlmError> {
         })
 }
 
-fn worker(rx: &Receiver<Work>, ask: &Ask, deliver: &Recipient<ApplyTitle>) {
+fn worker(rx: &Receiver<Work>, ask: &Ask, deliver: &Recipient<ApplyTitle>, counts: &Counts) {
+    use std::sync::atomic::Ordering::Relaxed;
     while let Ok(Work { job, reply }) = rx.recv() {
+        counts.queued.fetch_sub(1, Relaxed);
+        counts.in_flight.fetch_add(1, Relaxed);
         let result = ask_safely(ask, &job);
+        counts.in_flight.fetch_sub(1, Relaxed);
+        if result.is_err() {
+            metrics::counter!("openprogram_titler_failures_total").increment(1);
+        }
         match reply {
             // An explicit request: the caller applies and reports it.
             Some(reply) => {
@@ -123,7 +178,7 @@ impl Handler<TitleJob> for Titler {
 
     fn handle(&mut self, job: TitleJob, _: &mut Context<Self>) {
         if let Some(tx) = &self.tx {
-            if tx.try_send(Work { job, reply: None }).is_err() {
+            if !self.enqueue(tx, Work { job, reply: None }) {
                 tracing::warn!("titler queue full; skipping a title");
             }
         }
@@ -171,13 +226,11 @@ impl Handler<GenerateNow> for Titler {
             return Box::pin(async { Err(TitleError::NotConfigured) });
         };
         let (reply, rx) = tokio::sync::oneshot::channel();
-        if tx
-            .try_send(Work {
-                job: msg.0,
-                reply: Some(reply),
-            })
-            .is_err()
-        {
+        let work = Work {
+            job: msg.0,
+            reply: Some(reply),
+        };
+        if !self.enqueue(tx, work) {
             return Box::pin(async { Err(TitleError::Busy) });
         }
         Box::pin(async move {

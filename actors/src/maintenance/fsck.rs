@@ -1,0 +1,293 @@
+//! `fsck`: every session's git objects and refs (through libgit2), its
+//! recorded turns against its commits, `index.json` against the session
+//! directories, `locations.json` and `projects.json`. Problems are listed
+//! with whether `--repair` can fix them; repair does what a server's
+//! startup does (`SessionCore::load`'s reconcile, the registry's startup
+//! repair) and never deletes a session.
+
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+
+use git2::{ObjectType, Oid, Repository};
+
+use crate::locations::Locations;
+use crate::meta::SessionMeta;
+use crate::registry::startup::{self, project_folder_missing};
+use crate::registry::writer::IndexFile;
+use crate::{fsio, git};
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Fix {
+    /// `--repair` fixes it.
+    Repairable,
+    /// Nothing here can: restore from a backup (or relocate a project).
+    Manual,
+}
+
+#[derive(Debug, Clone)]
+pub struct Problem {
+    /// The session it is about, if any.
+    pub session: Option<String>,
+    pub what: String,
+    pub fix: Fix,
+}
+
+#[derive(Debug, Default)]
+pub struct Report {
+    pub sessions: usize,
+    pub objects: usize,
+    pub problems: Vec<Problem>,
+    /// What `--repair` did.
+    pub repaired: Vec<String>,
+}
+
+impl Report {
+    fn problem(&mut self, session: Option<&str>, what: String, fix: Fix) {
+        self.problems.push(Problem {
+            session: session.map(str::to_owned),
+            what,
+            fix,
+        });
+    }
+}
+
+/// Check `state_dir`; `progress` is called once per session checked.
+pub fn check(state_dir: &Path, mut progress: impl FnMut(&str)) -> std::io::Result<Report> {
+    let mut report = Report::default();
+    let sessions_dir = state_dir.join("sessions");
+    let dirs = super::sessions_of(state_dir)?;
+    report.sessions = dirs.len();
+    for (id, dir) in &dirs {
+        check_session(id, dir, &mut report);
+        progress(id);
+    }
+    check_index(&sessions_dir, &dirs, &mut report);
+    check_locations(&sessions_dir, &mut report);
+    check_projects(state_dir, &mut report);
+    Ok(report)
+}
+
+fn check_session(id: &str, dir: &Path, report: &mut Report) {
+    if !dir.exists() {
+        if project_folder_missing(dir) {
+            report.problem(
+                Some(id),
+                format!(
+                    "its project folder is missing ({}); relocate the project",
+                    dir.display()
+                ),
+                Fix::Manual,
+            );
+        }
+        return;
+    }
+    let repo = match Repository::open(dir) {
+        Ok(r) => r,
+        Err(e) => {
+            report.problem(
+                Some(id),
+                format!("not a readable git repository: {e}"),
+                Fix::Manual,
+            );
+            return;
+        }
+    };
+    let tips = match git::list_branches(&repo) {
+        Ok(t) => t,
+        Err(e) => {
+            report.problem(Some(id), format!("branches unreadable: {e}"), Fix::Manual);
+            return;
+        }
+    };
+    let mut seen = HashSet::new();
+    for tip in &tips {
+        if let Err(what) = walk_commits(&repo, tip.oid, &mut seen) {
+            report.problem(
+                Some(id),
+                format!("branch {}: {what}", tip.name),
+                Fix::Manual,
+            );
+        }
+    }
+    report.objects += seen.len();
+    match SessionMeta::read_lenient(&dir.join("meta.json")) {
+        Ok(meta) => {
+            let committed = tips.iter().map(|t| t.trailers.last_seq).max().unwrap_or(0);
+            if let Some(turn) = meta.last_turn.as_ref().filter(|t| t.last_seq > committed) {
+                report.problem(
+                    Some(id),
+                    format!("turn {} ended but has no commit", turn.number),
+                    Fix::Repairable,
+                );
+            }
+        }
+        Err(e) => report.problem(Some(id), format!("meta.json unreadable: {e}"), Fix::Manual),
+    }
+}
+
+/// Every commit reachable from `start`, its trees and blobs: each must be
+/// there and read back whole.
+fn walk_commits(repo: &Repository, start: Oid, seen: &mut HashSet<Oid>) -> Result<(), String> {
+    let mut walk = repo.revwalk().map_err(|e| e.to_string())?;
+    walk.push(start).map_err(|e| format!("tip {start}: {e}"))?;
+    for oid in walk {
+        let oid = oid.map_err(|e| format!("history unreadable: {e}"))?;
+        if !seen.insert(oid) {
+            continue;
+        }
+        let commit = repo
+            .find_commit(oid)
+            .map_err(|e| format!("commit {oid}: {e}"))?;
+        walk_tree(repo, commit.tree_id(), seen)?;
+    }
+    Ok(())
+}
+
+fn walk_tree(repo: &Repository, tree: Oid, seen: &mut HashSet<Oid>) -> Result<(), String> {
+    if !seen.insert(tree) {
+        return Ok(());
+    }
+    let tree = repo
+        .find_tree(tree)
+        .map_err(|e| format!("missing or damaged tree {tree}: {e}"))?;
+    let odb = repo.odb().map_err(|e| e.to_string())?;
+    for entry in tree.iter() {
+        match entry.kind() {
+            Some(ObjectType::Tree) => walk_tree(repo, entry.id(), seen)?,
+            Some(ObjectType::Blob) if seen.insert(entry.id()) => {
+                odb.read(entry.id()).map_err(|e| {
+                    format!(
+                        "missing or damaged object {} ({}): {e}",
+                        entry.id(),
+                        entry.name().unwrap_or("?")
+                    )
+                })?;
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+fn check_index(sessions_dir: &Path, dirs: &[(String, PathBuf)], report: &mut Report) {
+    let path = sessions_dir.join(startup::INDEX);
+    let index = match fsio::read_json::<IndexFile>(&path) {
+        Ok(i) => i,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            report.problem(None, "index.json is missing".into(), Fix::Repairable);
+            return;
+        }
+        Err(e) => {
+            report.problem(None, format!("index.json unreadable: {e}"), Fix::Repairable);
+            return;
+        }
+    };
+    let on_disk: HashMap<&str, &PathBuf> = dirs.iter().map(|(i, d)| (i.as_str(), d)).collect();
+    let listed: HashSet<&str> = index.sessions.iter().map(|r| r.id.as_str()).collect();
+    for row in &index.sessions {
+        match on_disk.get(row.id.as_str()) {
+            None => report.problem(
+                Some(&row.id),
+                "index.json lists it but its directory is missing".into(),
+                Fix::Repairable,
+            ),
+            Some(dir) if !dir.exists() && !project_folder_missing(dir) => report.problem(
+                Some(&row.id),
+                "index.json lists it but its directory is missing".into(),
+                Fix::Repairable,
+            ),
+            _ => {}
+        }
+    }
+    for (id, dir) in dirs {
+        if dir.join("meta.json").is_file() && !listed.contains(id.as_str()) {
+            report.problem(Some(id), "not listed in index.json".into(), Fix::Repairable);
+        }
+    }
+}
+
+fn check_locations(sessions_dir: &Path, report: &mut Report) {
+    let locations = Locations::load(sessions_dir);
+    for (id, dir) in locations.iter() {
+        if !dir.exists() && !project_folder_missing(dir) {
+            report.problem(
+                Some(id),
+                format!("locations.json points at {}, which is gone", dir.display()),
+                Fix::Repairable,
+            );
+        }
+    }
+}
+
+fn check_projects(state_dir: &Path, report: &mut Report) {
+    let path = state_dir
+        .join("projects")
+        .join(crate::project::registry::FILE);
+    match std::fs::read(&path) {
+        Ok(bytes) => {
+            if let Err(e) = serde_json::from_slice::<serde_json::Value>(&bytes) {
+                report.problem(None, format!("projects.json unreadable: {e}"), Fix::Manual);
+            }
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => report.problem(None, format!("projects.json unreadable: {e}"), Fix::Manual),
+    }
+}
+
+/// Repair what startup would: each session with a repairable problem is
+/// loaded (its crash repair commits an ended turn, restores meta.json, the
+/// index and the work tree), then the registry's startup repair rewrites
+/// index.json and drops dead locations. Nothing is deleted.
+pub fn repair(state_dir: &Path, report: &mut Report) -> std::io::Result<()> {
+    let dirs: HashMap<String, PathBuf> = super::sessions_of(state_dir)?.into_iter().collect();
+    let sessions: HashSet<String> = report
+        .problems
+        .iter()
+        .filter(|p| p.fix == Fix::Repairable)
+        .filter_map(|p| p.session.clone())
+        .collect();
+    for id in &sessions {
+        let Some(dir) = dirs.get(id).filter(|d| d.join("meta.json").is_file()) else {
+            continue;
+        };
+        git::enable_fsync();
+        match crate::session::SessionCore::load(dir) {
+            Ok(_) => report.repaired.push(format!("{id}: loaded and repaired")),
+            Err(e) => report.repaired.push(format!("{id}: could not repair: {e}")),
+        }
+    }
+    let sessions_dir = state_dir.join("sessions");
+    let mut locations = Locations::load(&sessions_dir);
+    // Keep every session (no retention rules): repair only.
+    let policy = crate::registry::Policy {
+        empty_shell_max_age_s: 0.0,
+        archive_ttl_days: 0.0,
+        max_sessions: 0,
+    };
+    let loaded = startup::open(&sessions_dir, &locations, &policy)?;
+    let mut dropped = false;
+    for id in &loaded.report.dropped_locations {
+        dropped |= locations.remove(id);
+        report
+            .repaired
+            .push(format!("{id}: dead locations.json entry dropped"));
+    }
+    if dropped {
+        locations.save_now()?;
+    }
+    // A fresh snapshot, whatever startup thought of the old one.
+    let mut rows: Vec<_> = loaded.rows.into_values().collect();
+    rows.sort_by_key(crate::registry::SessionRow::order_key);
+    fsio::atomic_write_json(
+        &sessions_dir.join(startup::INDEX),
+        &IndexFile {
+            version: 1,
+            written_at: crate::meta::now(),
+            sessions: rows,
+        },
+    )?;
+    report
+        .repaired
+        .push("index.json rewritten from the sessions".into());
+    Ok(())
+}

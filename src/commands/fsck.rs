@@ -1,0 +1,112 @@
+//! `openprogram fsck [--repair]`: check a state directory (see
+//! `openprogram_actors::maintenance::fsck`), print a report, exit 1 on
+//! problems. `--repair` is refused while a server holds the directory.
+
+use std::process::ExitCode;
+
+use openprogram_actors::maintenance::fsck::{self, Fix};
+
+use super::progress::Progress;
+use crate::cli::FsckArgs;
+use crate::config::state_dir_or_default;
+
+pub fn run(args: &FsckArgs) -> ExitCode {
+    let configured = args
+        .dir
+        .state_dir
+        .as_ref()
+        .map(|p| p.display().to_string())
+        .unwrap_or_default();
+    let dir = match state_dir_or_default(&configured) {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("[error] {e}");
+            return ExitCode::from(2);
+        }
+    };
+    if !dir.join("sessions").is_dir() {
+        eprintln!(
+            "[error] {} is not a state directory (no sessions/)",
+            dir.display()
+        );
+        return ExitCode::from(2);
+    }
+    if args.repair && super::status::server_running(&dir) {
+        eprintln!(
+            "[error] a server is running on {}; stop it before `fsck --repair` (a check without --repair is fine)",
+            dir.display()
+        );
+        return ExitCode::from(2);
+    }
+    let total = openprogram_actors::maintenance::sessions_of(&dir)
+        .map(|d| d.len() as u64)
+        .unwrap_or(0);
+    let mut bar = Progress::new("checking sessions", total);
+    let report = fsck::check(&dir, |_| bar.inc());
+    bar.finish();
+    let mut report = match report {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("[error] {}: {e}", dir.display());
+            return ExitCode::from(2);
+        }
+    };
+    println!(
+        "checked {} sessions, {} objects in {}",
+        report.sessions,
+        report.objects,
+        dir.display()
+    );
+    for p in &report.problems {
+        let fix = match p.fix {
+            Fix::Repairable => "repairable",
+            Fix::Manual => "needs you",
+        };
+        match &p.session {
+            Some(s) => println!("  [{fix}] session {s}: {}", p.what),
+            None => println!("  [{fix}] {}", p.what),
+        }
+    }
+    if report.problems.is_empty() {
+        println!("no problems found");
+        return ExitCode::SUCCESS;
+    }
+    if !args.repair {
+        println!(
+            "{} problem(s); `openprogram fsck --repair` fixes the repairable ones",
+            report.problems.len()
+        );
+        return ExitCode::from(1);
+    }
+    if let Err(e) = fsck::repair(&dir, &mut report) {
+        eprintln!("[error] repair failed: {e}");
+        return ExitCode::from(1);
+    }
+    for line in &report.repaired {
+        println!("  repaired: {line}");
+    }
+    // Check again: what is left.
+    match fsck::check(&dir, |_| {}) {
+        Ok(after) if after.problems.is_empty() => {
+            println!("repaired; no problems left");
+            ExitCode::SUCCESS
+        }
+        Ok(after) => {
+            for p in &after.problems {
+                println!(
+                    "  still: {}{}",
+                    p.session
+                        .as_deref()
+                        .map(|s| format!("session {s}: "))
+                        .unwrap_or_default(),
+                    p.what
+                );
+            }
+            ExitCode::from(1)
+        }
+        Err(e) => {
+            eprintln!("[error] {e}");
+            ExitCode::from(1)
+        }
+    }
+}

@@ -1,0 +1,68 @@
+//! The OpenAPI 3 document of the HTTP API, generated from the route
+//! handlers' `#[utoipa::path]` attributes, served at `/api/openapi.json`.
+
+use actix_web::HttpResponse;
+use serde::Serialize;
+use utoipa::{OpenApi, ToSchema};
+
+/// Every error answer: a message and a machine code (docs/API.md lists
+/// the codes).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ErrorBody {
+    /// A human-readable message.
+    pub error: String,
+    /// The machine code, e.g. `unknown_session`.
+    pub code: String,
+}
+
+#[derive(OpenApi)]
+#[openapi(
+    info(
+        title = "openprogram-memory",
+        description = "Entity memory for AI agents, kept in git: sessions, turns, branches, projects. The WebSocket protocol at /ws is described in docs/API.md."
+    ),
+    paths(
+        crate::routes::health::health,
+        crate::routes::sessions::create,
+        crate::routes::sessions::list,
+        crate::routes::archive::archive,
+        crate::routes::archive::unarchive,
+        crate::routes::sessions::import,
+        crate::routes::sessions::get,
+        crate::routes::sessions::update,
+        crate::routes::sessions::delete,
+        crate::routes::sessions::nodes,
+        crate::routes::sessions::commits,
+        crate::routes::messages::append,
+        crate::routes::messages::list,
+        crate::routes::messages::update,
+        crate::routes::turns::end_turn,
+        crate::routes::sessions::export,
+        crate::routes::sessions::fork,
+        crate::routes::replay::branches,
+        crate::routes::replay::history,
+        crate::routes::replay::checkout,
+        crate::routes::replay::switch,
+        crate::routes::sessions::regenerate_title,
+        crate::routes::projects::bind_session,
+        crate::routes::sessions::add_working_dir,
+        crate::routes::sessions::remove_working_dir,
+        crate::routes::channels::post,
+        crate::routes::projects::list,
+        crate::routes::projects::create,
+        crate::routes::projects::get,
+        crate::routes::projects::unbind,
+        crate::routes::projects::commits,
+        crate::routes::projects::relocate,
+        crate::observe::metrics::scrape,
+        openapi_json,
+    ),
+    components(schemas(ErrorBody))
+)]
+pub struct ApiDoc;
+
+/// `GET /api/openapi.json`.
+#[utoipa::path(get, path = "/api/openapi.json", tag = "operations", summary = "This document", responses((status = 200, description = "the OpenAPI 3 document", body = serde_json::Value)))]
+pub async fn openapi_json() -> HttpResponse {
+    HttpResponse::Ok().json(ApiDoc::openapi())
+}
