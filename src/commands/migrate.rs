@@ -4,7 +4,7 @@
 //! and projects of another state directory over first (ids kept).
 
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::ExitCode;
 
 use openprogram_actors::locations::Locations;
@@ -58,48 +58,48 @@ fn migrate(args: &MigrateArgs) -> Result<(), String> {
     if let Some(from) = &args.from {
         bring_over(from, &state, args.dry_run)?;
     }
-    let locations = Locations::load(&sessions);
-    let mut dirs: Vec<(String, PathBuf)> = locations
-        .iter()
-        .map(|(id, d)| (id.clone(), d.clone()))
-        .collect();
-    for e in fs::read_dir(&sessions).into_iter().flatten().flatten() {
-        let name = e.file_name().to_string_lossy().into_owned();
-        if !name.starts_with('.') && e.path().is_dir() && locations.get(&name).is_none() {
-            dirs.push((name, e.path()));
-        }
-    }
+    let mut dirs = if sessions.is_dir() {
+        openprogram_actors::maintenance::sessions_of(&state).map_err(|e| e.to_string())?
+    } else {
+        Vec::new()
+    };
     dirs.sort();
     let (mut done, mut turns, mut nodes, mut failed) = (0, 0, 0, 0);
+    let mut bar = super::progress::Progress::new("migrating", dirs.len() as u64);
     for (id, dir) in &dirs {
+        bar.inc();
         let pending = legacy::pending_files(dir);
         if pending == 0 && !legacy::needs_migration(dir) {
             continue;
         }
         if args.dry_run {
-            println!(
+            bar.println(&format!(
                 "would migrate {id}: {pending} node files ({})",
                 dir.display()
-            );
+            ));
             done += 1;
             continue;
         }
         match legacy::migrate(dir) {
             Ok(m) => {
-                println!("migrated {id}: {} nodes, {} turns", m.nodes, m.turns);
+                bar.println(&format!(
+                    "migrated {id}: {} nodes, {} turns",
+                    m.nodes, m.turns
+                ));
                 for (file, why) in &m.skipped {
-                    println!("  skipped {}: {why}", file.display());
+                    bar.println(&format!("  skipped {}: {why}", file.display()));
                 }
                 done += 1;
                 turns += m.turns;
                 nodes += m.nodes;
             }
             Err(e) => {
-                println!("failed {id}: {e} (left as it was)");
+                bar.println(&format!("failed {id}: {e} (left as it was)"));
                 failed += 1;
             }
         }
     }
+    bar.finish();
     let verb = if args.dry_run {
         "would migrate"
     } else {

@@ -50,6 +50,14 @@ impl Progress {
         }
     }
 
+    /// A line of output above the bar (on stdout without one).
+    pub fn println(&self, line: &str) {
+        match &self.bar {
+            Some(bar) => bar.println(line),
+            None => println!("{line}"),
+        }
+    }
+
     pub fn finish(self) {
         if let Some(bar) = self.bar {
             bar.finish_and_clear();

@@ -83,6 +83,7 @@ fn print_list(page: &Value) {
         println!("No sessions.");
         return;
     }
+    println!("ID\tSTATUS\tUPDATED (UTC)\tFLAGS\tTITLE");
     for r in rows {
         let title = r["title"]
             .as_str()
@@ -100,12 +101,44 @@ fn print_list(page: &Value) {
             flags.push("unread");
         }
         println!(
-            "{}\t{}\t{}\t{}",
+            "{}\t{}\t{}\t{}\t{}",
             r["id"].as_str().unwrap_or(""),
             r["status"].as_str().unwrap_or(""),
+            utc_minute(r["updated_at"].as_f64().unwrap_or(0.0)),
             flags.join(","),
             title
         );
+    }
+}
+
+/// `YYYY-MM-DD HH:MM` (UTC) of seconds since the epoch.
+pub fn utc_minute(secs: f64) -> String {
+    let secs = secs.max(0.0) as i64;
+    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02} {:02}:{:02}",
+        rem / 3600,
+        (rem % 3600) / 60
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn utc_minutes() {
+        assert_eq!(super::utc_minute(0.0), "1970-01-01 00:00");
+        assert_eq!(super::utc_minute(1_796_131_260.0), "2026-12-01 13:21");
+        assert_eq!(super::utc_minute(951_782_400.0), "2000-02-29 00:00");
     }
 }
 

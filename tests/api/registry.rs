@@ -406,12 +406,26 @@ fn cli_manages_sessions_of_the_running_server() {
     );
     let (code, out, _) = cli(&s, &["sessions", "list"]);
     assert_eq!(code, 0);
-    let listed: Vec<&str> = out.lines().map(|l| l.split('\t').next().unwrap()).collect();
+    let mut lines = out.lines();
+    assert_eq!(
+        lines.next(),
+        Some("ID\tSTATUS\tUPDATED (UTC)\tFLAGS\tTITLE"),
+        "a header"
+    );
+    let listed: Vec<&str> = lines.map(|l| l.split('\t').next().unwrap()).collect();
     assert_eq!(listed, vec!["c", "b"]);
+    let updated = out.lines().nth(1).unwrap().split('\t').nth(2).unwrap();
+    assert!(
+        updated.len() == 16 && updated.starts_with("20"),
+        "an updated-at column: {updated}"
+    );
     let (_, out, _) = cli(&s, &["sessions", "list", "--archived"]);
-    assert!(out.starts_with("a\t") && out.contains("archived"), "{out}");
+    assert!(
+        out.lines().nth(1).unwrap().starts_with("a\t") && out.contains("archived"),
+        "{out}"
+    );
     let (_, out, _) = cli(&s, &["sessions", "list", "--all"]);
-    assert_eq!(out.lines().count(), 3);
+    assert_eq!(out.lines().count(), 4);
     assert_eq!(
         cli(&s, &["sessions", "unarchive", "a"]),
         (0, "Unarchived session a\n".into(), String::new())
@@ -437,7 +451,7 @@ fn cli_manages_sessions_of_the_running_server() {
     assert_eq!(cli(&s, &["sessions", "show", "b"]).0, 1);
     // --url works too.
     let (code, out, _) = cli(&s, &["sessions", "list", "--url", &s.url.clone()]);
-    assert_eq!((code, out.lines().count()), (0, 2));
+    assert_eq!((code, out.lines().count()), (0, 3), "a header and two rows");
     // No server running: a clear message and exit 1.
     assert_eq!(s.terminate(), Some(0));
     let (code, _, err) = cli(&s, &["sessions", "list"]);

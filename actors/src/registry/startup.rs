@@ -181,11 +181,22 @@ pub fn open(sessions_dir: &Path, locations: &Locations, policy: &Policy) -> io::
                 tracing::warn!(error = %e, "index.json unreadable; rebuilding it from the sessions");
             }
             report.rebuilt = true;
-            for (id, dir) in &dirs {
+            let started = std::time::Instant::now();
+            let mut last_log = started;
+            for (i, (id, dir)) in dirs.iter().enumerate() {
                 if let Some(row) = row_of(dir) {
                     rows.insert(id.clone(), row);
                 }
+                if last_log.elapsed() >= std::time::Duration::from_secs(3) {
+                    tracing::info!(done = i + 1, of = dirs.len(), "rebuilding the session list");
+                    last_log = std::time::Instant::now();
+                }
             }
+            tracing::info!(
+                sessions = rows.len(),
+                elapsed_ms = started.elapsed().as_millis() as u64,
+                "session list rebuilt from the session directories"
+            );
         }
     }
 
