@@ -132,6 +132,11 @@ pub fn utc_minute(secs: f64) -> String {
     )
 }
 
+fn fail(message: &str) -> ExitCode {
+    eprintln!("[error] {message}");
+    ExitCode::FAILURE
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
@@ -140,9 +145,4 @@ mod tests {
         assert_eq!(super::utc_minute(1_796_131_260.0), "2026-12-01 13:21");
         assert_eq!(super::utc_minute(951_782_400.0), "2000-02-29 00:00");
     }
-}
-
-fn fail(message: &str) -> ExitCode {
-    eprintln!("[error] {message}");
-    ExitCode::FAILURE
 }
