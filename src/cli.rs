@@ -50,11 +50,32 @@ pub enum Command {
     /// Is a server running for this state directory: its address, pid,
     /// uptime, sessions and live actors.
     Status(StateDirArg),
+    /// Search every session, branch and turn ("words", "a phrase",
+    /// prefix*, AND / OR / NOT), or rebuild the search index.
+    Search(SearchArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     Completions {
         #[arg(value_enum)]
         shell: clap_complete::Shell,
     },
+}
+
+#[derive(Debug, clap::Args)]
+pub struct SearchArgs {
+    #[command(flatten)]
+    pub target: ServerTarget,
+    /// The query.
+    #[arg(required_unless_present = "reindex")]
+    pub query: Option<String>,
+    /// Rebuild the index from the session repositories (through the
+    /// running server, or directly on a stopped server's state directory).
+    #[arg(long)]
+    pub reindex: bool,
+    /// One line per session instead of per message.
+    #[arg(long)]
+    pub sessions: bool,
+    #[arg(long, default_value_t = 20)]
+    pub limit: usize,
 }
 
 #[derive(Debug, Clone, clap::Args)]

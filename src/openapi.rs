@@ -54,6 +54,8 @@ pub struct ErrorBody {
         crate::routes::projects::unbind,
         crate::routes::projects::commits,
         crate::routes::projects::relocate,
+        crate::routes::search::search,
+        crate::routes::search::reindex,
         crate::observe::metrics::scrape,
         openapi_json,
     ),

@@ -40,6 +40,8 @@ pub enum EngineError {
     Project(#[from] ProjectError),
     #[error(transparent)]
     Title(#[from] TitleError),
+    #[error(transparent)]
+    Search(#[from] crate::search::SearchError),
     /// An actor's mailbox is closed (the engine is stopping).
     #[error("the engine is unavailable, retry")]
     Unavailable,
@@ -63,6 +65,7 @@ impl EngineError {
             EngineError::Session(e) => e.kind(),
             EngineError::Project(e) => e.kind(),
             EngineError::Title(e) => e.kind(),
+            EngineError::Search(e) => e.kind(),
             EngineError::Unavailable => ErrorKind::Unavailable,
         }
     }
@@ -73,6 +76,7 @@ impl EngineError {
             EngineError::Session(e) => e.code(),
             EngineError::Project(e) => e.code(),
             EngineError::Title(e) => e.code(),
+            EngineError::Search(e) => e.code(),
             EngineError::Unavailable => "unavailable",
         }
     }

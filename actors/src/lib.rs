@@ -17,6 +17,7 @@ pub mod node;
 pub mod paths;
 pub mod project;
 pub mod registry;
+pub mod search;
 pub mod session;
 pub mod titler;
 

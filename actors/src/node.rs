@@ -14,6 +14,16 @@ pub enum Role {
 }
 
 impl Role {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::User => "user",
+            Role::Assistant => "assistant",
+            Role::Tool => "tool",
+            Role::System => "system",
+            Role::Code => "code",
+        }
+    }
+
     /// The letter used in history file names.
     pub fn letter(self) -> char {
         match self {

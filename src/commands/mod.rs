@@ -8,6 +8,7 @@ pub mod gc;
 pub mod migrate;
 pub mod progress;
 pub mod projects;
+pub mod search;
 pub mod serve;
 pub mod sessions;
 pub mod status;
@@ -28,6 +29,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Fsck(args) => fsck::run(&args),
         Command::Gc(args) => gc::run(&args),
         Command::Status(args) => status::run(&args),
+        Command::Search(args) => search::run(&args),
         Command::Completions { shell } => {
             use clap::CommandFactory;
             let mut cmd = Cli::command();

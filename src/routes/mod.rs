@@ -6,6 +6,7 @@ pub mod health;
 pub mod messages;
 pub mod projects;
 pub mod replay;
+pub mod search;
 pub mod sessions;
 pub mod turns;
 
@@ -61,6 +62,8 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
                 "/channels/{channel}/messages",
                 web::post().to(channels::post),
             )
+            .route("/search", web::get().to(search::search))
+            .route("/search/reindex", web::post().to(search::reindex))
             .route("/projects", web::get().to(projects::list))
             .route("/projects", web::post().to(projects::create))
             .route("/projects/{id}", web::get().to(projects::get))

@@ -123,8 +123,26 @@ async fn dispatch(c: &Call<'_>, v: Value) -> Result<Frames, Value> {
             "projects are not removed from the web client; a project's folder, repository and sessions stay (DELETE /api/projects/{id} unregisters it)",
         )),
         "chat" => chat(c, v).await,
+        "search_sessions" => search(c, v).await,
         other => Err(c.error("unknown_action", &format!("unknown action '{other}'"))),
     }
+}
+
+/// `search_sessions {q, project_id?, role?, archived?, since?, until?,
+/// limit?, offset?, group?}` → `search_results {q, total, hits | sessions}`:
+/// the fields and answer of `GET /api/search`.
+async fn search(c: &Call<'_>, v: Value) -> Result<Frames, Value> {
+    let params: crate::routes::search::SearchParams = c.parse(v)?;
+    let q = params.q.clone();
+    let query = params
+        .into_query()
+        .map_err(|e| c.error(e.code, &e.message))?;
+    let found = c.engine().search(query).await.map_err(|e| c.fail(e))?;
+    let mut data = serde_json::to_value(found).unwrap_or_default();
+    if let Some(obj) = data.as_object_mut() {
+        obj.insert("q".into(), q.into());
+    }
+    Ok(vec![frame("search_results", data)])
 }
 
 #[derive(Deserialize)]

@@ -13,6 +13,7 @@ mod operations;
 mod projects;
 mod protocol;
 mod registry;
+mod search;
 mod security;
 mod titles;
 mod ws;

@@ -8,10 +8,12 @@
 //! relocation) and `transfer` (fork, import, export) hold the rest.
 
 mod projects;
+mod search;
 mod sessions;
 mod transfer;
 
 pub use projects::Relocation;
+pub use search::{SearchQuery, SearchResult, SessionHits};
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -69,6 +71,7 @@ pub struct Engine {
     projects: Addr<ProjectRegistry>,
     titler: Addr<Titler>,
     titler_counts: std::sync::Arc<crate::titler::actor::Counts>,
+    search: Addr<crate::search::Search>,
     hub: Hub,
 }
 
@@ -89,8 +92,20 @@ impl Engine {
         let hub = Hub::new();
         let paths = PathPolicy::new(&state_dir, config.allowed_roots.clone());
         let writer = Writer::spawn(config.sessions_dir.join(startup::INDEX))?;
+        let for_search: Vec<(String, PathBuf, String)> = loaded
+            .rows
+            .values()
+            .filter_map(|r| {
+                let dir = loaded.dirs.get(&r.id)?.clone();
+                Some((r.id.clone(), dir, r.search_title()))
+            })
+            .collect();
+        let search = crate::search::Search::open(&state_dir, for_search)
+            .map_err(|e| std::io::Error::other(format!("search index: {e}")))?
+            .start();
         let registry = Registry::new(loaded.rows.into_values(), writer, config.index_debounce)
             .with_hub(hub.clone())
+            .with_search(search.clone().recipient())
             .start();
         let projects =
             ProjectRegistry::new(projects_state::State::load(&state_dir, paths.clone())?)
@@ -135,6 +150,7 @@ impl Engine {
                 projects,
                 titler,
                 titler_counts,
+                search,
                 hub,
             },
             loaded.report,

@@ -25,6 +25,7 @@ pub struct Registry {
     debounce: Duration,
     pending: Option<SpawnHandle>,
     names: Arc<ProjectNames>,
+    search: Option<Recipient<crate::search::Touched>>,
 }
 
 impl Registry {
@@ -41,11 +42,18 @@ impl Registry {
             debounce,
             pending: None,
             names: Arc::default(),
+            search: None,
         };
         for row in rows {
             reg.put(row);
         }
         reg
+    }
+
+    /// Tell the search index about every change from now on.
+    pub fn with_search(mut self, search: Recipient<crate::search::Touched>) -> Registry {
+        self.search = Some(search);
+        self
     }
 
     /// Publish changes to `hub` from now on.
@@ -161,6 +169,16 @@ impl Handler<SessionChanged> for Registry {
     fn handle(&mut self, msg: SessionChanged, ctx: &mut Context<Self>) {
         let id = msg.meta.id.clone();
         let old = self.rows.get(&id).cloned();
+        // Appends wait for their turn's commit: the index reads commits.
+        if let (Some(search), false) = (&self.search, msg.kind == ChangeKind::Appended) {
+            let row = SessionRow::from_meta(&msg.meta, None, msg.first_preview.clone());
+            search.do_send(crate::search::Touched {
+                id: id.clone(),
+                dir: msg.dir.clone(),
+                title: row.search_title(),
+                deleted: msg.kind == ChangeKind::Deleted,
+            });
+        }
         match msg.kind {
             ChangeKind::Deleted => {
                 if self.remove(&id) {

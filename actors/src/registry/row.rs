@@ -62,6 +62,22 @@ impl SessionRow {
         }
     }
 
+    /// The title search indexes: a real one only. A placeholder, or a title
+    /// cut from the first message (as every session first gets), is that
+    /// message, indexed anyway.
+    pub fn search_title(&self) -> String {
+        let t = self.title.trim().trim_end_matches('…').trim_end();
+        let from_first = self
+            .first_preview
+            .as_deref()
+            .is_some_and(|p| !t.is_empty() && p.trim().starts_with(t));
+        if from_first || self.has_placeholder_title() {
+            String::new()
+        } else {
+            self.title.clone()
+        }
+    }
+
     /// Whether the stored title is a placeholder ("", "New conversation",
     /// "Untitled") that the list replaces.
     pub fn has_placeholder_title(&self) -> bool {

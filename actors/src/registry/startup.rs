@@ -57,6 +57,8 @@ pub struct Report {
 pub struct Loaded {
     pub rows: HashMap<String, SessionRow>,
     pub report: Report,
+    /// Where each listed session lives.
+    pub dirs: HashMap<String, PathBuf>,
 }
 
 /// Every session directory: the scan of `<state>/sessions/*` (names not
@@ -292,7 +294,11 @@ pub fn open(sessions_dir: &Path, locations: &Locations, policy: &Policy) -> io::
             },
         )?;
     }
-    Ok(Loaded { rows, report })
+    let dirs = rows
+        .keys()
+        .filter_map(|id| dir_of.get(id).map(|d| (id.clone(), d.clone())))
+        .collect();
+    Ok(Loaded { rows, report, dirs })
 }
 
 /// The one-time backfill of sessions in an older layout, with progress in

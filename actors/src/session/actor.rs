@@ -36,6 +36,8 @@ pub struct Naming {
 #[rtype(result = "()")]
 pub struct SessionChanged {
     pub meta: SessionMeta,
+    /// The session's directory (its repository).
+    pub dir: std::path::PathBuf,
     /// Preview from the latest user message.
     pub preview: Option<String>,
     /// First 80 characters of the first user message.
@@ -202,6 +204,7 @@ impl SessionActor {
         meta.commit_pending = core.commit_is_pending();
         events.do_send(SessionChanged {
             meta,
+            dir: core.dir.clone(),
             preview: core
                 .last_user_text()
                 .as_deref()

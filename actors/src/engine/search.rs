@@ -1,0 +1,165 @@
+//! Search through the engine: the filters that live in the registry
+//! (project, archived) become the set of sessions to look in, the hits get
+//! their session's title, and `group = session` folds them per session.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+use serde::Serialize;
+
+use crate::error::EngineError;
+use crate::registry::ListQuery;
+use crate::search::{Flush, Hit, Query, Reindex, Request, SearchError};
+
+use super::Engine;
+
+/// A search as a client asks it.
+#[derive(Debug, Clone, Default)]
+pub struct SearchQuery {
+    pub q: String,
+    pub project_id: Option<String>,
+    pub role: Option<String>,
+    /// `Some(true)`: only archived sessions; `Some(false)`: only active.
+    pub archived: Option<bool>,
+    pub since: Option<f64>,
+    pub until: Option<f64>,
+    pub limit: usize,
+    pub offset: usize,
+    /// One row per session (its best hits) instead of one per message.
+    pub group_by_session: bool,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct SessionHits {
+    pub session_id: String,
+    pub title: String,
+    pub score: f32,
+    pub hits: Vec<Hit>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(untagged)]
+pub enum SearchResult {
+    Messages {
+        total: usize,
+        hits: Vec<Hit>,
+    },
+    Sessions {
+        total: usize,
+        sessions: Vec<SessionHits>,
+    },
+}
+
+/// Hits looked at per session row when grouping.
+const GROUP_DEPTH: usize = 20;
+
+impl Engine {
+    pub async fn search(&self, q: SearchQuery) -> Result<SearchResult, EngineError> {
+        let sessions = if q.project_id.is_some() || q.archived.is_some() {
+            let mut query = ListQuery::everything(q.project_id.clone());
+            query.archived = q.archived;
+            query.include_archived = q.archived.is_none();
+            let page = self.list(query).await?;
+            Some(page.sessions.into_iter().map(|r| r.id).collect())
+        } else {
+            None
+        };
+        let (limit, offset) = if q.group_by_session {
+            ((q.offset + q.limit) * GROUP_DEPTH, 0)
+        } else {
+            (q.limit, q.offset)
+        };
+        let found = self
+            .search
+            .send(Query(Request {
+                q: q.q.clone(),
+                role: q.role.clone(),
+                since: q.since,
+                until: q.until,
+                limit: limit.min(100_000),
+                offset,
+                sessions,
+            }))
+            .await
+            .map_err(|_| EngineError::Search(SearchError::Unavailable))??;
+        let titles = self.titles().await?;
+        let mut hits = found.hits;
+        for h in &mut hits {
+            h.title = titles.get(&h.session_id).cloned().unwrap_or_default();
+        }
+        if !q.group_by_session {
+            return Ok(SearchResult::Messages {
+                total: found.total,
+                hits,
+            });
+        }
+        let mut order: Vec<String> = Vec::new();
+        let mut by: HashMap<String, SessionHits> = HashMap::new();
+        for h in hits {
+            let entry = by.entry(h.session_id.clone()).or_insert_with(|| {
+                order.push(h.session_id.clone());
+                SessionHits {
+                    session_id: h.session_id.clone(),
+                    title: h.title.clone(),
+                    score: h.score,
+                    hits: Vec::new(),
+                }
+            });
+            if entry.hits.len() < 3 {
+                entry.hits.push(h);
+            }
+        }
+        let total = order.len();
+        let sessions = order
+            .into_iter()
+            .skip(q.offset)
+            .take(q.limit)
+            .filter_map(|id| by.remove(&id))
+            .collect();
+        Ok(SearchResult::Sessions { total, sessions })
+    }
+
+    /// The display title of every session, from memory.
+    async fn titles(&self) -> Result<HashMap<String, String>, EngineError> {
+        let page = self.list(ListQuery::everything(None)).await?;
+        Ok(page
+            .sessions
+            .iter()
+            .map(|r| (r.id.clone(), r.display_title()))
+            .collect())
+    }
+
+    /// Drop the search index's content and index every session again from
+    /// its repository (in the background).
+    pub async fn reindex(&self) -> Result<usize, EngineError> {
+        let page = self.list(ListQuery::everything(None)).await?;
+        let dirs: HashMap<String, PathBuf> = self.session_dirs().await?;
+        let all: Vec<(String, PathBuf, String)> = page
+            .sessions
+            .into_iter()
+            .filter_map(|r| Some((r.id.clone(), dirs.get(&r.id)?.clone(), r.search_title())))
+            .collect();
+        let n = all.len();
+        self.search.do_send(Reindex(all));
+        Ok(n)
+    }
+
+    /// Wait until every change made so far is searchable.
+    pub async fn search_flush(&self) {
+        let _ = self.search.send(Flush).await;
+    }
+
+    /// Every session's directory (the recorded locations, else
+    /// `<sessions>/<id>`).
+    async fn session_dirs(&self) -> Result<HashMap<String, PathBuf>, EngineError> {
+        let sessions_dir = self.sessions_dir.clone();
+        tokio::task::spawn_blocking(move || {
+            let locations = crate::locations::Locations::load(&sessions_dir);
+            crate::registry::startup::session_dirs(&sessions_dir, &locations)
+                .map(|v| v.into_iter().collect())
+        })
+        .await
+        .map_err(|_| EngineError::Unavailable)?
+        .map_err(EngineError::from)
+    }
+}

@@ -1,0 +1,138 @@
+//! `openprogram search "query"` and `openprogram search --reindex`.
+
+use std::process::ExitCode;
+
+use serde_json::Value;
+
+use super::client::{Client, ClientError};
+use crate::cli::SearchArgs;
+use crate::config::state_dir_or_default;
+
+pub fn run(args: &SearchArgs) -> ExitCode {
+    let configured = args
+        .target
+        .state_dir
+        .as_ref()
+        .map(|p| p.display().to_string())
+        .unwrap_or_default();
+    let dir = state_dir_or_default(&configured).ok();
+    let running =
+        args.target.url.is_some() || dir.as_deref().is_some_and(super::status::server_running);
+    if args.reindex {
+        if running {
+            return match Client::connect(&args.target)
+                .and_then(|c| c.call("POST", "/api/search/reindex", None))
+            {
+                Ok(v) => {
+                    println!("reindexing {} sessions in the background", v["sessions"]);
+                    ExitCode::SUCCESS
+                }
+                Err(e) => fail(&e),
+            };
+        }
+        let Some(dir) = dir else {
+            eprintln!("[error] no state directory: pass --state-dir");
+            return ExitCode::from(2);
+        };
+        crate::telemetry::init(Default::default());
+        return match openprogram_actors::search::Search::rebuild_offline(&dir) {
+            Ok(n) => {
+                println!("reindexed {n} sessions in {}", dir.display());
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("[error] {e}");
+                ExitCode::FAILURE
+            }
+        };
+    }
+    let query = args.query.clone().unwrap_or_default();
+    let client = match Client::connect(&args.target) {
+        Ok(c) => c,
+        Err(e) => return fail(&e),
+    };
+    let mut path = format!(
+        "/api/search?q={}&limit={}",
+        encode(&query),
+        args.limit.clamp(1, 1000)
+    );
+    if args.sessions {
+        path.push_str("&group=session");
+    }
+    match client.call("GET", &path, None) {
+        Ok(found) => {
+            print_found(&found);
+            ExitCode::SUCCESS
+        }
+        Err(e) => fail(&e),
+    }
+}
+
+fn print_found(found: &Value) {
+    let plain = |html: &str| {
+        html.replace("<b>", "\u{1b}[1m")
+            .replace("</b>", "\u{1b}[0m")
+            .replace("&lt;", "<")
+            .replace("&gt;", ">")
+            .replace("&quot;", "\"")
+            .replace("&#x27;", "'")
+            .replace("&amp;", "&")
+    };
+    let bold = std::io::IsTerminal::is_terminal(&std::io::stdout());
+    let show = |html: &str| {
+        let s = plain(html);
+        if bold {
+            s
+        } else {
+            s.replace("\u{1b}[1m", "").replace("\u{1b}[0m", "")
+        }
+    };
+    if let Some(sessions) = found["sessions"].as_array() {
+        println!("{} sessions", found["total"]);
+        for s in sessions {
+            println!(
+                "{}  {}",
+                s["session_id"].as_str().unwrap_or(""),
+                s["title"].as_str().unwrap_or("")
+            );
+            for h in s["hits"].as_array().into_iter().flatten() {
+                println!("    {}", show(h["snippet"].as_str().unwrap_or("")));
+            }
+        }
+        return;
+    }
+    let hits = found["hits"].as_array().cloned().unwrap_or_default();
+    println!("{} hits", found["total"]);
+    for h in hits {
+        let place = match (h["branch"].as_str(), h["turn"].as_u64()) {
+            (Some(b), Some(t)) => format!("{b} turn {t}"),
+            _ => h["role"].as_str().unwrap_or("").to_string(),
+        };
+        println!(
+            "{}  [{}] {}  {}",
+            h["session_id"].as_str().unwrap_or(""),
+            place,
+            h["role"].as_str().unwrap_or(""),
+            show(h["snippet"].as_str().unwrap_or(""))
+        );
+    }
+}
+
+/// Percent-encode a query parameter value.
+fn encode(s: &str) -> String {
+    let mut out = String::new();
+    for b in s.bytes() {
+        match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                out.push(b as char)
+            }
+            _ => out.push_str(&format!("%{b:02X}")),
+        }
+    }
+    out
+}
+
+fn fail(e: &ClientError) -> ExitCode {
+    eprintln!("[error] {e}");
+    ExitCode::FAILURE
+}

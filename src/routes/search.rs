@@ -1,0 +1,125 @@
+//! `GET /api/search`: full-text search over every session, branch and turn;
+//! `POST /api/search/reindex`: rebuild the index from the repositories.
+
+use actix_web::{web, HttpResponse};
+use openprogram_actors::engine::SearchQuery;
+use openprogram_actors::limit::Limit;
+use serde::Deserialize;
+
+use crate::error::ApiError;
+use crate::startup::AppState;
+
+/// The fields of a search, from a query string or a WebSocket frame.
+#[derive(Debug, Deserialize)]
+pub struct SearchParams {
+    pub q: String,
+    #[serde(default)]
+    pub project_id: Option<String>,
+    #[serde(default)]
+    pub role: Option<String>,
+    #[serde(default)]
+    pub archived: Option<bool>,
+    #[serde(default)]
+    pub since: Option<f64>,
+    #[serde(default)]
+    pub until: Option<f64>,
+    #[serde(default)]
+    pub limit: Limit<20, 1000>,
+    #[serde(default)]
+    pub offset: usize,
+    /// `session`: one row per session with its best hits.
+    #[serde(default)]
+    pub group: Option<String>,
+}
+
+impl SearchParams {
+    pub fn into_query(self) -> Result<SearchQuery, ApiError> {
+        let group_by_session = match self.group.as_deref() {
+            None | Some("") | Some("message") => false,
+            Some("session") => true,
+            Some(other) => {
+                return Err(ApiError::bad_request(
+                    "invalid_query",
+                    format!("group must be \"session\" or \"message\", not {other:?}"),
+                ))
+            }
+        };
+        if let Some(role) = &self.role {
+            if !["user", "assistant", "tool", "title"].contains(&role.as_str()) {
+                return Err(ApiError::bad_request(
+                    "invalid_query",
+                    format!("role must be user, assistant, tool or title, not {role:?}"),
+                ));
+            }
+        }
+        Ok(SearchQuery {
+            q: self.q,
+            project_id: self.project_id,
+            role: self.role,
+            archived: self.archived,
+            since: self.since,
+            until: self.until,
+            limit: self.limit.get(),
+            offset: self.offset,
+            group_by_session,
+        })
+    }
+}
+
+/// The parameters `GET /api/search` knows (others are refused).
+const KNOWN: &[&str] = &[
+    "q",
+    "project_id",
+    "role",
+    "archived",
+    "since",
+    "until",
+    "limit",
+    "offset",
+    "group",
+];
+
+#[utoipa::path(get, path = "/api/search", tag = "search", summary = "Full-text search: BM25-ranked messages (or sessions) with highlighted snippets",
+    params(
+        ("q" = String, Query, description = "words, \"phrases\", prefix*, AND / OR / NOT, + / -"),
+        ("project_id" = Option<String>, Query, description = "only this project's sessions"),
+        ("role" = Option<String>, Query, description = "user, assistant, tool or title"),
+        ("archived" = Option<bool>, Query, description = "true: only archived sessions; false: only active ones"),
+        ("since" = Option<f64>, Query, description = "created at or after (seconds since the epoch)"),
+        ("until" = Option<f64>, Query, description = "created at or before"),
+        ("limit" = Option<usize>, Query, description = "1-1000, default 20"),
+        ("offset" = Option<usize>, Query, description = "hits to skip"),
+        ("group" = Option<String>, Query, description = "session: one row per session"),
+    ),
+    responses(
+        (status = 200, description = "{total, hits} or {total, sessions}", body = serde_json::Value),
+        (status = 400, description = "bad_query, invalid_query", body = crate::openapi::ErrorBody),
+        (status = 500, description = "storage_error", body = crate::openapi::ErrorBody),
+    ))]
+#[tracing::instrument(name = "search", skip(state))]
+pub async fn search(
+    state: web::Data<AppState>,
+    req: actix_web::HttpRequest,
+) -> Result<HttpResponse, ApiError> {
+    let bad = |m: String| ApiError::bad_request("invalid_query", m);
+    let pairs = web::Query::<Vec<(String, String)>>::from_query(req.query_string())
+        .map_err(|e| bad(e.to_string()))?;
+    if let Some((k, _)) = pairs.iter().find(|(k, _)| !KNOWN.contains(&k.as_str())) {
+        return Err(bad(format!("unknown parameter `{k}`")));
+    }
+    let params = web::Query::<SearchParams>::from_query(req.query_string())
+        .map_err(|e| bad(e.to_string()))?;
+    let q = params.into_inner().into_query()?;
+    Ok(HttpResponse::Ok().json(state.engine.search(q).await?))
+}
+
+#[utoipa::path(post, path = "/api/search/reindex", tag = "search", summary = "Rebuild the search index from the session repositories (in the background)",
+    responses(
+        (status = 202, description = "{sessions}: how many are being indexed", body = serde_json::Value),
+        (status = 500, description = "storage_error", body = crate::openapi::ErrorBody),
+    ))]
+#[tracing::instrument(name = "reindex", skip(state))]
+pub async fn reindex(state: web::Data<AppState>) -> Result<HttpResponse, ApiError> {
+    let n = state.engine.reindex().await?;
+    Ok(HttpResponse::Accepted().json(serde_json::json!({ "sessions": n })))
+}
