@@ -256,10 +256,14 @@ fn a_failed_commit_is_retried_into_its_own_turn() {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(15);
     // (A read while the retry holds the session may answer 503: wait for
     // a 200 that says the commit is made.)
-    while s.get("/api/sessions/cp").1["commit_pending"] != false {
+    while {
+        let (st, meta) = s.get("/api/sessions/cp");
+        st != 200 || meta["commit_pending"] == true
+    } {
         assert!(
             std::time::Instant::now() < deadline,
-            "the commit was never retried"
+            "the commit was never retried: {}",
+            s.log()
         );
         std::thread::sleep(std::time::Duration::from_millis(50));
     }

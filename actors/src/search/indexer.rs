@@ -38,7 +38,13 @@ pub enum Job {
 /// Changes gathered for a little while are committed together.
 const BATCH_WINDOW: Duration = Duration::from_millis(200);
 
-pub fn run(rx: Receiver<Job>, mut writer: IndexWriter, reader: IndexReader, f: Fields) {
+pub fn run(
+    rx: Receiver<Job>,
+    mut writer: IndexWriter,
+    reader: IndexReader,
+    f: Fields,
+    dir: PathBuf,
+) {
     // The title each session has in the index (replaced only on a change).
     let mut titles: HashMap<String, String> = HashMap::new();
     while let Ok(first) = rx.recv() {
@@ -112,6 +118,10 @@ pub fn run(rx: Receiver<Job>, mut writer: IndexWriter, reader: IndexReader, f: F
         }
         if let Err(e) = reader.reload() {
             tracing::warn!(error = %e, "search reader reload failed");
+        }
+        // tantivy creates its files under the umask: make them private.
+        if let Err(e) = crate::fsio::make_private(&dir) {
+            tracing::warn!(error = %e, "search index files not made private");
         }
         if total > 100 {
             tracing::info!(

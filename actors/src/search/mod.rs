@@ -117,17 +117,19 @@ impl Search {
         state_dir: &Path,
         sessions: Vec<(String, PathBuf, String)>,
     ) -> tantivy::Result<Search> {
-        let (index, fields, rebuilt) = index::open(&index::dir_of(state_dir))?;
+        let dir = index::dir_of(state_dir);
+        let (index, fields, rebuilt) = index::open(&dir)?;
         let reader = index
             .reader_builder()
             .reload_policy(ReloadPolicy::Manual)
             .try_into()?;
         let writer = index.writer(32 * 1024 * 1024)?;
+        crate::fsio::make_private(&dir)?;
         let (tx, rx) = crossbeam_channel::unbounded();
         let (r, f) = (reader.clone(), fields);
         std::thread::Builder::new()
             .name("search-indexer".into())
-            .spawn(move || indexer::run(rx, writer, r, f))?;
+            .spawn(move || indexer::run(rx, writer, r, f, dir))?;
         let dirs = sessions
             .iter()
             .map(|(id, dir, _)| (id.clone(), dir.clone()))
@@ -158,7 +160,14 @@ impl Search {
     /// Rebuild the index of a stopped server's state directory from its
     /// session repositories, waiting until it is done.
     pub fn rebuild_offline(state_dir: &Path) -> tantivy::Result<usize> {
-        let sessions: Vec<(String, PathBuf, String)> = crate::maintenance::sessions_of(state_dir)?
+        let search = Search::open(state_dir, Vec::new())?;
+        search.rebuild_now(Search::sessions_on_disk(state_dir)?)
+    }
+
+    /// Every session of a state directory, read from disk: (id, dir,
+    /// the title search indexes).
+    pub fn sessions_on_disk(state_dir: &Path) -> std::io::Result<Vec<(String, PathBuf, String)>> {
+        Ok(crate::maintenance::sessions_of(state_dir)?
             .into_iter()
             .filter(|(_, d)| d.join("meta.json").is_file())
             .map(|(id, dir)| {
@@ -170,14 +179,24 @@ impl Search {
                     .unwrap_or_default();
                 (id, dir, title)
             })
-            .collect();
+            .collect())
+    }
+
+    /// Index `sessions` from scratch and wait until it is done (outside an
+    /// async runtime).
+    pub fn rebuild_now(&self, sessions: Vec<(String, PathBuf, String)>) -> tantivy::Result<usize> {
         let n = sessions.len();
-        let search = Search::open(state_dir, Vec::new())?;
-        search.send(Job::Rebuild(sessions));
+        self.send(Job::Rebuild(sessions));
         let (tx, rx) = tokio::sync::oneshot::channel();
-        search.send(Job::Flush(tx));
+        self.send(Job::Flush(tx));
         let _ = rx.blocking_recv();
         Ok(n)
+    }
+
+    /// Answer a query on this thread (benchmarks, tools); the actor runs
+    /// the same on the blocking pool.
+    pub fn query_now(&self, req: &Request) -> Result<Found, SearchError> {
+        run_query(&self.reader, &self.index, self.fields, &self.dirs, req)
     }
 
     fn send(&self, job: Job) {

@@ -1,0 +1,256 @@
+//! Search benchmark: sessions × turns of synthetic but well-formed session
+//! repositories (the layout and trailers the store writes), then the full
+//! index build, the index size against the indexed text, and query
+//! latencies, each against its target with PASS or FAIL.
+//!
+//!   cargo run --release --bin search_bench -- [--sessions 10000] [--turns 20]
+//!   cargo run --release --bin search_bench -- --quick      # 1,000 × 20, ~1 min
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use git2::{Repository, Signature};
+use openprogram_actors::search::{Request, Search};
+
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+}
+
+/// A vocabulary with a Zipf-like skew (common words come up often).
+fn vocabulary() -> Vec<String> {
+    let syll = [
+        "ka", "lo", "mi", "ter", "an", "po", "ri", "sen", "du", "vel", "or", "is", "ne", "tra",
+        "gu",
+    ];
+    let mut rng = Rng(7);
+    (0..5000)
+        .map(|_| {
+            let n = 2 + rng.below(3);
+            (0..n)
+                .map(|_| syll[rng.below(syll.len())])
+                .collect::<String>()
+        })
+        .collect()
+}
+
+fn sentence(rng: &mut Rng, vocab: &[String], words: usize) -> String {
+    let mut out = Vec::with_capacity(words);
+    for _ in 0..words {
+        // Skewed: the square of a uniform index.
+        let u = rng.below(vocab.len());
+        out.push(vocab[u * u / vocab.len()].as_str());
+    }
+    out.join(" ")
+}
+
+fn node_json(id: &str, seq: u64, role: &str, text: &str, name: Option<&str>) -> String {
+    let mut v = serde_json::json!({
+        "id": id, "role": role, "content": text, "predecessor": null, "caller": null,
+        "seq": seq, "created_at": 1.79e9 + seq as f64, "metadata": {}
+    });
+    if let Some(n) = name {
+        v["name"] = n.into();
+        v["caller"] = format!("a{seq}").into();
+        v["output"] = text.into();
+        v["content"] = serde_json::Value::Null;
+    }
+    v.to_string()
+}
+
+/// One session repository with `turns` commits; returns the indexed text bytes.
+fn make_session(dir: &Path, id: &str, turns: usize, vocab: &[String], rng: &mut Rng) -> usize {
+    std::fs::create_dir_all(dir).expect("mkdir");
+    let repo = Repository::init(dir).expect("init");
+    let sig = Signature::new(
+        "OpenProgram",
+        "sessions@openprogram.local",
+        &git2::Time::new(1_790_000_000, 0),
+    )
+    .expect("sig");
+    let mut parent: Option<git2::Oid> = None;
+    let mut text_bytes = 0;
+    let mut seq = 0u64;
+    let mut tree_oid = repo.treebuilder(None).expect("tb").write().expect("tree");
+    for t in 1..=turns {
+        let mut update = git2::build::TreeUpdateBuilder::new();
+        for (role, letter, words, name) in [
+            ("user", 'u', 14, None),
+            ("assistant", 'a', 40, None),
+            ("tool", 't', 10, Some("grep")),
+        ] {
+            seq += 1;
+            let text = sentence(rng, vocab, words);
+            text_bytes += text.len() + name.map_or(0, |n: &str| n.len() + 1);
+            let nid = format!("{letter}{seq}");
+            let body = node_json(&nid, seq, role, &text, name);
+            let blob = repo.blob(body.as_bytes()).expect("blob");
+            let path = format!(
+                "history/{:02}/{:02}/{seq:06}-{letter}-{nid}.json",
+                seq / 10_000 % 100,
+                seq / 100 % 100
+            );
+            update.upsert(path, blob, git2::FileMode::Blob);
+        }
+        let base = repo.find_tree(tree_oid).expect("tree");
+        tree_oid = update.create_updated(&repo, &base).expect("update");
+        let tree = repo.find_tree(tree_oid).expect("tree");
+        let msg = format!("turn {t}: work\n\nOpenprogram-Session: {id}\nOpenprogram-Turn: {t}\nOpenprogram-Branch: main\nOpenprogram-Last-Seq: {seq}\n");
+        let parents: Vec<git2::Commit<'_>> = parent
+            .iter()
+            .map(|p| repo.find_commit(*p).expect("parent"))
+            .collect();
+        let refs: Vec<&git2::Commit<'_>> = parents.iter().collect();
+        let oid = repo
+            .commit(Some("refs/heads/main"), &sig, &sig, &msg, &tree, &refs)
+            .expect("commit");
+        parent = Some(oid);
+    }
+    let meta =
+        serde_json::json!({"id": id, "title": "", "created_at": 1.79e9, "updated_at": 1.79e9});
+    std::fs::write(dir.join("meta.json"), meta.to_string()).expect("meta");
+    text_bytes
+}
+
+fn du(p: &Path) -> u64 {
+    openprogram_actors::maintenance::gc::size_of(p)
+}
+
+fn pct(v: &mut [Duration], p: f64) -> f64 {
+    v.sort();
+    let i = ((v.len() as f64 - 1.0) * p).round() as usize;
+    v[i].as_secs_f64() * 1e3
+}
+
+fn verdict(ok: bool) -> &'static str {
+    if ok {
+        "PASS"
+    } else {
+        "FAIL"
+    }
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let get = |name: &str, default: usize| {
+        args.iter()
+            .position(|a| a == name)
+            .and_then(|i| args.get(i + 1))
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(default)
+    };
+    let quick = args.iter().any(|a| a == "--quick");
+    let sessions = get("--sessions", if quick { 1000 } else { 10_000 });
+    let turns = get("--turns", 20);
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let state = tmp.path().join("state");
+    let sessions_dir = state.join("sessions");
+    let vocab = vocabulary();
+    eprintln!(
+        "making {sessions} sessions × {turns} turns ({} nodes)…",
+        sessions * turns * 3
+    );
+    let started = Instant::now();
+    let text: usize = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..2)
+            .map(|part| {
+                let (dir, vocab) = (&sessions_dir, &vocab);
+                scope.spawn(move || {
+                    let mut rng = Rng(0x9e37_79b9_7f4a_7c15 ^ (part as u64 + 1));
+                    (part..sessions)
+                        .step_by(2)
+                        .map(|i| {
+                            let id = format!("s{i:05}");
+                            make_session(&dir.join(&id), &id, turns, vocab, &mut rng)
+                        })
+                        .sum::<usize>()
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().expect("thread")).sum()
+    });
+    eprintln!(
+        "made in {:.1} s; {:.1} MB of text",
+        started.elapsed().as_secs_f64(),
+        text as f64 / 1e6
+    );
+
+    let search = Search::open(&state, Vec::new()).expect("open");
+    let all = Search::sessions_on_disk(&state).expect("sessions");
+    let t0 = Instant::now();
+    let n = search.rebuild_now(all).expect("index");
+    let build = t0.elapsed();
+    let size = du(&state.join("search"));
+    let ratio = size as f64 / text as f64;
+    let mut rng = Rng(42);
+    let mut two = Vec::new();
+    for _ in 0..300 {
+        let q = format!("{} {}", vocab[rng.below(400)], vocab[rng.below(400)]);
+        let t = Instant::now();
+        search
+            .query_now(&Request {
+                q,
+                limit: 20,
+                ..Request::default()
+            })
+            .expect("query");
+        two.push(t.elapsed());
+    }
+    let mut phrase = Vec::new();
+    for _ in 0..200 {
+        let q = format!("\"{} {}\"", vocab[rng.below(200)], vocab[rng.below(200)]);
+        let t = Instant::now();
+        search
+            .query_now(&Request {
+                q,
+                limit: 20,
+                ..Request::default()
+            })
+            .expect("query");
+        phrase.push(t.elapsed());
+    }
+    let (t50, t99, p50) = (
+        pct(&mut two, 0.5),
+        pct(&mut two, 0.99),
+        pct(&mut phrase, 0.5),
+    );
+    println!(
+        "Search over {n} sessions × {turns} turns ({} nodes, {:.1} MB of text)",
+        n * turns * 3,
+        text as f64 / 1e6
+    );
+    println!("| target | measured | limit | |");
+    println!("|---|---|---|---|");
+    println!(
+        "| full index build | {:.1} s | (reported) | |",
+        build.as_secs_f64()
+    );
+    println!(
+        "| index size / indexed text | {:.1} MB / {:.1} MB = {:.0} % | ≤ 30 % | {} |",
+        size as f64 / 1e6,
+        text as f64 / 1e6,
+        ratio * 100.0,
+        verdict(ratio <= 0.30)
+    );
+    println!(
+        "| two-word query p50 | {t50:.2} ms | < 20 ms | {} |",
+        verdict(t50 < 20.0)
+    );
+    println!(
+        "| two-word query p99 | {t99:.2} ms | < 100 ms | {} |",
+        verdict(t99 < 100.0)
+    );
+    println!(
+        "| phrase query p50 | {p50:.2} ms | < 50 ms | {} |",
+        verdict(p50 < 50.0)
+    );
+}
