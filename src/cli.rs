@@ -85,6 +85,22 @@ pub struct StateDirArg {
     pub state_dir: Option<PathBuf>,
 }
 
+impl StateDirArg {
+    /// The directory given, else `~/.openprogram`; on failure the message
+    /// is printed and the exit code (2) returned.
+    pub fn resolve(&self) -> Result<PathBuf, std::process::ExitCode> {
+        let configured = self
+            .state_dir
+            .as_ref()
+            .map(|p| p.display().to_string())
+            .unwrap_or_default();
+        crate::config::state_dir_or_default(&configured).map_err(|e| {
+            eprintln!("[error] {e}");
+            std::process::ExitCode::from(2)
+        })
+    }
+}
+
 #[derive(Debug, clap::Args)]
 pub struct FsckArgs {
     #[command(flatten)]

@@ -192,32 +192,29 @@ fn main() {
     let size = du(&state.join("search"));
     let ratio = size as f64 / text as f64;
     let mut rng = Rng(42);
-    let mut two = Vec::new();
-    for _ in 0..300 {
-        let q = format!("{} {}", vocab[rng.below(400)], vocab[rng.below(400)]);
-        let t = Instant::now();
-        search
-            .query_now(&Request {
-                q,
-                limit: 20,
-                ..Request::default()
+    // Latencies of `n` queries made by `make`.
+    let mut timed = |n: usize, make: &dyn Fn(&mut Rng) -> String| -> Vec<Duration> {
+        (0..n)
+            .map(|_| {
+                let q = make(&mut rng);
+                let t = Instant::now();
+                search
+                    .query_now(&Request {
+                        q,
+                        limit: 20,
+                        ..Request::default()
+                    })
+                    .expect("query");
+                t.elapsed()
             })
-            .expect("query");
-        two.push(t.elapsed());
-    }
-    let mut phrase = Vec::new();
-    for _ in 0..200 {
-        let q = format!("\"{} {}\"", vocab[rng.below(200)], vocab[rng.below(200)]);
-        let t = Instant::now();
-        search
-            .query_now(&Request {
-                q,
-                limit: 20,
-                ..Request::default()
-            })
-            .expect("query");
-        phrase.push(t.elapsed());
-    }
+            .collect()
+    };
+    let mut two = timed(300, &|r| {
+        format!("{} {}", vocab[r.below(400)], vocab[r.below(400)])
+    });
+    let mut phrase = timed(200, &|r| {
+        format!("\"{} {}\"", vocab[r.below(200)], vocab[r.below(200)])
+    });
     let (t50, t99, p50) = (
         pct(&mut two, 0.5),
         pct(&mut two, 0.99),

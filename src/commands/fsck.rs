@@ -8,21 +8,11 @@ use openprogram_actors::maintenance::fsck::{self, Fix};
 
 use super::progress::Progress;
 use crate::cli::FsckArgs;
-use crate::config::state_dir_or_default;
 
 pub fn run(args: &FsckArgs) -> ExitCode {
-    let configured = args
-        .dir
-        .state_dir
-        .as_ref()
-        .map(|p| p.display().to_string())
-        .unwrap_or_default();
-    let dir = match state_dir_or_default(&configured) {
+    let dir = match args.dir.resolve() {
         Ok(d) => d,
-        Err(e) => {
-            eprintln!("[error] {e}");
-            return ExitCode::from(2);
-        }
+        Err(code) => return code,
     };
     if !dir.join("sessions").is_dir() {
         eprintln!(

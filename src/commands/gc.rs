@@ -7,25 +7,15 @@ use openprogram_actors::maintenance::{self, gc};
 
 use super::progress::Progress;
 use crate::cli::GcArgs;
-use crate::config::state_dir_or_default;
 
 fn mib(bytes: u64) -> String {
     format!("{:.2} MiB", bytes as f64 / (1024.0 * 1024.0))
 }
 
 pub fn run(args: &GcArgs) -> ExitCode {
-    let configured = args
-        .dir
-        .state_dir
-        .as_ref()
-        .map(|p| p.display().to_string())
-        .unwrap_or_default();
-    let dir = match state_dir_or_default(&configured) {
+    let dir = match args.dir.resolve() {
         Ok(d) => d,
-        Err(e) => {
-            eprintln!("[error] {e}");
-            return ExitCode::from(2);
-        }
+        Err(code) => return code,
     };
     if super::status::server_running(&dir) {
         eprintln!(

@@ -6,7 +6,6 @@ use std::process::ExitCode;
 
 use crate::cli::{ServerTarget, StateDirArg};
 use crate::commands::client::Client;
-use crate::config::state_dir_or_default;
 use crate::startup::{ServerInfo, SERVER_INFO};
 
 /// Whether a server holds the state directory's lock right now.
@@ -27,17 +26,9 @@ pub fn server_running(state_dir: &std::path::Path) -> bool {
 }
 
 pub fn run(args: &StateDirArg) -> ExitCode {
-    let configured = args
-        .state_dir
-        .as_ref()
-        .map(|p| p.display().to_string())
-        .unwrap_or_default();
-    let dir = match state_dir_or_default(&configured) {
+    let dir = match args.resolve() {
         Ok(d) => d,
-        Err(e) => {
-            eprintln!("[error] {e}");
-            return ExitCode::from(2);
-        }
+        Err(code) => return code,
     };
     let info: Option<ServerInfo> = std::fs::read(dir.join(SERVER_INFO))
         .ok()
