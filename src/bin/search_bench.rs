@@ -190,6 +190,19 @@ fn main() {
     let n = search.rebuild_now(all).expect("index");
     let build = t0.elapsed();
     let size = du(&state.join("search"));
+    if std::env::var_os("SEARCH_BENCH_FILES").is_some() {
+        let mut by_ext: std::collections::BTreeMap<String, u64> = Default::default();
+        for e in std::fs::read_dir(state.join("search"))
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let ext = name.rsplit('.').next().unwrap_or("").to_string();
+            *by_ext.entry(ext).or_default() += e.metadata().map(|m| m.len()).unwrap_or(0);
+        }
+        eprintln!("index files by kind (bytes): {by_ext:?}");
+    }
     let ratio = size as f64 / text as f64;
     let mut rng = Rng(42);
     // Latencies of `n` queries made by `make`.
