@@ -272,6 +272,15 @@ impl TestServer {
         self.end_turn(session, serde_json::json!({}))
     }
 
+    /// The session's graph nodes of tool/runtime name `name`.
+    pub fn nodes_named(&self, session: &str, name: &str) -> Vec<Value> {
+        let (_, nodes) = self.get(&format!("/api/sessions/{session}/nodes"));
+        nodes["nodes"]
+            .as_array()
+            .map(|a| a.iter().filter(|n| n["name"] == name).cloned().collect())
+            .unwrap_or_default()
+    }
+
     pub fn raw_delete(&self, path: &str) -> (u16, Value) {
         self.call(self.agent.delete(&format!("{}{path}", self.url)), None)
     }

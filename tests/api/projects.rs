@@ -404,15 +404,9 @@ fn relocate_keeps_the_id_and_records_one_node() {
     assert_eq!(res["old_path"], dir.to_str().unwrap());
     assert_eq!(res["path"], moved.canonicalize().unwrap().to_str().unwrap());
     assert_eq!(res["node_ids"].as_array().unwrap().len(), 1);
-    let (_, nodes) = s.get("/api/sessions/rl/nodes");
-    let relocs: Vec<&Value> = nodes["nodes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|n| n["name"] == "project/relocate")
-        .collect();
+    let relocs = s.nodes_named("rl", "project/relocate");
     assert_eq!(relocs.len(), 1);
-    let n = relocs[0];
+    let n = &relocs[0];
     assert_eq!(
         (n["role"].as_str(), n["caller"].as_str()),
         (Some("code"), Some("ROOT"))

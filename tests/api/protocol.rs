@@ -361,13 +361,7 @@ fn relocate_project_replies_with_old_and_new_path_and_one_node() {
         node_id.starts_with("reloc_") && node_id.len() == 16,
         "{node_id}"
     );
-    let (_, nodes) = s.get("/api/sessions/m1/nodes");
-    let relocs: Vec<_> = nodes["nodes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|n| n["name"] == "project/relocate")
-        .collect();
+    let relocs = s.nodes_named("m1", "project/relocate");
     assert_eq!(relocs.len(), 1);
     assert_eq!(relocs[0]["id"], node_id);
     let p = list["data"]["projects"]

@@ -82,10 +82,14 @@ impl Engine {
             }))
             .await
             .map_err(|_| EngineError::Search(SearchError::Unavailable))??;
-        let titles = self.titles().await?;
         let mut hits = found.hits;
+        let mut titles: HashMap<String, String> = HashMap::new();
         for h in &mut hits {
-            h.title = titles.get(&h.session_id).cloned().unwrap_or_default();
+            if !titles.contains_key(&h.session_id) {
+                let title = self.row(&h.session_id).await?.map(|r| r.display_title());
+                titles.insert(h.session_id.clone(), title.unwrap_or_default());
+            }
+            h.title = titles[&h.session_id].clone();
         }
         if !q.group_by_session {
             return Ok(SearchResult::Messages {
@@ -117,16 +121,6 @@ impl Engine {
             .filter_map(|id| by.remove(&id))
             .collect();
         Ok(SearchResult::Sessions { total, sessions })
-    }
-
-    /// The display title of every session, from memory.
-    async fn titles(&self) -> Result<HashMap<String, String>, EngineError> {
-        let page = self.list(ListQuery::everything(None)).await?;
-        Ok(page
-            .sessions
-            .iter()
-            .map(|r| (r.id.clone(), r.display_title()))
-            .collect())
     }
 
     /// Drop the search index's content and index every session again from

@@ -27,7 +27,7 @@ use serde::Serialize;
 use tantivy::collector::TopDocs;
 use tantivy::schema::Value;
 use tantivy::snippet::SnippetGenerator;
-use tantivy::{Index, IndexReader, ReloadPolicy, TantivyDocument};
+use tantivy::{IndexReader, ReloadPolicy, TantivyDocument};
 
 use index::{Fields, KIND_TITLE};
 use indexer::Job;
@@ -102,7 +102,6 @@ pub struct Found {
 pub struct Search {
     tx: Option<Sender<Job>>,
     reader: IndexReader,
-    index: Index,
     fields: Fields,
     /// Where each session lives (snippets are read from its repository).
     dirs: Arc<HashMap<String, PathBuf>>,
@@ -151,7 +150,6 @@ impl Search {
         Ok(Search {
             tx: Some(tx),
             reader,
-            index,
             fields,
             dirs: Arc::new(dirs),
         })
@@ -196,7 +194,7 @@ impl Search {
     /// Answer a query on this thread (benchmarks, tools); the actor runs
     /// the same on the blocking pool.
     pub fn query_now(&self, req: &Request) -> Result<Found, SearchError> {
-        run_query(&self.reader, &self.index, self.fields, &self.dirs, req)
+        run_query(&self.reader, self.fields, &self.dirs, req)
     }
 
     fn send(&self, job: Job) {
@@ -291,14 +289,9 @@ impl Handler<Query> for Search {
     type Result = ResponseFuture<Result<Found, SearchError>>;
 
     fn handle(&mut self, Query(req): Query, _: &mut Context<Self>) -> Self::Result {
-        let (reader, index, fields, dirs) = (
-            self.reader.clone(),
-            self.index.clone(),
-            self.fields,
-            self.dirs.clone(),
-        );
+        let (reader, fields, dirs) = (self.reader.clone(), self.fields, self.dirs.clone());
         Box::pin(async move {
-            tokio::task::spawn_blocking(move || run_query(&reader, &index, fields, &dirs, &req))
+            tokio::task::spawn_blocking(move || run_query(&reader, fields, &dirs, &req))
                 .await
                 .map_err(|_| SearchError::Unavailable)?
         })
@@ -307,7 +300,6 @@ impl Handler<Query> for Search {
 
 fn run_query(
     reader: &IndexReader,
-    _index: &Index,
     f: Fields,
     dirs: &HashMap<String, PathBuf>,
     req: &Request,
