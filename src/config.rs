@@ -36,6 +36,14 @@ pub struct Config {
     pub titles: TitlesConfig,
     pub projects: ProjectsConfig,
     pub logging: LoggingConfig,
+    pub search: SearchConfig,
+}
+
+#[derive(Debug, Clone, Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct SearchConfig {
+    /// The full-text index under `<state>/search/`, fed after each turn.
+    pub enabled: bool,
 }
 
 #[derive(Debug, Clone, Deserialize, serde::Serialize)]

@@ -116,6 +116,7 @@ impl Application {
             title_concurrency: config.llm.concurrency,
             retitle_at: config.titles.retitle_at.clone(),
             allowed_roots: config.projects.allowed_roots.clone(),
+            search: config.search.enabled,
             import_limits: openprogram_actors::git::ImportLimits {
                 max_unpacked: config.store.import_max_unpacked,
                 max_objects: config.store.import_max_objects,

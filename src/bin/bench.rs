@@ -23,6 +23,10 @@ use openprogram_actors::node::Role;
 use openprogram_actors::session::{EndTurn, NewNode, SessionCore};
 use serde_json::json;
 
+#[path = "bench_support/server.rs"]
+mod server;
+use server::{start_server, HttpSession};
+
 struct Args {
     turns: usize,
     http_turns: usize,
@@ -271,23 +275,6 @@ fn bench_commits(
     out
 }
 
-/// Start the real server in process on `state`; returns its address.
-fn start_server(state: &Path) -> std::net::SocketAddr {
-    let state = state.to_path_buf();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let mut config = openprogram::config::Config::load(&Default::default()).expect("config");
-        config.store.state_dir = state.display().to_string();
-        config.server.bind = "127.0.0.1:0".into();
-        actix_web::rt::System::new().block_on(async move {
-            let app = openprogram::startup::Application::build(&config).expect("start server");
-            tx.send(app.addr()).expect("send addr");
-            let _ = app.run_until_stopped().await;
-        });
-    });
-    rx.recv().expect("server address")
-}
-
 /// Create `n` real sessions (git repo, meta, one user message) on 2 threads.
 fn populate(sessions_dir: &Path, n: usize) {
     std::fs::create_dir_all(sessions_dir).expect("mkdir");
@@ -485,37 +472,9 @@ fn bench_branches(dir: &Path) {
 
 /// Full turns over HTTP against the real server, started in process.
 fn bench_http(dir: &Path, turns: usize) -> Vec<Duration> {
-    let addr = start_server(&dir.join("http-state"));
-    let base = format!("http://{addr}/api/sessions/http-bench");
-    let agent = ureq::agent();
-    let post = |path: &str, body: serde_json::Value| -> serde_json::Value {
-        agent
-            .post(&format!("{base}{path}"))
-            .send_json(body)
-            .expect("request")
-            .into_json()
-            .expect("json")
-    };
-    let mut samples = Vec::with_capacity(turns);
-    for t in 0..turns {
-        let start = Instant::now();
-        post(
-            "/messages",
-            json!({"role": "user", "content": format!("question {t}")}),
-        );
-        let a = post("/messages", json!({"role": "assistant", "content": ""}));
-        let aid = a["node"]["id"].as_str().expect("id").to_string();
-        post(
-            "/messages",
-            json!({"role": "tool", "name": "read", "caller": aid, "content": "file"}),
-        );
-        agent
-            .request("PATCH", &format!("{base}/messages/{aid}"))
-            .send_json(json!({"content": "the answer"}))
-            .expect("patch");
-        post("/turns", json!({}));
-        samples.push(start.elapsed());
-    }
+    let addr = start_server(&dir.join("http-state"), |_| {});
+    let session = HttpSession::new(addr, "http-bench");
+    let mut samples: Vec<Duration> = (0..turns).map(|t| session.turn(t, "")).collect();
     samples.sort();
     samples
 }

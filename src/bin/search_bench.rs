@@ -5,12 +5,21 @@
 //!
 //!   cargo run --release --bin search_bench -- [--sessions 10000] [--turns 20]
 //!   cargo run --release --bin search_bench -- --quick      # 1,000 × 20, ~1 min
+//!
+//! Then two real servers in process, one with search on and one with it
+//! off: full HTTP turns alternated between them (the indexer's cost on a
+//! turn's reply), and 64 sessions at once on the first (whether indexing
+//! keeps up: how long after the last turn its words are found).
 
 use std::path::Path;
 use std::time::{Duration, Instant};
 
 use git2::{Repository, Signature};
 use openprogram_actors::search::{Request, Search};
+
+#[path = "bench_support/server.rs"]
+mod server;
+use server::{start_server, HttpSession};
 
 struct Rng(u64);
 
@@ -26,14 +35,14 @@ impl Rng {
     }
 }
 
-/// A vocabulary with a Zipf-like skew (common words come up often).
+/// Words of a synthetic language: random syllables, 20,000 of them.
 fn vocabulary() -> Vec<String> {
     let syll = [
         "ka", "lo", "mi", "ter", "an", "po", "ri", "sen", "du", "vel", "or", "is", "ne", "tra",
         "gu",
     ];
     let mut rng = Rng(7);
-    (0..5000)
+    (0..VOCABULARY)
         .map(|_| {
             let n = 2 + rng.below(3);
             (0..n)
@@ -43,12 +52,31 @@ fn vocabulary() -> Vec<String> {
         .collect()
 }
 
-fn sentence(rng: &mut Rng, vocab: &[String], words: usize) -> String {
+const VOCABULARY: usize = 20_000;
+
+/// Word frequencies follow Zipf's law (the k-th commonest word comes up
+/// in proportion to 1/k), as in natural language: the cumulative
+/// weights, sampled by bisection.
+fn zipf_cdf() -> Vec<f64> {
+    let mut acc = 0.0;
+    let mut cdf: Vec<f64> = (1..=VOCABULARY)
+        .map(|k| {
+            acc += 1.0 / k as f64;
+            acc
+        })
+        .collect();
+    for c in cdf.iter_mut() {
+        *c /= acc;
+    }
+    cdf
+}
+
+fn sentence(rng: &mut Rng, vocab: &[String], cdf: &[f64], words: usize) -> String {
     let mut out = Vec::with_capacity(words);
     for _ in 0..words {
-        // Skewed: the square of a uniform index.
-        let u = rng.below(vocab.len());
-        out.push(vocab[u * u / vocab.len()].as_str());
+        let u = (rng.next() >> 11) as f64 / (1u64 << 53) as f64;
+        let k = cdf.partition_point(|c| *c < u).min(vocab.len() - 1);
+        out.push(vocab[k].as_str());
     }
     out.join(" ")
 }
@@ -68,7 +96,13 @@ fn node_json(id: &str, seq: u64, role: &str, text: &str, name: Option<&str>) -> 
 }
 
 /// One session repository with `turns` commits; returns the indexed text bytes.
-fn make_session(dir: &Path, id: &str, turns: usize, vocab: &[String], rng: &mut Rng) -> usize {
+fn make_session(
+    dir: &Path,
+    id: &str,
+    turns: usize,
+    (vocab, cdf): (&[String], &[f64]),
+    rng: &mut Rng,
+) -> usize {
     std::fs::create_dir_all(dir).expect("mkdir");
     let repo = Repository::init(dir).expect("init");
     let sig = Signature::new(
@@ -89,7 +123,7 @@ fn make_session(dir: &Path, id: &str, turns: usize, vocab: &[String], rng: &mut 
             ("tool", 't', 10, Some("grep")),
         ] {
             seq += 1;
-            let text = sentence(rng, vocab, words);
+            let text = sentence(rng, vocab, cdf, words);
             text_bytes += text.len() + name.map_or(0, |n: &str| n.len() + 1);
             let nid = format!("{letter}{seq}");
             let body = node_json(&nid, seq, role, &text, name);
@@ -155,6 +189,7 @@ fn main() {
     let state = tmp.path().join("state");
     let sessions_dir = state.join("sessions");
     let vocab = vocabulary();
+    let cdf = zipf_cdf();
     eprintln!(
         "making {sessions} sessions × {turns} turns ({} nodes)…",
         sessions * turns * 3
@@ -163,14 +198,15 @@ fn main() {
     let text: usize = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..2)
             .map(|part| {
-                let (dir, vocab) = (&sessions_dir, &vocab);
+                let (dir, vocab, cdf) = (&sessions_dir, &vocab, &cdf);
                 scope.spawn(move || {
                     let mut rng = Rng(0x9e37_79b9_7f4a_7c15 ^ (part as u64 + 1));
                     (part..sessions)
                         .step_by(2)
                         .map(|i| {
-                            let id = format!("s{i:05}");
-                            make_session(&dir.join(&id), &id, turns, vocab, &mut rng)
+                            // Ids as the server makes them (32 hex digits).
+                            let id = format!("{:016x}{i:016x}", rng.next());
+                            make_session(&dir.join(&id), &id, turns, (vocab, cdf), &mut rng)
                         })
                         .sum::<usize>()
                 })
@@ -202,6 +238,9 @@ fn main() {
             *by_ext.entry(ext).or_default() += e.metadata().map(|m| m.len()).unwrap_or(0);
         }
         eprintln!("index files by kind (bytes): {by_ext:?}");
+        for (part, bytes) in search.space_by_field().expect("space usage") {
+            eprintln!("  {part}: {bytes}");
+        }
     }
     let ratio = size as f64 / text as f64;
     let mut rng = Rng(42);
@@ -262,5 +301,86 @@ fn main() {
     println!(
         "| phrase query p50 | {p50:.2} ms | < 50 ms | {} |",
         verdict(p50 < 50.0)
+    );
+    let turn_pairs = get("--turn-pairs", 300);
+    let load_turns = get("--load-turns", 30);
+    bench_turns(tmp.path(), turn_pairs, load_turns);
+}
+
+/// The indexer's cost on the acknowledged path, and whether it keeps up.
+fn bench_turns(dir: &Path, pairs: usize, load_turns: usize) {
+    let on = start_server(&dir.join("on"), |_| {});
+    let off = start_server(&dir.join("off"), |c| c.search.enabled = false);
+    let (a, b) = (HttpSession::new(on, "lat"), HttpSession::new(off, "lat"));
+    let mut with = Vec::with_capacity(pairs);
+    let mut without = Vec::with_capacity(pairs);
+    for t in 0..pairs {
+        // Alternated, so both see the same disk and the same moments.
+        let words = format!("alpha{t} beta gamma");
+        if t % 2 == 0 {
+            with.push(a.turn(t, &words));
+            without.push(b.turn(t, &words));
+        } else {
+            without.push(b.turn(t, &words));
+            with.push(a.turn(t, &words));
+        }
+    }
+    let (w50, wo50) = (pct(&mut with, 0.5), pct(&mut without, 0.5));
+    let ratio = w50 / wo50;
+
+    // 64 sessions at once, every reply with a word of its own.
+    let sessions = 64;
+    let started = Instant::now();
+    std::thread::scope(|scope| {
+        for s in 0..sessions {
+            scope.spawn(move || {
+                let session = HttpSession::new(on, &format!("load{s}"));
+                for t in 0..load_turns {
+                    session.turn(t, &format!("kw{s}x{t}"));
+                }
+            });
+        }
+    });
+    let load = started.elapsed();
+    let rate = (sessions * load_turns) as f64 / load.as_secs_f64();
+    // Until each session's last word is found.
+    let agent = ureq::agent();
+    let found = |word: &str| -> bool {
+        agent
+            .get(&format!("http://{on}/api/search"))
+            .query("q", word)
+            .call()
+            .ok()
+            .and_then(|r| r.into_json::<serde_json::Value>().ok())
+            .is_some_and(|v| v["total"].as_u64().unwrap_or(0) > 0)
+    };
+    let mut missing: Vec<String> = (0..sessions)
+        .map(|s| format!("kw{s}x{}", load_turns - 1))
+        .collect();
+    while !missing.is_empty() && started.elapsed() < load + Duration::from_secs(60) {
+        missing.retain(|w| !found(w));
+        if !missing.is_empty() {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+    let lag = started.elapsed() - load;
+    println!();
+    println!("Indexing beside the turns (full HTTP turns, {pairs} alternated pairs; then {sessions} sessions × {load_turns} turns at once)");
+    println!("| target | measured | limit | |");
+    println!("|---|---|---|---|");
+    println!(
+        "| turn p50, search on / off | {w50:.2} ms / {wo50:.2} ms = {ratio:.2}× | ≤ 1.10× | {} |",
+        verdict(ratio <= 1.10)
+    );
+    println!("| {sessions}-session load | {rate:.0} turns/s | (reported) | |");
+    println!(
+        "| last words searchable after the load | {:.2} s{} | ≤ 1 s | {} |",
+        lag.as_secs_f64(),
+        if missing.is_empty() {
+            ""
+        } else {
+            " (some never)"
+        },
+        verdict(missing.is_empty() && lag <= Duration::from_secs(1))
     );
 }

@@ -95,6 +95,7 @@ const KNOWN: &[&str] = &[
         (status = 200, description = "{total, hits} or {total, sessions}", body = serde_json::Value),
         (status = 400, description = "bad_query, invalid_query", body = crate::openapi::ErrorBody),
         (status = 500, description = "storage_error", body = crate::openapi::ErrorBody),
+        (status = 503, description = "search_disabled", body = crate::openapi::ErrorBody),
     ))]
 #[tracing::instrument(name = "search", skip(state))]
 pub async fn search(
@@ -117,6 +118,7 @@ pub async fn search(
     responses(
         (status = 202, description = "{sessions}: how many are being indexed", body = serde_json::Value),
         (status = 500, description = "storage_error", body = crate::openapi::ErrorBody),
+        (status = 503, description = "search_disabled", body = crate::openapi::ErrorBody),
     ))]
 #[tracing::instrument(name = "reindex", skip(state))]
 pub async fn reindex(state: web::Data<AppState>) -> Result<HttpResponse, ApiError> {

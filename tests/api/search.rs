@@ -343,3 +343,25 @@ fn a_sigkill_while_indexing_loses_nothing_and_a_damaged_index_is_rebuilt() {
     let v = search(&s, "\"kumquat number 17\"", "");
     assert_eq!(v["hits"][0]["session_id"], "k17");
 }
+
+#[test]
+fn search_turned_off_keeps_no_index_and_says_so() {
+    let s = TestServer::start_with_env(&[("OPENPROGRAM_SEARCH_ENABLED", "false")]);
+    s.turn("off1", "the word zanzibar", "noted", &[]);
+    let (st, v) = s.get("/api/search?q=zanzibar");
+    assert_eq!(
+        (st, v["code"].as_str()),
+        (503, Some("search_disabled")),
+        "{v}"
+    );
+    let (st, v) = s.post("/api/search/reindex", json!({}));
+    assert_eq!(
+        (st, v["code"].as_str()),
+        (503, Some("search_disabled")),
+        "{v}"
+    );
+    assert!(
+        !s.state_dir.join("search").exists(),
+        "an index was made with search off"
+    );
+}

@@ -59,6 +59,8 @@ pub struct EngineConfig {
     pub allowed_roots: Vec<PathBuf>,
     /// Caps on what an imported bundle may unpack to.
     pub import_limits: ImportLimits,
+    /// Keep the full-text index (`[search] enabled`).
+    pub search: bool,
 }
 
 #[derive(Clone)]
@@ -71,7 +73,8 @@ pub struct Engine {
     projects: Addr<ProjectRegistry>,
     titler: Addr<Titler>,
     titler_counts: std::sync::Arc<crate::titler::actor::Counts>,
-    search: Addr<crate::search::Search>,
+    /// None when search is turned off.
+    search: Option<Addr<crate::search::Search>>,
     hub: Hub,
 }
 
@@ -92,21 +95,27 @@ impl Engine {
         let hub = Hub::new();
         let paths = PathPolicy::new(&state_dir, config.allowed_roots.clone());
         let writer = Writer::spawn(config.sessions_dir.join(startup::INDEX))?;
-        let for_search: Vec<(String, PathBuf, String)> = loaded
-            .rows
-            .values()
-            .filter_map(|r| {
-                let dir = loaded.dirs.get(&r.id)?.clone();
-                Some((r.id.clone(), dir, r.search_title()))
-            })
-            .collect();
-        let search = crate::search::Search::open(&state_dir, for_search)
-            .map_err(|e| std::io::Error::other(format!("search index: {e}")))?
-            .start();
-        let registry = Registry::new(loaded.rows.into_values(), writer, config.index_debounce)
-            .with_hub(hub.clone())
-            .with_search(search.clone().recipient())
-            .start();
+        let search = if config.search {
+            let for_search: Vec<(String, PathBuf, String)> = loaded
+                .rows
+                .values()
+                .filter_map(|r| {
+                    let dir = loaded.dirs.get(&r.id)?.clone();
+                    Some((r.id.clone(), dir, r.search_title()))
+                })
+                .collect();
+            let search = crate::search::Search::open(&state_dir, for_search)
+                .map_err(|e| std::io::Error::other(format!("search index: {e}")))?;
+            Some(search.start())
+        } else {
+            None
+        };
+        let mut registry = Registry::new(loaded.rows.into_values(), writer, config.index_debounce)
+            .with_hub(hub.clone());
+        if let Some(search) = &search {
+            registry = registry.with_search(search.clone().recipient());
+        }
+        let registry = registry.start();
         let projects =
             ProjectRegistry::new(projects_state::State::load(&state_dir, paths.clone())?)
                 .with_names(registry.clone().recipient())

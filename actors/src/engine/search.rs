@@ -70,7 +70,7 @@ impl Engine {
             (q.limit, q.offset)
         };
         let found = self
-            .search
+            .search_actor()?
             .send(Query(Request {
                 q: q.q.clone(),
                 role: q.role.clone(),
@@ -134,13 +134,21 @@ impl Engine {
             .filter_map(|r| Some((r.id.clone(), dirs.get(&r.id)?.clone(), r.search_title())))
             .collect();
         let n = all.len();
-        self.search.do_send(Reindex(all));
+        self.search_actor()?.do_send(Reindex(all));
         Ok(n)
     }
 
     /// Wait until every change made so far is searchable.
     pub async fn search_flush(&self) {
-        let _ = self.search.send(Flush).await;
+        if let Some(search) = &self.search {
+            let _ = search.send(Flush).await;
+        }
+    }
+
+    fn search_actor(&self) -> Result<&actix::Addr<crate::search::Search>, EngineError> {
+        self.search
+            .as_ref()
+            .ok_or(EngineError::Search(SearchError::Disabled))
     }
 
     /// Every session's directory (the recorded locations, else

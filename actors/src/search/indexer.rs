@@ -4,6 +4,11 @@
 //! titles, removes deleted sessions, and commits the index once per batch.
 //! Never on the reply path of a write: it reads the session repositories'
 //! commits, which are immutable once made.
+//!
+//! What is indexed is told by one *tips* document per session: the branch
+//! tips whose whole history is in the index, committed with the nodes they
+//! cover (a crash loses both or neither). A commit is indexed when it is
+//! one of them or an ancestor of one.
 
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
@@ -11,12 +16,12 @@ use std::time::Duration;
 
 use crossbeam_channel::{Receiver, RecvTimeoutError};
 use git2::{Oid, Repository};
-use tantivy::collector::Count;
+use tantivy::collector::DocSetCollector;
 use tantivy::query::TermQuery;
-use tantivy::schema::IndexRecordOption;
-use tantivy::{doc, IndexReader, IndexWriter, Term};
+use tantivy::schema::{IndexRecordOption, Value};
+use tantivy::{doc, IndexReader, IndexWriter, TantivyDocument, Term};
 
-use super::index::{Fields, KIND_COMMIT, KIND_NODE, KIND_TITLE};
+use super::index::{self, Fields, ROLE_TIPS, ROLE_TITLE};
 use crate::git::{self, Trailers};
 use crate::node::{Node, Role};
 
@@ -47,6 +52,8 @@ pub fn run(
 ) {
     // The title each session has in the index (replaced only on a change).
     let mut titles: HashMap<String, String> = HashMap::new();
+    // The committed tips of every session (read once; then kept here).
+    let mut tips = load_tips(&reader, f);
     while let Ok(first) = rx.recv() {
         let mut jobs = vec![first];
         loop {
@@ -61,12 +68,10 @@ pub fn run(
         }
         let mut batch = Batch {
             writer: &mut writer,
-            reader: &reader,
             f,
-            added: HashSet::new(),
             titles: &mut titles,
-            cleared: false,
-            forgotten: HashSet::new(),
+            tips: &mut tips,
+            rebuilt: false,
         };
         let mut waiters = Vec::new();
         // The last word on each session wins; a deletion cancels a touch.
@@ -87,7 +92,8 @@ pub fn run(
                     touched.clear();
                     order.clear();
                     batch.titles.clear();
-                    batch.cleared = true;
+                    batch.tips.clear();
+                    batch.rebuilt = true;
                     if let Err(e) = batch.writer.delete_all_documents() {
                         tracing::error!(error = %e, "search index: clearing failed");
                     }
@@ -113,8 +119,15 @@ pub fn run(
                 last_log = std::time::Instant::now();
             }
         }
+        let rebuilt = batch.rebuilt;
         if let Err(e) = writer.commit() {
-            tracing::error!(error = %e, "search index commit failed; the next start indexes again");
+            tracing::error!(error = %e, "search index commit failed; its sessions are indexed again at their next change or start");
+            // What this thread believes indexed goes back to what is.
+            let _ = writer.rollback();
+            titles.clear();
+            tips = load_tips(&reader, f);
+        } else if rebuilt {
+            compact(&mut writer);
         }
         if let Err(e) = reader.reload() {
             tracing::warn!(error = %e, "search reader reload failed");
@@ -138,50 +151,80 @@ pub fn run(
 
 struct Batch<'a> {
     writer: &'a mut IndexWriter,
-    reader: &'a IndexReader,
     f: Fields,
-    /// Commit keys added in this batch (not visible to the reader yet).
-    added: HashSet<String>,
     titles: &'a mut HashMap<String, String>,
-    /// Everything was deleted in this batch: the reader's markers are void.
-    cleared: bool,
-    /// Sessions deleted in this batch (a new one of the same id starts over).
-    forgotten: HashSet<String>,
-}
-
-fn commit_key(session: &str, oid: Oid) -> String {
-    format!("commit/{session}/{oid}")
+    /// Each session's indexed tips, as of the end of this batch.
+    tips: &'a mut HashMap<String, Vec<Oid>>,
+    /// The index was cleared in this batch (its segments are merged after).
+    rebuilt: bool,
 }
 
 fn title_key(session: &str) -> String {
     format!("title/{session}")
 }
 
+fn tips_key(session: &str) -> String {
+    format!("tips/{session}")
+}
+
+/// Every session's tips, from the tips documents of the index.
+fn load_tips(reader: &IndexReader, f: Fields) -> HashMap<String, Vec<Oid>> {
+    let searcher = reader.searcher();
+    let q = TermQuery::new(
+        Term::from_field_text(f.role, ROLE_TIPS),
+        IndexRecordOption::Basic,
+    );
+    let mut out = HashMap::new();
+    let Ok(addrs) = searcher.search(&q, &DocSetCollector) else {
+        return out;
+    };
+    for addr in addrs {
+        let Ok(d) = searcher.doc::<TantivyDocument>(addr) else {
+            continue;
+        };
+        let segment = searcher.segment_reader(addr.segment_ord);
+        let Some(session) = index::text_at(segment, f.session, addr.doc_id) else {
+            continue;
+        };
+        let oids = d
+            .get_first(f.tips)
+            .and_then(|v| v.as_str())
+            .unwrap_or("")
+            .split_whitespace()
+            .filter_map(|h| Oid::from_str(h).ok())
+            .collect();
+        out.insert(session, oids);
+    }
+    out
+}
+
+/// After a rebuild: one segment instead of the writer's many (smaller,
+/// and faster to search), the replaced files removed.
+fn compact(writer: &mut IndexWriter) {
+    let ids = match writer.index().searchable_segment_ids() {
+        Ok(ids) => ids,
+        Err(e) => {
+            tracing::warn!(error = %e, "search index: segments not listed");
+            return;
+        }
+    };
+    if ids.len() > 1 {
+        if let Err(e) = writer.merge(&ids).wait() {
+            tracing::warn!(error = %e, "search index: segments not merged");
+        }
+    }
+    if let Err(e) = writer.garbage_collect_files().wait() {
+        tracing::warn!(error = %e, "search index: old files not removed");
+    }
+}
+
 impl Batch<'_> {
     fn forget(&mut self, id: &str) {
         self.titles.remove(id);
-        self.forgotten.insert(id.to_string());
+        self.tips.remove(id);
+        // Its nodes, title and tips all carry the session's term.
         self.writer
             .delete_term(Term::from_field_text(self.f.session, id));
-    }
-
-    fn is_indexed(&self, session: &str, key: &str) -> bool {
-        if self.added.contains(key) {
-            return true;
-        }
-        // Deletions of this batch are not committed yet: the reader still
-        // shows what they removed.
-        if self.cleared || self.forgotten.contains(session) {
-            return false;
-        }
-        let q = TermQuery::new(
-            Term::from_field_text(self.f.key, key),
-            IndexRecordOption::Basic,
-        );
-        self.reader
-            .searcher()
-            .search(&q, &Count)
-            .is_ok_and(|n| n > 0)
     }
 
     fn index_session(&mut self, id: &str, dir: &PathBuf, title: &str) -> Result<(), git2::Error> {
@@ -199,10 +242,9 @@ impl Batch<'_> {
                 .delete_term(Term::from_field_text(f.key, &title_key(id)));
             if !title.is_empty() {
                 let _ = self.writer.add_document(doc!(
-                    f.kind => KIND_TITLE,
                     f.session => id,
                     f.key => title_key(id),
-                    f.role => "title",
+                    f.role => ROLE_TITLE,
                     f.text => title,
                     f.title => title,
                 ));
@@ -213,21 +255,60 @@ impl Batch<'_> {
             return Ok(());
         }
         let repo = Repository::open(dir)?;
-        let mut stack: Vec<Oid> = git::list_branches(&repo)?.iter().map(|t| t.oid).collect();
+        let mut heads: Vec<Oid> = git::list_branches(&repo)?.iter().map(|t| t.oid).collect();
+        heads.sort();
+        heads.dedup();
+        let known = self.tips.get(id).cloned().unwrap_or_default();
+        if known == heads {
+            return Ok(());
+        }
+        let indexed = |oid: Oid| {
+            known.contains(&oid)
+                || known
+                    .iter()
+                    .any(|t| repo.graph_descendant_of(*t, oid).unwrap_or(false))
+        };
+        let mut stack = heads.clone();
         let mut seen = HashSet::new();
         while let Some(oid) = stack.pop() {
-            if !seen.insert(oid) || self.is_indexed(id, &commit_key(id, oid)) {
+            if !seen.insert(oid) || indexed(oid) {
                 continue;
             }
             let commit = repo.find_commit(oid)?;
             self.index_commit(id, &repo, &commit)?;
             stack.extend(commit.parent_ids());
         }
+        // The new tips: the heads, and any old tip they do not contain (a
+        // branch gone since keeps its history marked as indexed).
+        let mut tips = heads.clone();
+        for k in known {
+            let covered = heads
+                .iter()
+                .any(|h| *h == k || repo.graph_descendant_of(*h, k).unwrap_or(false));
+            if !covered && repo.find_commit(k).is_ok() {
+                tips.push(k);
+            }
+        }
+        tips.sort();
+        self.writer
+            .delete_term(Term::from_field_text(f.key, &tips_key(id)));
+        let listed = tips
+            .iter()
+            .map(Oid::to_string)
+            .collect::<Vec<_>>()
+            .join(" ");
+        let _ = self.writer.add_document(doc!(
+            f.session => id,
+            f.key => tips_key(id),
+            f.role => ROLE_TIPS,
+            f.tips => listed,
+        ));
+        self.tips.insert(id.to_string(), tips);
         Ok(())
     }
 
     /// The nodes `commit` added (its history files new since its first
-    /// parent), then the commit's marker.
+    /// parent).
     fn index_commit(
         &mut self,
         id: &str,
@@ -262,26 +343,16 @@ impl Batch<'_> {
                 continue;
             };
             let _ = self.writer.add_document(doc!(
-                f.kind => KIND_NODE,
                 f.session => id,
-                f.node_id => node.id.as_str(),
                 f.branch => branch.as_str(),
                 f.turn => trailers.turn,
                 f.seq => node.seq,
-                f.commit => commit.id().to_string(),
                 f.role => node.role.as_str(),
                 f.tool => node.name.clone().unwrap_or_default(),
                 f.created_at => node.created_at,
                 f.text => text,
             ));
         }
-        let key = commit_key(id, commit.id());
-        let _ = self.writer.add_document(doc!(
-            f.kind => KIND_COMMIT,
-            f.session => id,
-            f.key => key.as_str(),
-        ));
-        self.added.insert(key);
         Ok(())
     }
 }

@@ -29,7 +29,7 @@ use tantivy::schema::Value;
 use tantivy::snippet::SnippetGenerator;
 use tantivy::{IndexReader, ReloadPolicy, TantivyDocument};
 
-use index::{Fields, KIND_TITLE};
+use index::{Fields, ROLE_TITLE};
 use indexer::Job;
 
 #[derive(Debug, thiserror::Error)]
@@ -40,6 +40,8 @@ pub enum SearchError {
     Index(#[from] tantivy::TantivyError),
     #[error("search is not available")]
     Unavailable,
+    #[error("search is turned off on this server ([search] enabled = false)")]
+    Disabled,
 }
 
 impl SearchError {
@@ -48,7 +50,7 @@ impl SearchError {
         match self {
             SearchError::BadQuery(_) => ErrorKind::BadRequest,
             SearchError::Index(_) => ErrorKind::Internal,
-            SearchError::Unavailable => ErrorKind::Unavailable,
+            SearchError::Unavailable | SearchError::Disabled => ErrorKind::Unavailable,
         }
     }
 
@@ -57,6 +59,7 @@ impl SearchError {
             SearchError::BadQuery(_) => "bad_query",
             SearchError::Index(_) => "storage_error",
             SearchError::Unavailable => "unavailable",
+            SearchError::Disabled => "search_disabled",
         }
     }
 }
@@ -197,6 +200,31 @@ impl Search {
         run_query(&self.reader, self.fields, &self.dirs, req)
     }
 
+    /// Bytes by part and field (`postings/text`, `fast/session`…), for
+    /// the benchmark's size breakdown.
+    pub fn space_by_field(&self) -> std::io::Result<Vec<(String, u64)>> {
+        let searcher = self.reader.searcher();
+        let schema = searcher.schema();
+        let mut out: std::collections::BTreeMap<String, u64> = Default::default();
+        for seg in searcher.space_usage()?.segments() {
+            let parts = [
+                ("terms", seg.termdict()),
+                ("postings", seg.postings()),
+                ("positions", seg.positions()),
+                ("fast", seg.fast_fields()),
+                ("norms", seg.fieldnorms()),
+            ];
+            for (part, usage) in parts {
+                for (field, u) in usage.fields() {
+                    let key = format!("{part}/{}", schema.get_field_name(*field));
+                    *out.entry(key).or_default() += u.total().get_bytes();
+                }
+            }
+            *out.entry("store".into()).or_default() += seg.store().total().get_bytes();
+        }
+        Ok(out.into_iter().collect())
+    }
+
     fn send(&self, job: Job) {
         if let Some(tx) = &self.tx {
             if tx.send(job).is_err() {
@@ -326,30 +354,32 @@ fn run_query(
     let mut repos: HashMap<String, Option<git2::Repository>> = HashMap::new();
     let mut hits = Vec::with_capacity(top.len());
     for (score, addr) in top {
-        let doc: TantivyDocument = searcher.doc(addr)?;
-        let get = |field| {
-            doc.get_first(field)
-                .and_then(|v| v.as_str())
-                .map(str::to_owned)
-        };
-        let getu = |field| doc.get_first(field).and_then(|v| v.as_u64());
-        let session_id = get(f.session).unwrap_or_default();
-        let role = get(f.role).unwrap_or_default();
-        let body = if role == KIND_TITLE {
-            get(f.title).unwrap_or_default()
+        let segment = searcher.segment_reader(addr.segment_ord);
+        let text = |field| index::text_at(segment, field, addr.doc_id);
+        let number = |field| index::u64_at(segment, field, addr.doc_id);
+        let session_id = text(f.session).unwrap_or_default();
+        let role = text(f.role).unwrap_or_default();
+        let is_title = role == ROLE_TITLE;
+        let branch = text(f.branch);
+        let (node_id, body) = if is_title {
+            let doc: TantivyDocument = searcher.doc(addr)?;
+            let title = doc.get_first(f.title).and_then(|v| v.as_str());
+            (None, title.unwrap_or_default().to_string())
         } else {
             let repo = repos.entry(session_id.clone()).or_insert_with(|| {
                 dirs.get(&session_id)
                     .and_then(|d| git2::Repository::open(d).ok())
             });
-            node_text(
+            match (
                 repo.as_ref(),
-                get(f.commit).as_deref(),
-                getu(f.seq),
-                &role,
-                get(f.node_id).as_deref(),
-            )
-            .unwrap_or_default()
+                number(f.seq),
+                crate::node::Role::parse(&role),
+            ) {
+                (Some(repo), Some(seq), Some(r)) => {
+                    node_of(repo, branch.as_deref(), seq, r).unwrap_or_default()
+                }
+                _ => (None, String::new()),
+            }
         };
         let snippet = snippets.snippet(&body);
         let html = if snippet.fragment().is_empty() {
@@ -357,15 +387,15 @@ fn run_query(
         } else {
             snippet.to_html()
         };
-        let is_title = role == KIND_TITLE;
+        let created_at = index::f64_at(segment, f.created_at, addr.doc_id);
         hits.push(Hit {
             session_id,
             title: String::new(),
-            branch: get(f.branch),
-            turn: getu(f.turn).filter(|_| !is_title),
-            node_id: get(f.node_id),
-            tool: get(f.tool).filter(|t| !t.is_empty()),
-            created_at: doc.get_first(f.created_at).and_then(|v| v.as_f64()),
+            branch,
+            turn: number(f.turn).filter(|_| !is_title),
+            node_id,
+            tool: text(f.tool).filter(|t| !t.is_empty()),
+            created_at,
             role,
             score,
             snippet: html,
@@ -374,22 +404,54 @@ fn run_query(
     Ok(Found { total, hits })
 }
 
-/// A node's searchable text, read from the commit that added it.
-fn node_text(
-    repo: Option<&git2::Repository>,
-    commit: Option<&str>,
-    seq: Option<u64>,
-    role: &str,
-    node_id: Option<&str>,
-) -> Option<String> {
-    let repo = repo?;
-    let role = crate::node::Role::parse(role)?;
-    let path = crate::session::layout::node_rel_path(seq?, role, node_id?);
-    let commit = repo.find_commit(git2::Oid::from_str(commit?).ok()?).ok()?;
-    let entry = commit.tree().ok()?.get_path(&path).ok()?;
-    let blob = repo.find_blob(entry.id()).ok()?;
-    let node: crate::node::Node = serde_json::from_slice(blob.content()).ok()?;
-    indexer::searchable_text(&node)
+/// A node's id and searchable text, read from the tip of its branch (or,
+/// when that branch is gone, of any branch holding it): history files are
+/// named by seq, role letter and id, and a seq is unique along a path.
+fn node_of(
+    repo: &git2::Repository,
+    branch: Option<&str>,
+    seq: u64,
+    role: crate::node::Role,
+) -> Option<(Option<String>, String)> {
+    let rel = crate::session::layout::node_rel_path(seq, role, "x");
+    let folder = rel.parent()?;
+    let prefix = format!("{seq:06}-{}-", role.letter());
+    let mut tips: Vec<git2::Oid> = branch
+        .and_then(|b| repo.refname_to_id(&format!("refs/heads/{b}")).ok())
+        .into_iter()
+        .collect();
+    tips.extend(
+        crate::git::list_branches(repo)
+            .into_iter()
+            .flatten()
+            .map(|t| t.oid),
+    );
+    for tip in tips {
+        let Ok(tree) = repo.find_commit(tip).and_then(|c| c.tree()) else {
+            continue;
+        };
+        let Ok(entry) = tree.get_path(folder) else {
+            continue;
+        };
+        let Ok(dir) = repo.find_tree(entry.id()) else {
+            continue;
+        };
+        let found = dir.iter().find(|e| {
+            e.name()
+                .is_some_and(|n| n.starts_with(&prefix) && n.ends_with(".json"))
+        });
+        let Some(e) = found else { continue };
+        let (_, _, id) = e
+            .name()
+            .and_then(crate::session::layout::parse_node_file_name)?;
+        let blob = repo.find_blob(e.id()).ok()?;
+        let node: crate::node::Node = serde_json::from_slice(blob.content()).ok()?;
+        return Some((
+            Some(id),
+            indexer::searchable_text(&node).unwrap_or_default(),
+        ));
+    }
+    None
 }
 
 fn html_escape(s: &str) -> String {

@@ -16,7 +16,7 @@ use tantivy::schema::IndexRecordOption;
 use tantivy::tokenizer::TokenStream;
 use tantivy::Term;
 
-use super::index::{Fields, KIND_COMMIT};
+use super::index::Fields;
 use super::tokenizer;
 use super::SearchError;
 
@@ -117,7 +117,7 @@ fn literal(text: &str, prefix: bool, slop: u32, f: &Fields) -> Box<dyn Query> {
     }
 }
 
-/// The text query with the filters: only messages and titles, only the
+/// The text query with the filters: only the
 /// `sessions` allowed (project / archived filters, resolved from the
 /// registry), of `role`, within `since..until`.
 pub fn filtered(
@@ -128,16 +128,8 @@ pub fn filtered(
     since: Option<f64>,
     until: Option<f64>,
 ) -> Box<dyn Query> {
-    let mut parts: Vec<(Occur, Box<dyn Query>)> = vec![
-        (Occur::Must, text),
-        (
-            Occur::MustNot,
-            Box::new(TermQuery::new(
-                Term::from_field_text(f.kind, KIND_COMMIT),
-                IndexRecordOption::Basic,
-            )),
-        ),
-    ];
+    // Only messages and titles have text: the tips documents never match.
+    let mut parts: Vec<(Occur, Box<dyn Query>)> = vec![(Occur::Must, text)];
     if let Some(allowed) = sessions {
         let terms: Vec<Term> = allowed
             .iter()

@@ -1,0 +1,74 @@
+//! The real server started in process for the benchmarks, and full turns
+//! driven against it over HTTP.
+
+use std::net::SocketAddr;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use openprogram::config::Config;
+use serde_json::json;
+
+/// Start the real server in process on `state` (`tweak` edits its
+/// configuration first); returns its address.
+pub fn start_server(state: &Path, tweak: impl FnOnce(&mut Config) + Send + 'static) -> SocketAddr {
+    let state = state.to_path_buf();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut config = Config::load(&Default::default()).expect("config");
+        config.store.state_dir = state.display().to_string();
+        config.server.bind = "127.0.0.1:0".into();
+        tweak(&mut config);
+        actix_web::rt::System::new().block_on(async move {
+            let app = openprogram::startup::Application::build(&config).expect("start server");
+            tx.send(app.addr()).expect("send addr");
+            let _ = app.run_until_stopped().await;
+        });
+    });
+    rx.recv().expect("server address")
+}
+
+/// One session of a server, driven by full turns over HTTP.
+pub struct HttpSession {
+    agent: ureq::Agent,
+    base: String,
+}
+
+impl HttpSession {
+    pub fn new(addr: SocketAddr, id: &str) -> HttpSession {
+        HttpSession {
+            agent: ureq::agent(),
+            base: format!("http://{addr}/api/sessions/{id}"),
+        }
+    }
+
+    fn post(&self, path: &str, body: serde_json::Value) -> serde_json::Value {
+        self.agent
+            .post(&format!("{}{path}", self.base))
+            .send_json(body)
+            .expect("request")
+            .into_json()
+            .expect("json")
+    }
+
+    /// A full durable turn: user, assistant and tool appends, the
+    /// assistant's reply filled in, end of turn. `words` go in the reply.
+    pub fn turn(&self, t: usize, words: &str) -> Duration {
+        let start = Instant::now();
+        self.post(
+            "/messages",
+            json!({"role": "user", "content": format!("question {t}")}),
+        );
+        let a = self.post("/messages", json!({"role": "assistant", "content": ""}));
+        let aid = a["node"]["id"].as_str().expect("id").to_string();
+        self.post(
+            "/messages",
+            json!({"role": "tool", "name": "read", "caller": aid, "content": "file"}),
+        );
+        self.agent
+            .request("PATCH", &format!("{}/messages/{aid}", self.base))
+            .send_json(json!({"content": format!("the answer {words}")}))
+            .expect("patch");
+        self.post("/turns", json!({}));
+        start.elapsed()
+    }
+}
