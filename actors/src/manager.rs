@@ -35,6 +35,7 @@ pub struct SessionManager {
     live: Lru<String, Addr<SessionActor>>,
     leases: HashMap<String, Arc<Mutex<()>>>,
     events: Option<Recipient<SessionChanged>>,
+    keeper: Option<crate::maintenance::packs::PackKeeper>,
 }
 
 impl SessionManager {
@@ -56,7 +57,15 @@ impl SessionManager {
             live: Lru::new(cap),
             leases: HashMap::new(),
             events,
+            keeper: None,
         }
+    }
+
+    /// Sessions merge their packs with `keeper` (none: never merged while
+    /// the server runs; `openprogram gc` still does).
+    pub fn with_pack_keeper(mut self, keeper: crate::maintenance::packs::PackKeeper) -> Self {
+        self.keeper = Some(keeper);
+        self
     }
 }
 
@@ -94,6 +103,7 @@ impl Handler<Resolve> for SessionManager {
             self.projects.clone(),
             self.naming.clone(),
         )
+        .with_pack_keeper(self.keeper.clone())
         .start();
         // Evicted actors are dropped here: each stops when idle.
         drop(self.live.insert(msg.id, addr.clone()));

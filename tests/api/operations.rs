@@ -347,3 +347,44 @@ fn gc_status_and_completions() {
         &out.len()
     );
 }
+
+fn pack_count(dir: &std::path::Path) -> usize {
+    std::fs::read_dir(dir.join(".git/objects/pack"))
+        .map(|d| {
+            d.flatten()
+                .filter(|e| e.path().extension().is_some_and(|x| x == "idx"))
+                .count()
+        })
+        .unwrap_or(0)
+}
+
+#[test]
+fn packs_are_merged_in_the_background_once_the_session_is_idle() {
+    let mut s = TestServer::start();
+    for t in 0..40 {
+        s.turn("packed", &format!("question {t}"), &format!("answer {t}"), &[]);
+    }
+    let dir = s.session_dir("packed");
+    // Once idle, the packs are merged down (each turn added one).
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while pack_count(&dir) > 9 {
+        assert!(
+            Instant::now() < deadline,
+            "still {} packs long after the last write",
+            pack_count(&dir)
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    // Nothing lost: git itself reads every commit and object.
+    git(&dir, &["fsck", "--strict"]);
+    let log = git(&dir, &["log", "--format=%s"]);
+    assert_eq!(log.lines().count(), 40, "{log}");
+    // And the session keeps working on the merged packs, after a restart too.
+    s.turn("packed", "one more", "still here", &[]);
+    s.kill();
+    s.restart_after_kill();
+    let (st, v) = s.get("/api/sessions/packed/messages");
+    assert_eq!(st, 200, "{v}");
+    let text = v.to_string();
+    assert!(text.contains("question 0") && text.contains("still here"));
+}

@@ -75,6 +75,7 @@ pub struct Engine {
     titler_counts: std::sync::Arc<crate::titler::actor::Counts>,
     /// None when search is turned off.
     search: Option<Addr<crate::search::Search>>,
+    keeper: crate::maintenance::packs::PackKeeper,
     hub: Hub,
 }
 
@@ -129,6 +130,7 @@ impl Engine {
             locations.save_now()?;
         }
         let writer = LocationsWriter::spawn(locations.path().to_path_buf())?;
+        let keeper = crate::maintenance::packs::PackKeeper::spawn()?;
         let manager = SessionManager::new(
             config.sessions_dir.clone(),
             locations,
@@ -137,6 +139,7 @@ impl Engine {
             Some(registry.clone().recipient::<SessionChanged>()),
             Some(projects.clone()),
         )
+        .with_pack_keeper(keeper.clone())
         .start();
         let titler = Titler::new(
             config.llm,
@@ -160,6 +163,7 @@ impl Engine {
                 titler,
                 titler_counts,
                 search,
+                keeper,
                 hub,
             },
             loaded.report,
@@ -245,6 +249,16 @@ impl Engine {
     /// Write index.json now and wait for it (graceful shutdown).
     pub async fn flush(&self) {
         let _ = self.registry.send(Flush).await;
+    }
+
+    /// Start no more pack merges and wait (up to `within`) for the one
+    /// running, so a shutdown never cuts one short (graceful shutdown).
+    pub async fn stop_maintenance(&self, within: std::time::Duration) {
+        let keeper = self.keeper.clone();
+        let stopped = tokio::task::spawn_blocking(move || keeper.stop(within)).await;
+        if !matches!(stopped, Ok(true)) {
+            tracing::warn!("a pack merge was still running at shutdown; its pack is left beside the old ones (harmless, merged again later)");
+        }
     }
 
     pub async fn registry_stats(&self) -> Option<RegistryStats> {

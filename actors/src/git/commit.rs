@@ -3,12 +3,10 @@ use std::path::Path;
 use git2::build::TreeUpdateBuilder;
 use git2::{FileMode, Oid, Repository};
 
-use super::{head_commit, open_repo, repack, store_signature, GitError, IndexFile};
+use super::{head_commit, open_repo, store_signature, GitError, IndexFile};
 
 pub struct CommitOutcome {
     pub oid: Oid,
-    /// Packs were merged: open handles should reopen the repository.
-    pub repacked: bool,
 }
 
 /// Commit `paths` (relative to the work tree; a missing file is removed) on
@@ -21,7 +19,8 @@ pub struct CommitOutcome {
 /// - the new objects (blobs, those trees, the commit) are built in an
 ///   in-memory object database and written as **one packfile**, one durable
 ///   write instead of a fsynced loose file per object; small packs are
-///   merged geometrically (`repack`);
+///   merged geometrically later, off the commit (`repack`, run by the
+///   session's actor when it is idle);
 /// - the index is updated entry by entry in memory and written from cached
 ///   entry bytes (`IndexFile`), never re-read.
 ///
@@ -119,6 +118,5 @@ pub fn commit_paths(
         }
     }
     index.write()?;
-    let repacked = repack::maybe_repack(&staging)?;
-    Ok(CommitOutcome { oid, repacked })
+    Ok(CommitOutcome { oid })
 }

@@ -11,7 +11,7 @@ mod init;
 mod locks;
 mod log;
 mod pack_scan;
-mod repack;
+pub mod repack;
 mod trailers;
 mod tree_files;
 mod worktree_status;

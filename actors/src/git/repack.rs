@@ -2,6 +2,12 @@
 //! the smallest packs whenever they are no longer each at least twice the
 //! sum of the smaller ones keeps the number of packs logarithmic in the
 //! number of objects, and the amortised cost per object constant.
+//!
+//! In three steps, so that the long one never holds the session: `plan`
+//! picks the packs to merge, `build` writes one pack of their objects
+//! beside them (read-only on the session's objects: a concurrent commit
+//! only adds packs of its own), and `drop_packs` removes the merged ones
+//! (short; the session's actor runs it between two of its writes).
 
 use std::fs;
 use std::io;
@@ -12,7 +18,7 @@ use git2::{Oid, Repository};
 use super::GitError;
 
 /// Merging starts once there are more packs than this.
-const MAX_PACKS: usize = 8;
+pub const MAX_PACKS: usize = 8;
 
 struct Pack {
     idx: PathBuf,
@@ -73,12 +79,16 @@ fn packs(pack_dir: &Path) -> io::Result<Vec<Pack>> {
     Ok(out)
 }
 
-/// Merge small packs if there are too many.
-pub fn maybe_repack(repo: &Repository) -> Result<bool, GitError> {
-    let pack_dir = repo.path().join("objects/pack");
-    let all = packs(&pack_dir)?;
+/// How many packs a repository has (`git_dir` is its `.git`).
+pub fn pack_count(git_dir: &Path) -> usize {
+    packs(&git_dir.join("objects/pack")).map_or(0, |p| p.len())
+}
+
+/// The packs to merge (their `.idx` paths), if there are too many.
+pub fn plan(git_dir: &Path) -> Result<Option<Vec<PathBuf>>, GitError> {
+    let all = packs(&git_dir.join("objects/pack"))?;
     if all.len() <= MAX_PACKS {
-        return Ok(false);
+        return Ok(None);
     }
     // Smallest prefix to merge so that what remains is geometric: find the
     // largest i where pack i is smaller than twice the sum of packs 0..i.
@@ -92,59 +102,85 @@ pub fn maybe_repack(repo: &Repository) -> Result<bool, GitError> {
     }
     let merge_upto = merge_upto.max(all.len() - MAX_PACKS + 1).min(all.len());
     if merge_upto < 2 {
-        return Ok(false);
+        return Ok(None);
     }
-    let victims = &all[..merge_upto];
+    Ok(Some(all.into_iter().take(merge_upto).map(|p| p.idx).collect()))
+}
+
+/// Write one pack holding every object of the packs `victims` (durable:
+/// libgit2 fsyncs it), beside them. They stay until `drop_packs`.
+pub fn build(repo: &Repository, victims: &[PathBuf]) -> Result<(), GitError> {
     let started = std::time::Instant::now();
-    let result = merge(repo, &pack_dir, victims);
+    let mut builder = repo.packbuilder()?;
+    for idx in victims {
+        for oid in idx_oids(idx)? {
+            builder.insert_object(oid, None)?;
+        }
+    }
+    builder.write(&repo.path().join("objects/pack"), 0o444)?;
     metrics::counter!("openprogram_maintenance_runs_total").increment(1);
     metrics::histogram!("openprogram_maintenance_duration_seconds")
         .record(started.elapsed().as_secs_f64());
-    result
+    Ok(())
+}
+
+/// Remove merged packs (their objects are in the pack `build` wrote).
+pub fn drop_packs(git_dir: &Path, victims: &[PathBuf]) -> Result<(), GitError> {
+    for idx in victims {
+        for ext in ["keep", "rev", "pack", "idx"] {
+            let _ = fs::remove_file(idx.with_extension(ext));
+        }
+    }
+    crate::fsio::fsync_dir(&git_dir.join("objects/pack"))?;
+    Ok(())
 }
 
 /// Merge every pack into one (`openprogram gc`); false when there was at
 /// most one.
 pub fn repack_all(repo: &Repository) -> Result<bool, GitError> {
-    let pack_dir = repo.path().join("objects/pack");
-    let all = packs(&pack_dir)?;
+    let all = packs(&repo.path().join("objects/pack"))?;
     if all.len() < 2 {
         return Ok(false);
     }
-    let started = std::time::Instant::now();
-    let result = merge(repo, &pack_dir, &all);
-    metrics::counter!("openprogram_maintenance_runs_total").increment(1);
-    metrics::histogram!("openprogram_maintenance_duration_seconds")
-        .record(started.elapsed().as_secs_f64());
-    result
+    let victims: Vec<PathBuf> = all.into_iter().map(|p| p.idx).collect();
+    build(repo, &victims)?;
+    drop_packs(repo.path(), &victims)?;
+    Ok(true)
 }
 
-/// Write one pack of every object in `victims`, then remove them.
-fn merge(
-    repo: &Repository,
-    pack_dir: &std::path::Path,
-    victims: &[Pack],
-) -> Result<bool, GitError> {
-    let mut builder = repo.packbuilder()?;
-    for p in victims {
-        for oid in idx_oids(&p.idx)? {
-            builder.insert_object(oid, None)?;
-        }
-    }
-    builder.write(pack_dir, 0o444)?;
-    for p in victims {
-        // The new pack is durable (written with fsync); drop the old ones.
-        for ext in ["keep", "rev", "pack", "idx"] {
-            let _ = fs::remove_file(p.idx.with_extension(ext));
-        }
-    }
-    crate::fsio::fsync_dir(pack_dir)?;
+/// Plan, build and drop at once (tests; the store does it in steps).
+pub fn maybe_repack(repo: &Repository) -> Result<bool, GitError> {
+    let Some(victims) = plan(repo.path())? else {
+        return Ok(false);
+    };
+    build(repo, &victims)?;
+    drop_packs(repo.path(), &victims)?;
     Ok(true)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_commit_never_merges_packs_itself() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = crate::git::init_repo(dir.path()).unwrap();
+        let mut index = crate::git::IndexFile::load(&repo).unwrap();
+        for i in 0..3 * MAX_PACKS {
+            let name = format!("f{i}.txt");
+            fs::write(dir.path().join(&name), format!("content {i}")).unwrap();
+            let paths = [Path::new(&name)];
+            crate::git::commit_paths(&repo, &mut index, &paths, "c", None).unwrap();
+        }
+        assert_eq!(pack_count(repo.path()), 3 * MAX_PACKS);
+        let victims = plan(repo.path()).unwrap().expect("a merge is due");
+        build(&repo, &victims).unwrap();
+        // Built beside the old packs; they go only when dropped.
+        assert_eq!(pack_count(repo.path()), 3 * MAX_PACKS + 1);
+        drop_packs(repo.path(), &victims).unwrap();
+        assert_eq!(pack_count(repo.path()), 3 * MAX_PACKS + 1 - victims.len());
+    }
 
     #[test]
     fn many_commits_keep_few_packs_and_a_sound_repo() {
@@ -163,6 +199,7 @@ mod tests {
                 None,
             )
             .unwrap();
+            maybe_repack(&repo).unwrap();
         }
         let n = packs(&repo.path().join("objects/pack")).unwrap().len();
         assert!(n <= MAX_PACKS, "{n} packs");

@@ -1,10 +1,11 @@
-//! Operator's maintenance of a state directory, outside a server: `fsck`
-//! (check, and repair what startup would) and `gc` (repack). Each works on
-//! a stopped server's state directory; the CLI refuses to change one that
-//! a server holds.
+//! Maintenance. Operator's, outside a server: `fsck` (check, and repair
+//! what startup would) and `gc` (repack), each on a stopped server's state
+//! directory (the CLI refuses to change one that a server holds). A
+//! server's own: `packs`, the background merging of session packs.
 
 pub mod fsck;
 pub mod gc;
+pub mod packs;
 
 use std::path::{Path, PathBuf};
 

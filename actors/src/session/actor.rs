@@ -95,6 +95,8 @@ pub struct SessionActor {
     events: Option<Recipient<SessionChanged>>,
     /// A retry of a pending commit is scheduled.
     retrying: bool,
+    /// Pack maintenance (`upkeep.rs`).
+    pub(super) upkeep: super::upkeep::Upkeep,
 }
 
 /// First wait before a failed commit is tried again; it doubles up to the
@@ -122,7 +124,17 @@ impl SessionActor {
             _guard: None,
             events,
             retrying: false,
+            upkeep: super::upkeep::Upkeep::default(),
         }
+    }
+
+    /// Merge this session's packs with `keeper` when they pile up.
+    pub fn with_pack_keeper(
+        mut self,
+        keeper: Option<crate::maintenance::packs::PackKeeper>,
+    ) -> Self {
+        self.upkeep = super::upkeep::Upkeep::new(keeper);
+        self
     }
 
     /// Try a pending commit again after `delay`, and again with a doubled
@@ -175,6 +187,7 @@ impl SessionActor {
         Box::pin(job.into_actor(self).map(|joined, act, ctx| match joined {
             Ok((slot, result)) => {
                 act.slot = slot;
+                act.after_write(ctx);
                 result
             }
             Err(e) => {
@@ -570,11 +583,18 @@ impl Handler<Delete> for SessionActor {
     type Result = AtomicResponse<Self, Result<(), SessionError>>;
 
     fn handle(&mut self, _: Delete, _: &mut Self::Context) -> Self::Result {
-        let fut = self.blocking(move |slot, dir| {
-            slot.live()?;
-            crate::registry::startup::remove_session_dir(dir)?;
-            Ok(())
-        });
+        // A merged pack being written in the folder is waited for.
+        let lock = self.upkeep.lock.clone();
+        let fut = async move { lock.lock_owned().await }
+            .into_actor(self)
+            .then(|guard, act, _| {
+                act.blocking(move |slot, dir| {
+                    slot.live()?;
+                    crate::registry::startup::remove_session_dir(dir)?;
+                    drop(guard);
+                    Ok(())
+                })
+            });
         AtomicResponse::new(Box::pin(fut.map(|res, act, _| {
             if res.is_ok() {
                 act.notify(ChangeKind::Deleted);

@@ -47,6 +47,9 @@ pub struct SessionCore {
     /// The last turn ended but its commit failed (a full disk, a refused
     /// write): it is retried, and no new turn opens until it is made.
     pub(super) commit_pending: bool,
+    /// Packs in the repository (one more per commit; fewer after
+    /// maintenance merged some).
+    pub(super) packs: usize,
 }
 
 impl SessionCore {

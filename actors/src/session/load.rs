@@ -56,6 +56,7 @@ impl SessionCore {
                     queue: Vec::new(),
                     pending_paths: Vec::new(),
                     commit_pending: false,
+                    packs: 0,
                 };
                 let outcome = first.map(|(n, b)| core.append_with(n, b)).transpose()?;
                 for sub in ["context", layout::HISTORY] {
@@ -134,7 +135,9 @@ impl SessionCore {
             queue: Vec::new(),
             pending_paths: Vec::new(),
             commit_pending: false,
+            packs: 0,
         };
+        core.packs = git::repack::pack_count(core.repo.path());
         core.replies = core.nodes.iter().filter(|n| is_reply(n)).count() as u32;
         core.load_queue()?;
         if fs::read(dir.join(GITIGNORE)).ok().as_deref() != Some(GITIGNORE_BODY.as_bytes()) {

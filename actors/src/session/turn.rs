@@ -264,9 +264,7 @@ impl SessionCore {
             .record(started.elapsed().as_secs_f64());
         let oid = match committed {
             Ok(o) => {
-                if o.repacked {
-                    self.repo = git::open_repo(&self.dir)?;
-                }
+                self.packs += 1;
                 o.oid
             }
             Err(GitError::Empty) => match git::head_commit(&self.repo)? {

@@ -1,0 +1,127 @@
+//! The pack keeper: one thread that merges the small packs of sessions
+//! (`git::repack`), off every session's write path. A session's actor asks
+//! for a merge when it is idle (or when its packs pile up); this thread
+//! plans and writes the merged pack, which only adds a file beside the
+//! session's objects, and the actor then drops the merged packs between
+//! two of its writes. One merge at a time for the whole server, each
+//! followed by a rest as long as it took, so maintenance uses at most half
+//! of one core.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::{Receiver, Sender};
+use tokio::sync::OwnedMutexGuard;
+
+use crate::git::{self, GitError};
+
+/// What a merge left for the session to drop: the merged packs.
+pub type Merged = Option<Vec<PathBuf>>;
+
+struct Job {
+    git_dir: PathBuf,
+    /// Held until the merged pack is written: a deletion of the session
+    /// waits for it.
+    _guard: OwnedMutexGuard<()>,
+    reply: tokio::sync::oneshot::Sender<Result<Merged, GitError>>,
+}
+
+#[derive(Default)]
+struct Shared {
+    stop: AtomicBool,
+    busy: Mutex<bool>,
+    idle: Condvar,
+}
+
+#[derive(Clone)]
+pub struct PackKeeper {
+    tx: Sender<Job>,
+    shared: Arc<Shared>,
+}
+
+impl PackKeeper {
+    pub fn spawn() -> std::io::Result<PackKeeper> {
+        let (tx, rx) = crossbeam_channel::unbounded();
+        let shared = Arc::new(Shared::default());
+        let s = shared.clone();
+        std::thread::Builder::new()
+            .name("pack-keeper".into())
+            .spawn(move || run(rx, s))?;
+        Ok(PackKeeper { tx, shared })
+    }
+
+    /// Merge the packs of the repository at `git_dir` if it has too many;
+    /// the merged packs are returned for the session to drop.
+    pub async fn merge(
+        &self,
+        git_dir: PathBuf,
+        guard: OwnedMutexGuard<()>,
+    ) -> Result<Merged, GitError> {
+        let (reply, rx) = tokio::sync::oneshot::channel();
+        let job = Job {
+            git_dir,
+            _guard: guard,
+            reply,
+        };
+        if self.tx.send(job).is_err() {
+            return Ok(None);
+        }
+        rx.await.unwrap_or(Ok(None))
+    }
+
+    /// Take no new merge, and wait up to `within` for the one running.
+    /// True when none is left running.
+    pub fn stop(&self, within: Duration) -> bool {
+        self.shared.stop.store(true, Ordering::SeqCst);
+        let Ok(busy) = self.shared.busy.lock() else {
+            return false;
+        };
+        match self
+            .shared
+            .idle
+            .wait_timeout_while(busy, within, |busy| *busy)
+        {
+            Ok((busy, _)) => !*busy,
+            Err(_) => false,
+        }
+    }
+}
+
+fn set_busy(shared: &Shared, value: bool) {
+    if let Ok(mut busy) = shared.busy.lock() {
+        *busy = value;
+    }
+    shared.idle.notify_all();
+}
+
+fn run(rx: Receiver<Job>, shared: Arc<Shared>) {
+    while let Ok(job) = rx.recv() {
+        if shared.stop.load(Ordering::SeqCst) {
+            let _ = job.reply.send(Ok(None));
+            continue;
+        }
+        set_busy(&shared, true);
+        let started = Instant::now();
+        let result = merge_one(&job.git_dir);
+        set_busy(&shared, false);
+        let took = started.elapsed();
+        let Job { reply, _guard, .. } = job;
+        drop(_guard);
+        let _ = reply.send(result);
+        // A rest as long as the work: at most half of one core.
+        if !shared.stop.load(Ordering::SeqCst) {
+            std::thread::sleep(took.min(Duration::from_secs(5)));
+        }
+    }
+}
+
+fn merge_one(git_dir: &std::path::Path) -> Result<Merged, GitError> {
+    let Some(victims) = git::repack::plan(git_dir)? else {
+        return Ok(None);
+    };
+    let repo = git2::Repository::open(git_dir)?;
+    git::repack::build(&repo, &victims)?;
+    Ok(Some(victims))
+}

@@ -1,0 +1,127 @@
+//! A session's pack maintenance, off its write path: every commit adds a
+//! pack; once there are too many, the actor waits until the session is
+//! idle (no write for `IDLE`, or at once when packs pile up on a session
+//! that is never idle), has the server's pack keeper write the merged pack
+//! on its own thread, and then drops the merged packs between two of its
+//! own writes (a few file removals: the only step that holds the session).
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use actix::prelude::*;
+
+use super::actor::SessionActor;
+use super::core::SessionCore;
+use super::error::SessionError;
+use crate::git;
+use crate::maintenance::packs::PackKeeper;
+
+/// No write for this long: the session is idle.
+const IDLE: Duration = Duration::from_secs(1);
+/// A session with this many packs is maintained even while busy.
+const FORCE_PACKS: usize = 4 * git::repack::MAX_PACKS;
+
+#[derive(Default)]
+pub(super) struct Upkeep {
+    keeper: Option<PackKeeper>,
+    /// Writes so far (idle = unchanged since the check was planned).
+    writes: u64,
+    scheduled: bool,
+    running: bool,
+    /// Held while the keeper writes a merged pack (a deletion waits).
+    pub(super) lock: Arc<tokio::sync::Mutex<()>>,
+}
+
+impl Upkeep {
+    pub(super) fn new(keeper: Option<PackKeeper>) -> Upkeep {
+        Upkeep {
+            keeper,
+            ..Upkeep::default()
+        }
+    }
+}
+
+impl SessionCore {
+    /// Packs in the repository.
+    pub fn pack_count(&self) -> usize {
+        self.packs
+    }
+
+    /// Drop packs merged into another (a step between two writes).
+    pub fn drop_merged(&mut self, victims: &[PathBuf]) -> Result<(), SessionError> {
+        git::repack::drop_packs(self.repo.path(), victims)?;
+        // Fresh handle: the old one keeps the dropped packs open.
+        self.repo = git::open_repo(&self.dir)?;
+        self.packs = git::repack::pack_count(self.repo.path());
+        Ok(())
+    }
+}
+
+impl SessionActor {
+    /// After each write: plan maintenance when it is due.
+    pub(super) fn after_write(&mut self, ctx: &mut Context<Self>) {
+        self.upkeep.writes += 1;
+        self.plan_upkeep(ctx);
+    }
+
+    fn plan_upkeep(&mut self, ctx: &mut Context<Self>) {
+        let Ok(core) = self.slot.live() else {
+            return;
+        };
+        let packs = core.pack_count();
+        let u = &mut self.upkeep;
+        if u.keeper.is_none() || packs <= git::repack::MAX_PACKS || u.scheduled || u.running {
+            return;
+        }
+        let forced = packs >= FORCE_PACKS;
+        let writes = u.writes;
+        u.scheduled = true;
+        let wait = if forced { Duration::ZERO } else { IDLE };
+        ctx.run_later(wait, move |act, ctx| {
+            act.upkeep.scheduled = false;
+            if !forced && act.upkeep.writes != writes {
+                // Written to since: wait for a quiet moment again.
+                act.plan_upkeep(ctx);
+            } else {
+                act.run_upkeep(ctx);
+            }
+        });
+    }
+
+    fn run_upkeep(&mut self, ctx: &mut Context<Self>) {
+        let (Some(keeper), Ok(core)) = (self.upkeep.keeper.clone(), self.slot.live()) else {
+            return;
+        };
+        // A deletion holds the lock: nothing to maintain then.
+        let Ok(guard) = self.upkeep.lock.clone().try_lock_owned() else {
+            return;
+        };
+        let git_dir = core.repo.path().to_path_buf();
+        self.upkeep.running = true;
+        let build = async move { keeper.merge(git_dir, guard).await };
+        ctx.spawn(build.into_actor(self).map(|built, act, ctx| {
+            match built {
+                Ok(Some(victims)) => {
+                    let swap = act
+                        .on_core(move |core| core.drop_merged(&victims))
+                        .map(|res, act, ctx| {
+                            act.upkeep.running = false;
+                            if let Err(e) = res {
+                                // Both copies stay; the next merge takes them.
+                                tracing::debug!(error = %e, "merged packs not dropped yet");
+                            }
+                            act.plan_upkeep(ctx);
+                        });
+                    // Between two writes: no message is taken meanwhile.
+                    ctx.wait(swap);
+                }
+                Ok(None) => act.upkeep.running = false,
+                Err(e) => {
+                    act.upkeep.running = false;
+                    tracing::warn!(dir = %act.dir.display(), error = %e, "pack maintenance failed; tried again after the next writes");
+                }
+            }
+        }));
+    }
+}
