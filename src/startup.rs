@@ -236,7 +236,9 @@ impl Application {
             let started = std::time::Instant::now();
             tracing::info!("shutdown requested: flushing the registry, closing WebSocket clients, draining requests");
             engine.flush().await;
-            engine.stop_maintenance(std::time::Duration::from_secs(5)).await;
+            engine
+                .stop_maintenance(std::time::Duration::from_secs(5))
+                .await;
             let _ = shutdown.send(true);
             let (engine2, info_file2) = (engine.clone(), info_file_signal);
             actix_web::rt::spawn(async move {

@@ -362,7 +362,12 @@ fn pack_count(dir: &std::path::Path) -> usize {
 fn packs_are_merged_in_the_background_once_the_session_is_idle() {
     let mut s = TestServer::start();
     for t in 0..40 {
-        s.turn("packed", &format!("question {t}"), &format!("answer {t}"), &[]);
+        s.turn(
+            "packed",
+            &format!("question {t}"),
+            &format!("answer {t}"),
+            &[],
+        );
     }
     let dir = s.session_dir("packed");
     // Once idle, the packs are merged down (each turn added one).

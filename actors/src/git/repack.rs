@@ -104,7 +104,9 @@ pub fn plan(git_dir: &Path) -> Result<Option<Vec<PathBuf>>, GitError> {
     if merge_upto < 2 {
         return Ok(None);
     }
-    Ok(Some(all.into_iter().take(merge_upto).map(|p| p.idx).collect()))
+    Ok(Some(
+        all.into_iter().take(merge_upto).map(|p| p.idx).collect(),
+    ))
 }
 
 /// Write one pack holding every object of the packs `victims` (durable:

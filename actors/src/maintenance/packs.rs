@@ -59,16 +59,25 @@ impl PackKeeper {
         git_dir: PathBuf,
         guard: OwnedMutexGuard<()>,
     ) -> Result<Merged, GitError> {
+        self.submit(git_dir, guard).await.unwrap_or(Ok(None))
+    }
+
+    /// `merge`, answered on the returned channel (for callers outside an
+    /// async runtime: the benchmark).
+    pub fn submit(
+        &self,
+        git_dir: PathBuf,
+        guard: OwnedMutexGuard<()>,
+    ) -> tokio::sync::oneshot::Receiver<Result<Merged, GitError>> {
         let (reply, rx) = tokio::sync::oneshot::channel();
         let job = Job {
             git_dir,
             _guard: guard,
             reply,
         };
-        if self.tx.send(job).is_err() {
-            return Ok(None);
-        }
-        rx.await.unwrap_or(Ok(None))
+        // A keeper gone answers nothing: the receiver sees it closed.
+        let _ = self.tx.send(job);
+        rx
     }
 
     /// Take no new merge, and wait up to `within` for the one running.

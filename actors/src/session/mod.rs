@@ -18,7 +18,7 @@ mod rebind;
 pub mod summary;
 mod transfer;
 mod turn;
-mod upkeep;
+pub mod upkeep;
 mod wire;
 
 pub use actor::{ChangeKind, SessionActor, SessionChanged};

@@ -20,7 +20,7 @@ use crate::maintenance::packs::PackKeeper;
 /// No write for this long: the session is idle.
 const IDLE: Duration = Duration::from_secs(1);
 /// A session with this many packs is maintained even while busy.
-const FORCE_PACKS: usize = 4 * git::repack::MAX_PACKS;
+pub const FORCE_PACKS: usize = 4 * git::repack::MAX_PACKS;
 
 #[derive(Default)]
 pub(super) struct Upkeep {
@@ -46,6 +46,11 @@ impl SessionCore {
     /// Packs in the repository.
     pub fn pack_count(&self) -> usize {
         self.packs
+    }
+
+    /// The repository's `.git`.
+    pub fn git_dir(&self) -> PathBuf {
+        self.repo.path().to_path_buf()
     }
 
     /// Drop packs merged into another (a step between two writes).
@@ -97,7 +102,7 @@ impl SessionActor {
         let Ok(guard) = self.upkeep.lock.clone().try_lock_owned() else {
             return;
         };
-        let git_dir = core.repo.path().to_path_buf();
+        let git_dir = core.git_dir();
         self.upkeep.running = true;
         let build = async move { keeper.merge(git_dir, guard).await };
         ctx.spawn(build.into_actor(self).map(|built, act, ctx| {
