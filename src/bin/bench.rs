@@ -147,9 +147,13 @@ impl EngineSession {
     }
 
     /// This session never idles: a merge starts when its packs pile up,
-    /// on the keeper's thread, while the turns go on.
+    /// on the keeper's thread, while the turns go on. `BENCH_NO_MERGE=1`
+    /// leaves the packs unmerged (the disk's own jitter, for comparison).
     fn plan_merge(&mut self) {
-        if self.merging.is_none() && self.core.pack_count() >= FORCE_PACKS {
+        if std::env::var_os("BENCH_NO_MERGE").is_none()
+            && self.merging.is_none()
+            && self.core.pack_count() >= FORCE_PACKS
+        {
             let guard = self.lock.clone().try_lock_owned().expect("lock");
             self.merging = Some(self.keeper.submit(self.core.git_dir(), guard));
         }

@@ -170,8 +170,8 @@ fn walk_tree(repo: &Repository, tree: Oid, seen: &mut HashSet<Oid>) -> Result<()
 }
 
 fn check_index(sessions_dir: &Path, dirs: &[(String, PathBuf)], report: &mut Report) {
-    let path = sessions_dir.join(startup::INDEX);
-    let index = match fsio::read_json::<IndexFile>(&path) {
+    // With the journal's later changes, as startup reads it.
+    let index = match startup::listing(sessions_dir).index {
         Ok(i) => i,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             report.problem(None, "index.json is missing".into(), Fix::Repairable);
@@ -283,6 +283,7 @@ pub fn repair(state_dir: &Path, report: &mut Report) -> std::io::Result<()> {
         &IndexFile {
             version: 1,
             written_at: crate::meta::now(),
+            seq: loaded.seq,
             sessions: rows,
         },
     )?;

@@ -1,18 +1,22 @@
-//! The registry actor: sole owner of `index.json` and of the in-memory list
-//! of sessions. Listing is answered from memory; changes from session actors
-//! arrive as `SessionChanged` events. Appends are written with a debounce
-//! (at most one write per interval); every other change is written at once.
+//! The registry actor: sole owner of `index.json`, `index.journal` and the
+//! in-memory list of sessions. Listing is answered from memory; changes
+//! from session actors arrive as `SessionChanged` events. A change is one
+//! journal line with the row (appends debounced: at most one write per
+//! interval; every other change at once), so its cost does not grow with
+//! the number of sessions; a snapshot of every row replaces the journal
+//! once it is as long as the list (and at shutdown).
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 
 use actix::prelude::*;
 use serde::Serialize;
 
+use super::journal::Entry;
 use super::query::ListQuery;
 use super::row::{ClientRow, OrderKey, ProjectNames, SessionRow};
-use super::writer::{Job, Writer};
+use super::writer::{Done, Job, Writer};
 use crate::events::Hub;
 use crate::meta::now;
 use crate::session::{ChangeKind, SessionChanged};
@@ -26,13 +30,25 @@ pub struct Registry {
     pending: Option<SpawnHandle>,
     names: Arc<ProjectNames>,
     search: Option<Recipient<crate::search::Touched>>,
+    /// The last journal entry's number.
+    seq: u64,
+    /// Journal entries since the last snapshot.
+    journaled: usize,
+    /// Sessions changed and not written yet.
+    dirty: HashSet<String>,
 }
 
+/// A snapshot replaces the journal once it has this many entries, or as
+/// many as there are sessions (so compaction costs O(1) per change).
+const MIN_COMPACTION: usize = 1000;
+
 impl Registry {
+    /// `seq`: the last journal entry number startup saw.
     pub fn new(
         rows: impl IntoIterator<Item = SessionRow>,
         writer: Writer,
         debounce: Duration,
+        seq: u64,
     ) -> Registry {
         let mut reg = Registry {
             hub: None,
@@ -43,6 +59,9 @@ impl Registry {
             pending: None,
             names: Arc::default(),
             search: None,
+            seq,
+            journaled: 0,
+            dirty: HashSet::new(),
         };
         for row in rows {
             reg.put(row);
@@ -129,31 +148,63 @@ impl Registry {
         }
     }
 
-    fn snapshot(&self, done: Option<tokio::sync::oneshot::Sender<()>>) -> Job {
-        Job {
+    fn snapshot(&mut self, done: Done) -> Job {
+        self.dirty.clear();
+        self.journaled = 0;
+        Job::Snapshot {
             rows: self.rows.values().cloned().collect(),
             taken_at: now(),
+            seq: self.seq,
             done,
         }
     }
 
-    /// Write now; a pending debounced write is covered by this one.
-    fn write_now(
-        &mut self,
-        ctx: &mut Context<Self>,
-        done: Option<tokio::sync::oneshot::Sender<()>>,
-    ) {
+    /// The journal entries of the sessions changed since the last write.
+    fn entries(&mut self) -> Vec<Entry> {
+        let at = now();
+        let mut out = Vec::with_capacity(self.dirty.len());
+        for id in std::mem::take(&mut self.dirty) {
+            self.seq += 1;
+            let row = self.rows.get(&id).map(|r| SessionRow::clone(r));
+            out.push(Entry {
+                seq: self.seq,
+                at,
+                deleted: row.is_none().then_some(id),
+                row,
+            });
+        }
+        self.journaled += out.len();
+        out
+    }
+
+    /// Write what changed now; a pending debounced write is covered.
+    fn write_now(&mut self, ctx: &mut Context<Self>, done: Done) {
         if let Some(h) = self.pending.take() {
             ctx.cancel_future(h);
         }
-        self.writer.submit(self.snapshot(done));
+        let entries = self.entries();
+        if self.journaled >= MIN_COMPACTION.max(self.rows.len()) {
+            let job = self.snapshot(done);
+            self.writer.submit(job);
+        } else if !entries.is_empty() || done.is_some() {
+            self.writer.submit(Job::Append { entries, done });
+        }
+    }
+
+    /// Write every row now (shutdown, `Flush`), emptying the journal.
+    fn write_snapshot(&mut self, ctx: &mut Context<Self>, done: Done) {
+        if let Some(h) = self.pending.take() {
+            ctx.cancel_future(h);
+        }
+        let job = self.snapshot(done);
+        self.writer.submit(job);
     }
 
     fn write_later(&mut self, ctx: &mut Context<Self>) {
         if self.pending.is_none() {
-            self.pending = Some(ctx.run_later(self.debounce, |act, _| {
+            self.pending = Some(ctx.run_later(self.debounce, |act, ctx| {
                 act.pending = None;
-                act.writer.submit(act.snapshot(None));
+                act.write_now(ctx, None);
             }));
         }
     }
@@ -183,6 +234,7 @@ impl Handler<SessionChanged> for Registry {
             ChangeKind::Deleted => {
                 if self.remove(&id) {
                     self.publish(ChangeKind::Deleted, old.as_deref(), None);
+                    self.dirty.insert(id);
                     self.write_now(ctx, None);
                 }
             }
@@ -190,6 +242,9 @@ impl Handler<SessionChanged> for Registry {
                 let row = SessionRow::from_meta(&msg.meta, msg.preview, msg.first_preview);
                 self.publish(kind, old.as_deref(), Some(&row));
                 let changed = self.put(row);
+                if changed {
+                    self.dirty.insert(id);
+                }
                 match kind {
                     _ if !changed => {}
                     // A session discovered by loading it (e.g. a fork) is new
@@ -301,7 +356,8 @@ impl Handler<GetRow> for Registry {
     }
 }
 
-/// Write `index.json` now and wait until it is durable (graceful shutdown).
+/// Write `index.json` (every row) now and wait until it is durable
+/// (graceful shutdown).
 #[derive(Message)]
 #[rtype(result = "()")]
 pub struct Flush;
@@ -311,7 +367,7 @@ impl Handler<Flush> for Registry {
 
     fn handle(&mut self, _: Flush, ctx: &mut Context<Self>) -> Self::Result {
         let (tx, rx) = tokio::sync::oneshot::channel();
-        self.write_now(ctx, Some(tx));
+        self.write_snapshot(ctx, Some(tx));
         Box::pin(async move {
             let _ = rx.await;
         })

@@ -2,6 +2,7 @@
 //! client reads.
 
 pub mod actor;
+pub mod journal;
 pub mod query;
 pub mod row;
 pub mod startup;

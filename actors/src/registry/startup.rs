@@ -59,6 +59,8 @@ pub struct Loaded {
     pub report: Report,
     /// Where each listed session lives.
     pub dirs: HashMap<String, PathBuf>,
+    /// The last journal entry number seen (the next change is numbered after).
+    pub seq: u64,
 }
 
 /// Every session directory: the scan of `<state>/sessions/*` (names not
@@ -118,6 +120,54 @@ fn changed_since(dir: &Path, written_at: f64) -> bool {
         .unwrap_or(true)
 }
 
+/// `index.json` with the journal's later changes applied.
+pub struct Listing {
+    pub index: io::Result<IndexFile>,
+    /// When each journaled row was last changed (others: the snapshot's
+    /// `written_at`).
+    pub as_of: HashMap<String, f64>,
+    /// The journal had entries (startup folds them into a new snapshot).
+    pub journaled: bool,
+    /// The last entry number.
+    pub seq: u64,
+}
+
+/// The session list as last written: the snapshot, then the journal's
+/// entries after it, in order. A journal without a readable snapshot is
+/// not used (the list is rebuilt from the sessions then).
+pub fn listing(sessions_dir: &Path) -> Listing {
+    let index = fsio::read_json::<IndexFile>(&sessions_dir.join(INDEX));
+    let entries = super::journal::read(&sessions_dir.join(super::journal::JOURNAL));
+    let journaled = !entries.is_empty();
+    let mut seq = index.as_ref().map_or(0, |i| i.seq);
+    let mut as_of: HashMap<String, f64> = HashMap::new();
+    let index = index.map(|mut index| {
+        let mut by_id: HashMap<String, SessionRow> = index
+            .sessions
+            .drain(..)
+            .map(|r| (r.id.clone(), r))
+            .collect();
+        for e in entries.into_iter().filter(|e| e.seq > index.seq) {
+            seq = seq.max(e.seq);
+            if let Some(row) = e.row {
+                as_of.insert(row.id.clone(), e.at);
+                by_id.insert(row.id.clone(), row);
+            } else if let Some(id) = e.deleted {
+                as_of.insert(id.clone(), e.at);
+                by_id.remove(&id);
+            }
+        }
+        index.sessions = by_id.into_values().collect();
+        index
+    });
+    Listing {
+        index,
+        as_of,
+        journaled,
+        seq,
+    }
+}
+
 fn row_of(dir: &Path) -> Option<SessionRow> {
     read_summary(dir).map(|s| SessionRow::from_meta(&s.meta, s.preview, s.first_preview))
 }
@@ -127,7 +177,13 @@ pub fn open(sessions_dir: &Path, locations: &Locations, policy: &Policy) -> io::
     let index_path = sessions_dir.join(INDEX);
     let dirs = session_dirs(sessions_dir, locations)?;
     let dir_of: HashMap<String, PathBuf> = dirs.iter().cloned().collect();
-    let index = fsio::read_json::<IndexFile>(&index_path);
+    let journal_path = sessions_dir.join(super::journal::JOURNAL);
+    let Listing {
+        index,
+        as_of,
+        journaled,
+        seq,
+    } = listing(sessions_dir);
     // A session changed after the snapshot (or missing from it) is read
     // from its own files; the rest is taken as is. Only those are looked
     // at for an older layout too: a session this version wrote and left
@@ -138,7 +194,8 @@ pub fn open(sessions_dir: &Path, locations: &Locations, policy: &Policy) -> io::
                 index.sessions.iter().map(|r| r.id.as_str()).collect();
             dirs.iter()
                 .filter(|(id, dir)| {
-                    !known.contains(id.as_str()) || changed_since(dir, index.written_at)
+                    let since = as_of.get(id).copied().unwrap_or(index.written_at);
+                    !known.contains(id.as_str()) || changed_since(dir, since)
                 })
                 .map(|(id, _)| id.clone())
                 .collect()
@@ -282,6 +339,7 @@ pub fn open(sessions_dir: &Path, locations: &Locations, policy: &Policy) -> io::
         || report.repaired > 0
         || report.reset_running > 0
         || !report.deleted.is_empty()
+        || journaled
     {
         let mut sessions: Vec<SessionRow> = rows.values().cloned().collect();
         sessions.sort_by_key(SessionRow::order_key);
@@ -290,15 +348,27 @@ pub fn open(sessions_dir: &Path, locations: &Locations, policy: &Policy) -> io::
             &IndexFile {
                 version: 1,
                 written_at: now,
+                seq,
                 sessions,
             },
         )?;
+        // The snapshot holds the journal now.
+        if journaled {
+            let file = fs::OpenOptions::new().write(true).open(&journal_path)?;
+            file.set_len(0)?;
+            fsio::sync_file(&file)?;
+        }
     }
     let dirs = rows
         .keys()
         .filter_map(|id| dir_of.get(id).map(|d| (id.clone(), d.clone())))
         .collect();
-    Ok(Loaded { rows, report, dirs })
+    Ok(Loaded {
+        rows,
+        report,
+        dirs,
+        seq,
+    })
 }
 
 /// The one-time backfill of sessions in an older layout, with progress in
