@@ -44,7 +44,11 @@ pub fn make_private(dir: &Path) -> io::Result<()> {
                     stack.push(entry.path());
                 }
             } else if ty.is_file() {
-                fs::set_permissions(entry.path(), fs::Permissions::from_mode(FILE_MODE))?;
+                match fs::set_permissions(entry.path(), fs::Permissions::from_mode(FILE_MODE)) {
+                    // Removed meanwhile by its owner (tantivy's file GC).
+                    Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+                    other => other?,
+                }
             }
         }
     }

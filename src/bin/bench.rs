@@ -446,7 +446,42 @@ fn bench_registry(dir: &Path, n: usize) {
         v.sort();
         rows.push((label, v));
     }
+    // The same work on a 10-session server, alternated with this one:
+    // what the session count costs a turn and a creation.
+    let small_state = dir.join("registry-small");
+    populate(&small_state.join("sessions"), 10);
+    let (small_child, small_url, _) = spawn_server(&small_state);
+    let (big, small) = (
+        HttpSession::at(&url, "turns-bench"),
+        HttpSession::at(&small_url, "turns-bench"),
+    );
+    let (mut on_big, mut on_small) = (Vec::new(), Vec::new());
+    for t in 0..200 {
+        on_big.push(big.turn(t, ""));
+        on_small.push(small.turn(t, ""));
+    }
+    let (mut make_big, mut make_small) = (Duration::ZERO, Duration::ZERO);
+    for i in 0..300 {
+        make_big += HttpSession::at(&url, &format!("new-{i}")).create();
+        make_small += HttpSession::at(&small_url, &format!("new-{i}")).create();
+    }
+    drop(small_child);
     drop(child);
+    on_big.sort();
+    on_small.sort();
+    let (tb, ts) = (ms(percentile(&on_big, 0.5)), ms(percentile(&on_small, 0.5)));
+    let (rb, rs) = (
+        300.0 / make_big.as_secs_f64(),
+        300.0 / make_small.as_secs_f64(),
+    );
+    println!("| turn p50, {n} / 10 sessions (200 alternated turns over HTTP) | {tb:.2} / {ts:.2} ms = {:.2}× | ≤ 1.2× | {} |",
+        tb / ts,
+        if tb / ts <= 1.2 { "PASS" } else { "FAIL" }
+    );
+    println!("| sessions created per second, {n} / 10 sessions (300 each, alternated) | {rb:.0} / {rs:.0} = {:.2}× | ≥ 1/1.2 | {} |",
+        rb / rs,
+        if rb / rs >= 1.0 / 1.2 { "PASS" } else { "FAIL" }
+    );
     println!("Registry with {n} sessions:");
     println!(
         "  process startup rebuilding index.json: {:.0} ms",

@@ -1,5 +1,7 @@
 //! The real server started in process for the benchmarks, and full turns
-//! driven against it over HTTP.
+//! driven against it over HTTP. Shared by `bench` and `search_bench`
+//! (`#[path]`), each of which uses a part: hence the dead-code allowance.
+#![allow(dead_code)]
 
 use std::net::SocketAddr;
 use std::path::Path;
@@ -35,10 +37,25 @@ pub struct HttpSession {
 
 impl HttpSession {
     pub fn new(addr: SocketAddr, id: &str) -> HttpSession {
+        HttpSession::at(&format!("http://{addr}"), id)
+    }
+
+    /// A session of the server at `url` (`http://host:port`).
+    pub fn at(url: &str, id: &str) -> HttpSession {
         HttpSession {
             agent: ureq::agent(),
-            base: format!("http://{addr}/api/sessions/{id}"),
+            base: format!("{url}/api/sessions/{id}"),
         }
+    }
+
+    /// Create the session with its first user message; the time it took.
+    pub fn create(&self) -> Duration {
+        let start = Instant::now();
+        self.post(
+            "/messages",
+            json!({"role": "user", "content": "a first message"}),
+        );
+        start.elapsed()
     }
 
     fn post(&self, path: &str, body: serde_json::Value) -> serde_json::Value {
