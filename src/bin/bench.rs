@@ -36,6 +36,7 @@ struct Args {
     subprocess: bool,
     subprocess_turns: Option<usize>,
     sessions: usize,
+    strace_turns: usize,
 }
 
 fn parse_args() -> Args {
@@ -45,6 +46,7 @@ fn parse_args() -> Args {
         subprocess: true,
         subprocess_turns: None,
         sessions: 10_000,
+        strace_turns: 0,
     };
     let mut it = std::env::args().skip(1);
     while let Some(a) = it.next() {
@@ -59,6 +61,7 @@ fn parse_args() -> Args {
             "--no-subprocess" => args.subprocess = false,
             "--subprocess-turns" => args.subprocess_turns = Some(num("--subprocess-turns")),
             "--sessions" => args.sessions = num("--sessions"),
+            "--strace-turns" => args.strace_turns = num("--strace-turns"),
             other => panic!("unknown argument {other}"),
         }
     }
@@ -399,6 +402,63 @@ fn spawn_server(state: &Path) -> (ChildServer, String, Duration) {
     }
 }
 
+/// Calls of the fsync family made by a real server (every thread, the
+/// background included) for `turns` full HTTP turns, less those of a run
+/// with one turn (startup, shutdown), per turn: `strace -f -c` counts them.
+fn bench_fsyncs(dir: &Path, turns: usize) -> Option<f64> {
+    let exe = std::env::current_exe().ok()?.with_file_name("openprogram");
+    let count = |n: usize, tag: &str| -> Option<u64> {
+        let state = dir.join(format!("strace-{tag}"));
+        let out = dir.join(format!("strace-{tag}.txt"));
+        let mut child = Command::new("strace")
+            .args(["-f", "-c", "-o"])
+            .arg(&out)
+            .args(["-e", "trace=fsync,fdatasync,syncfs,sync_file_range,msync"])
+            .arg(&exe)
+            .args(["serve", "--bind", "127.0.0.1:0", "--state-dir"])
+            .arg(&state)
+            .env("RUST_LOG", "warn")
+            .spawn()
+            .ok()?;
+        let started = Instant::now();
+        let info = loop {
+            let info = std::fs::read(state.join("server.json"))
+                .ok()
+                .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok());
+            if let Some(i) = info {
+                break i;
+            }
+            if started.elapsed() > Duration::from_secs(60) {
+                let _ = child.kill();
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        let url = info["url"].as_str()?.to_string();
+        let pid = info["pid"].as_u64()?;
+        while ureq::get(&format!("{url}/api/health")).call().is_err() {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let session = HttpSession::at(&url, "fsyncs");
+        for t in 0..n {
+            session.turn(t, "");
+        }
+        // Let the background work of those turns happen (search, journal).
+        std::thread::sleep(Duration::from_millis(1500));
+        Command::new("kill")
+            .args(["-TERM", &pid.to_string()])
+            .status()
+            .ok()?;
+        child.wait().ok()?;
+        let text = std::fs::read_to_string(&out).ok()?;
+        let total = text.lines().find(|l| l.trim_end().ends_with("total"))?;
+        total.split_whitespace().nth(3)?.parse().ok()
+    };
+    let base = count(1, "base")?;
+    let many = count(turns + 1, "many")?;
+    Some(many.saturating_sub(base) as f64 / turns as f64)
+}
+
 /// Registry figures: process startup with and without index.json, listing.
 fn bench_registry(dir: &Path, n: usize) {
     let state = dir.join("registry-state");
@@ -693,6 +753,16 @@ fn main() {
     bench_branches(tmp.path());
     if args.sessions > 0 {
         bench_registry(tmp.path(), args.sessions);
+    }
+    if args.strace_turns > 0 {
+        match bench_fsyncs(tmp.path(), args.strace_turns) {
+            Some(per_turn) => println!(
+                "| fsync-family calls per durable turn (strace -f -c, every thread, background included; {} turns) | {per_turn:.1} | ≤ 6 | {} |",
+                args.strace_turns,
+                if per_turn <= 6.0 { "PASS" } else { "FAIL" }
+            ),
+            None => println!("fsync count skipped: strace did not run (apt install strace)"),
+        }
     }
     if args.http_turns > 0 {
         let http = bench_http(tmp.path(), args.http_turns);
