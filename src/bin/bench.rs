@@ -22,7 +22,7 @@ use openprogram_actors::git::GitError;
 use openprogram_actors::maintenance::packs::{Merged, PackKeeper};
 use openprogram_actors::meta::SessionMeta;
 use openprogram_actors::node::Role;
-use openprogram_actors::session::upkeep::FORCE_PACKS;
+use openprogram_actors::session::upkeep::{BUSY_MERGE_CAP, FORCE_PACKS};
 use openprogram_actors::session::{EndTurn, NewNode, SessionCore};
 use serde_json::json;
 
@@ -158,7 +158,11 @@ impl EngineSession {
             && self.core.pack_count() >= FORCE_PACKS
         {
             let guard = self.lock.clone().try_lock_owned().expect("lock");
-            self.merging = Some(self.keeper.submit(self.core.git_dir(), guard));
+            self.merging = Some(self.keeper.submit(
+                self.core.git_dir(),
+                Some(BUSY_MERGE_CAP),
+                guard,
+            ));
         }
     }
 

@@ -84,8 +84,10 @@ pub fn pack_count(git_dir: &Path) -> usize {
     packs(&git_dir.join("objects/pack")).map_or(0, |p| p.len())
 }
 
-/// The packs to merge (their `.idx` paths), if there are too many.
-pub fn plan(git_dir: &Path) -> Result<Option<Vec<PathBuf>>, GitError> {
+/// The packs to merge (their `.idx` paths), if there are too many; with
+/// `cap`, only the smallest of them whose objects add up to at most `cap`
+/// (a busy session's merge stays small, so its write stays short).
+pub fn plan(git_dir: &Path, cap: Option<usize>) -> Result<Option<Vec<PathBuf>>, GitError> {
     let all = packs(&git_dir.join("objects/pack"))?;
     if all.len() <= MAX_PACKS {
         return Ok(None);
@@ -100,7 +102,18 @@ pub fn plan(git_dir: &Path) -> Result<Option<Vec<PathBuf>>, GitError> {
         }
         sum += p.objects;
     }
-    let merge_upto = merge_upto.max(all.len() - MAX_PACKS + 1).min(all.len());
+    let mut merge_upto = merge_upto.max(all.len() - MAX_PACKS + 1).min(all.len());
+    if let Some(cap) = cap {
+        let mut total = 0;
+        let fits = all
+            .iter()
+            .take_while(|p| {
+                total += p.objects;
+                total <= cap
+            })
+            .count();
+        merge_upto = merge_upto.min(fits);
+    }
     if merge_upto < 2 {
         return Ok(None);
     }
@@ -152,7 +165,7 @@ pub fn repack_all(repo: &Repository) -> Result<bool, GitError> {
 
 /// Plan, build and drop at once (tests; the store does it in steps).
 pub fn maybe_repack(repo: &Repository) -> Result<bool, GitError> {
-    let Some(victims) = plan(repo.path())? else {
+    let Some(victims) = plan(repo.path(), None)? else {
         return Ok(false);
     };
     build(repo, &victims)?;
@@ -176,7 +189,7 @@ mod tests {
             crate::git::commit_paths(&repo, &mut index, &paths, "c", None).unwrap();
         }
         assert_eq!(pack_count(repo.path()), 3 * MAX_PACKS);
-        let victims = plan(repo.path()).unwrap().expect("a merge is due");
+        let victims = plan(repo.path(), None).unwrap().expect("a merge is due");
         build(&repo, &victims).unwrap();
         // Built beside the old packs; they go only when dropped.
         assert_eq!(pack_count(repo.path()), 3 * MAX_PACKS + 1);

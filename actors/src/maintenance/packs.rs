@@ -22,6 +22,8 @@ pub type Merged = Option<Vec<PathBuf>>;
 
 struct Job {
     git_dir: PathBuf,
+    /// At most this many objects merged (a busy session).
+    cap: Option<usize>,
     /// Held until the merged pack is written: a deletion of the session
     /// waits for it.
     _guard: OwnedMutexGuard<()>,
@@ -57,9 +59,10 @@ impl PackKeeper {
     pub async fn merge(
         &self,
         git_dir: PathBuf,
+        cap: Option<usize>,
         guard: OwnedMutexGuard<()>,
     ) -> Result<Merged, GitError> {
-        self.submit(git_dir, guard).await.unwrap_or(Ok(None))
+        self.submit(git_dir, cap, guard).await.unwrap_or(Ok(None))
     }
 
     /// `merge`, answered on the returned channel (for callers outside an
@@ -67,11 +70,13 @@ impl PackKeeper {
     pub fn submit(
         &self,
         git_dir: PathBuf,
+        cap: Option<usize>,
         guard: OwnedMutexGuard<()>,
     ) -> tokio::sync::oneshot::Receiver<Result<Merged, GitError>> {
         let (reply, rx) = tokio::sync::oneshot::channel();
         let job = Job {
             git_dir,
+            cap,
             _guard: guard,
             reply,
         };
@@ -113,7 +118,7 @@ fn run(rx: Receiver<Job>, shared: Arc<Shared>) {
         }
         set_busy(&shared, true);
         let started = Instant::now();
-        let result = merge_one(&job.git_dir);
+        let result = merge_one(&job.git_dir, job.cap);
         set_busy(&shared, false);
         let took = started.elapsed();
         let Job { reply, _guard, .. } = job;
@@ -126,8 +131,8 @@ fn run(rx: Receiver<Job>, shared: Arc<Shared>) {
     }
 }
 
-fn merge_one(git_dir: &std::path::Path) -> Result<Merged, GitError> {
-    let Some(victims) = git::repack::plan(git_dir)? else {
+fn merge_one(git_dir: &std::path::Path, cap: Option<usize>) -> Result<Merged, GitError> {
+    let Some(victims) = git::repack::plan(git_dir, cap)? else {
         return Ok(None);
     };
     let repo = git2::Repository::open(git_dir)?;

@@ -21,6 +21,10 @@ use crate::maintenance::packs::PackKeeper;
 const IDLE: Duration = Duration::from_secs(1);
 /// A session with this many packs is maintained even while busy.
 pub const FORCE_PACKS: usize = 4 * git::repack::MAX_PACKS;
+/// A busy session's merge takes at most this many objects (a few hundred
+/// turns' worth), so its pack write stays short beside the turns' own;
+/// the bigger merges wait for an idle moment.
+pub const BUSY_MERGE_CAP: usize = 4096;
 
 #[derive(Default)]
 pub(super) struct Upkeep {
@@ -85,16 +89,17 @@ impl SessionActor {
         let wait = if forced { Duration::ZERO } else { IDLE };
         ctx.run_later(wait, move |act, ctx| {
             act.upkeep.scheduled = false;
-            if !forced && act.upkeep.writes != writes {
+            let idle = act.upkeep.writes == writes;
+            if !forced && !idle {
                 // Written to since: wait for a quiet moment again.
                 act.plan_upkeep(ctx);
             } else {
-                act.run_upkeep(ctx);
+                act.run_upkeep(ctx, (!idle).then_some(BUSY_MERGE_CAP));
             }
         });
     }
 
-    fn run_upkeep(&mut self, ctx: &mut Context<Self>) {
+    fn run_upkeep(&mut self, ctx: &mut Context<Self>, cap: Option<usize>) {
         let (Some(keeper), Ok(core)) = (self.upkeep.keeper.clone(), self.slot.live()) else {
             return;
         };
@@ -104,7 +109,7 @@ impl SessionActor {
         };
         let git_dir = core.git_dir();
         self.upkeep.running = true;
-        let build = async move { keeper.merge(git_dir, guard).await };
+        let build = async move { keeper.merge(git_dir, cap, guard).await };
         ctx.spawn(build.into_actor(self).map(|built, act, ctx| {
             match built {
                 Ok(Some(victims)) => {
