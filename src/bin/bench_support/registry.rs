@@ -1,0 +1,247 @@
+//! The registry and process benchmarks of `bench`: real `openprogram serve`
+//! processes on 10,000 sessions (startup, listing, a turn and a creation
+//! against a 10-session server) and the fsync count under strace.
+
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use openprogram_actors::meta::SessionMeta;
+use openprogram_actors::node::Role;
+use openprogram_actors::session::SessionCore;
+
+use super::server::HttpSession;
+use super::{ms, node, percentile};
+
+/// Create `n` real sessions (git repo, meta, one user message) on 2 threads.
+fn populate(sessions_dir: &Path, n: usize) {
+    std::fs::create_dir_all(sessions_dir).expect("mkdir");
+    std::thread::scope(|scope| {
+        for part in 0..2 {
+            scope.spawn(move || {
+                for i in (part..n).step_by(2) {
+                    let id = format!("s{i:05}");
+                    let mut meta = SessionMeta::new(id.clone(), 1.7e9 + i as f64);
+                    meta.title = format!("Session number {i}");
+                    let first = node(
+                        Role::User,
+                        &format!("first message of session {i}"),
+                        None,
+                        None,
+                    );
+                    SessionCore::create(&sessions_dir.join(&id), meta, Some((first, None)))
+                        .expect("create");
+                }
+            });
+        }
+    });
+}
+
+/// A child `openprogram` process, stopped (SIGTERM, then reaped) on drop.
+struct ChildServer(std::process::Child);
+
+impl Drop for ChildServer {
+    fn drop(&mut self) {
+        let _ = Command::new("kill")
+            .args(["-TERM", &self.0.id().to_string()])
+            .status();
+        let _ = self.0.wait();
+    }
+}
+
+/// Spawn `openprogram serve` on `state` and time it until it answers
+/// `/api/health`. Returns the server, its URL and the startup time.
+fn spawn_server(state: &Path) -> (ChildServer, String, Duration) {
+    let exe = std::env::current_exe()
+        .expect("exe")
+        .with_file_name("openprogram");
+    let info = state.join("server.json");
+    let _ = std::fs::remove_file(&info);
+    let start = Instant::now();
+    let server = ChildServer(
+        Command::new(exe)
+            .args(["serve", "--bind", "127.0.0.1:0", "--state-dir"])
+            .arg(state)
+            .env("RUST_LOG", "warn")
+            .spawn()
+            .expect("spawn openprogram (build it with cargo build --release)"),
+    );
+    let agent = ureq::agent();
+    let pid = server.0.id() as u64;
+    loop {
+        if let Some(url) = std::fs::read(&info)
+            .ok()
+            .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+            .filter(|v| v["pid"].as_u64() == Some(pid))
+            .and_then(|v| v["url"].as_str().map(str::to_string))
+        {
+            if agent.get(&format!("{url}/api/health")).call().is_ok() {
+                return (server, url, start.elapsed());
+            }
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(120),
+            "server did not start"
+        );
+        std::thread::sleep(Duration::from_millis(2));
+    }
+}
+
+/// Calls of the fsync family made by a real server (every thread, the
+/// background included) for `turns` full HTTP turns, less those of a run
+/// with one turn (startup, shutdown), per turn: `strace -f -c` counts them.
+pub fn bench_fsyncs(dir: &Path, turns: usize) -> Option<f64> {
+    let exe = std::env::current_exe().ok()?.with_file_name("openprogram");
+    let count = |n: usize, tag: &str| -> Option<u64> {
+        let state = dir.join(format!("strace-{tag}"));
+        let out = dir.join(format!("strace-{tag}.txt"));
+        let mut child = Command::new("strace")
+            .args(["-f", "-c", "-o"])
+            .arg(&out)
+            .args(["-e", "trace=fsync,fdatasync,syncfs,sync_file_range,msync"])
+            .arg(&exe)
+            .args(["serve", "--bind", "127.0.0.1:0", "--state-dir"])
+            .arg(&state)
+            .env("RUST_LOG", "warn")
+            .spawn()
+            .ok()?;
+        let started = Instant::now();
+        let info = loop {
+            let info = std::fs::read(state.join("server.json"))
+                .ok()
+                .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok());
+            if let Some(i) = info {
+                break i;
+            }
+            if started.elapsed() > Duration::from_secs(60) {
+                let _ = child.kill();
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        let url = info["url"].as_str()?.to_string();
+        let pid = info["pid"].as_u64()?;
+        while ureq::get(&format!("{url}/api/health")).call().is_err() {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let session = HttpSession::at(&url, "fsyncs");
+        for t in 0..n {
+            session.turn(t, "");
+        }
+        // Let the background work of those turns happen (search, journal).
+        std::thread::sleep(Duration::from_millis(1500));
+        Command::new("kill")
+            .args(["-TERM", &pid.to_string()])
+            .status()
+            .ok()?;
+        child.wait().ok()?;
+        let text = std::fs::read_to_string(&out).ok()?;
+        let total = text.lines().find(|l| l.trim_end().ends_with("total"))?;
+        total.split_whitespace().nth(3)?.parse().ok()
+    };
+    let base = count(1, "base")?;
+    let many = count(turns + 1, "many")?;
+    Some(many.saturating_sub(base) as f64 / turns as f64)
+}
+
+/// Registry figures: process startup with and without index.json, listing.
+pub fn bench_registry(dir: &Path, n: usize) {
+    let state = dir.join("registry-state");
+    eprintln!("registry: creating {n} sessions…");
+    let t = Instant::now();
+    populate(&state.join("sessions"), n);
+    eprintln!("  created in {:.1}s", t.elapsed().as_secs_f64());
+    let (child, _, rebuild) = spawn_server(&state);
+    drop(child);
+    let (child, _, warm1) = spawn_server(&state);
+    drop(child);
+    let (child, url, warm) = spawn_server(&state);
+    let agent = ureq::agent();
+    let get = |path: &str| -> Duration {
+        let start = Instant::now();
+        let body = agent
+            .get(&format!("{url}{path}"))
+            .call()
+            .expect("list")
+            .into_string()
+            .expect("body");
+        assert!(body.contains("\"sessions\""));
+        start.elapsed()
+    };
+    let mut rows = Vec::new();
+    for (label, path, runs) in [
+        (
+            "GET /api/sessions (default page of 200)",
+            "/api/sessions",
+            300,
+        ),
+        ("GET /api/sessions?limit=50", "/api/sessions?limit=50", 300),
+        (
+            "GET /api/sessions?pinned=false&limit=50&offset=5000",
+            "/api/sessions?pinned=false&limit=50&offset=5000",
+            300,
+        ),
+        (
+            "GET /api/sessions?limit=10000 (every row)",
+            "/api/sessions?limit=10000",
+            30,
+        ),
+    ] {
+        let mut v: Vec<Duration> = (0..runs).map(|_| get(path)).collect();
+        v.sort();
+        rows.push((label, v));
+    }
+    // The same work on a 10-session server, alternated with this one:
+    // what the session count costs a turn and a creation.
+    let small_state = dir.join("registry-small");
+    populate(&small_state.join("sessions"), 10);
+    let (small_child, small_url, _) = spawn_server(&small_state);
+    let (big, small) = (
+        HttpSession::at(&url, "turns-bench"),
+        HttpSession::at(&small_url, "turns-bench"),
+    );
+    let (mut on_big, mut on_small) = (Vec::new(), Vec::new());
+    for t in 0..200 {
+        on_big.push(big.turn(t, ""));
+        on_small.push(small.turn(t, ""));
+    }
+    let (mut make_big, mut make_small) = (Duration::ZERO, Duration::ZERO);
+    for i in 0..300 {
+        make_big += HttpSession::at(&url, &format!("new-{i}")).create();
+        make_small += HttpSession::at(&small_url, &format!("new-{i}")).create();
+    }
+    drop(small_child);
+    drop(child);
+    on_big.sort();
+    on_small.sort();
+    let (tb, ts) = (ms(percentile(&on_big, 0.5)), ms(percentile(&on_small, 0.5)));
+    let (rb, rs) = (
+        300.0 / make_big.as_secs_f64(),
+        300.0 / make_small.as_secs_f64(),
+    );
+    println!("| turn p50, {n} / 10 sessions (200 alternated turns over HTTP) | {tb:.2} / {ts:.2} ms = {:.2}× | ≤ 1.2× | {} |",
+        tb / ts,
+        if tb / ts <= 1.2 { "PASS" } else { "FAIL" }
+    );
+    println!("| sessions created per second, {n} / 10 sessions (300 each, alternated) | {rb:.0} / {rs:.0} = {:.2}× | ≥ 1/1.2 | {} |",
+        rb / rs,
+        if rb / rs >= 1.0 / 1.2 { "PASS" } else { "FAIL" }
+    );
+    println!("Registry with {n} sessions:");
+    println!(
+        "  process startup rebuilding index.json: {:.0} ms",
+        ms(rebuild)
+    );
+    println!(
+        "  process startup with index.json: {:.0} ms (and {:.0} ms)",
+        ms(warm),
+        ms(warm1)
+    );
+    for (label, v) in rows {
+        println!(
+            "  {label}: p50 {:.2} ms, p99 {:.2} ms",
+            ms(percentile(&v, 0.5)),
+            ms(percentile(&v, 0.99))
+        );
+    }
+}
