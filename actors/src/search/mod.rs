@@ -416,42 +416,34 @@ fn node_of(
     let rel = crate::session::layout::node_rel_path(seq, role, "x");
     let folder = rel.parent()?;
     let prefix = format!("{seq:06}-{}-", role.letter());
-    let mut tips: Vec<git2::Oid> = branch
-        .and_then(|b| repo.refname_to_id(&format!("refs/heads/{b}")).ok())
-        .into_iter()
-        .collect();
-    tips.extend(
-        crate::git::list_branches(repo)
-            .into_iter()
-            .flatten()
-            .map(|t| t.oid),
-    );
-    for tip in tips {
-        let Ok(tree) = repo.find_commit(tip).and_then(|c| c.tree()) else {
-            continue;
-        };
-        let Ok(entry) = tree.get_path(folder) else {
-            continue;
-        };
-        let Ok(dir) = repo.find_tree(entry.id()) else {
-            continue;
-        };
-        let found = dir.iter().find(|e| {
+    let in_tip = |tip: git2::Oid| -> Option<(Option<String>, String)> {
+        let tree = repo.find_commit(tip).and_then(|c| c.tree()).ok()?;
+        let dir = repo.find_tree(tree.get_path(folder).ok()?.id()).ok()?;
+        let e = dir.iter().find(|e| {
             e.name()
                 .is_some_and(|n| n.starts_with(&prefix) && n.ends_with(".json"))
-        });
-        let Some(e) = found else { continue };
+        })?;
         let (_, _, id) = e
             .name()
             .and_then(crate::session::layout::parse_node_file_name)?;
         let blob = repo.find_blob(e.id()).ok()?;
         let node: crate::node::Node = serde_json::from_slice(blob.content()).ok()?;
-        return Some((
+        Some((
             Some(id),
             indexer::searchable_text(&node).unwrap_or_default(),
-        ));
-    }
-    None
+        ))
+    };
+    // The branch's own tip first; every branch is listed only when it
+    // does not hold the node.
+    branch
+        .and_then(|b| repo.refname_to_id(&format!("refs/heads/{b}")).ok())
+        .and_then(in_tip)
+        .or_else(|| {
+            crate::git::list_branches(repo)
+                .into_iter()
+                .flatten()
+                .find_map(|t| in_tip(t.oid))
+        })
 }
 
 fn html_escape(s: &str) -> String {

@@ -128,15 +128,6 @@ impl SessionActor {
         }
     }
 
-    /// Merge this session's packs with `keeper` when they pile up.
-    pub fn with_pack_keeper(
-        mut self,
-        keeper: Option<crate::maintenance::packs::PackKeeper>,
-    ) -> Self {
-        self.upkeep = super::upkeep::Upkeep::new(keeper);
-        self
-    }
-
     /// Try a pending commit again after `delay`, and again with a doubled
     /// delay while it fails (the disk is full, a write is refused).
     fn retry_commit_later(&mut self, ctx: &mut Context<Self>, delay: std::time::Duration) {

@@ -68,6 +68,12 @@ impl SessionCore {
 }
 
 impl SessionActor {
+    /// Merge this session's packs with `keeper` when they pile up.
+    pub fn with_pack_keeper(mut self, keeper: Option<PackKeeper>) -> Self {
+        self.upkeep = Upkeep::new(keeper);
+        self
+    }
+
     /// After each write: plan maintenance when it is due.
     pub(super) fn after_write(&mut self, ctx: &mut Context<Self>) {
         self.upkeep.writes += 1;
