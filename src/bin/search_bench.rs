@@ -5,6 +5,8 @@
 //!
 //!   cargo run --release --bin search_bench -- [--sessions 10000] [--turns 20]
 //!   cargo run --release --bin search_bench -- --quick      # 1,000 × 20, ~1 min
+//!   ... -- --index-only   # the index part alone (no servers)
+//!   SEARCH_BENCH_KEEP=<dir> ...   # make the sessions once, reuse them
 //!
 //! Then two real servers in process, one with search on and one with it
 //! off: full HTTP turns alternated between them (the indexer's cost on a
@@ -186,7 +188,18 @@ fn main() {
     let sessions = get("--sessions", if quick { 1000 } else { 10_000 });
     let turns = get("--turns", 20);
     let tmp = tempfile::tempdir().expect("tempdir");
-    let state = tmp.path().join("state");
+    // SEARCH_BENCH_KEEP=<dir>: the sessions are made there once and reused
+    // by later runs of the same size (the index is built again each time).
+    let keep = std::env::var_os("SEARCH_BENCH_KEEP").map(std::path::PathBuf::from);
+    let state = keep
+        .as_ref()
+        .map(|k| k.join(format!("{sessions}x{turns}")))
+        .unwrap_or_else(|| tmp.path().join("state"));
+    let made = state.join("text_bytes");
+    let reused: Option<usize> = std::fs::read_to_string(&made)
+        .ok()
+        .and_then(|t| t.trim().parse().ok());
+    let _ = std::fs::remove_dir_all(state.join("search"));
     let sessions_dir = state.join("sessions");
     let vocab = vocabulary();
     let cdf = zipf_cdf();
@@ -195,25 +208,28 @@ fn main() {
         sessions * turns * 3
     );
     let started = Instant::now();
-    let text: usize = std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..2)
-            .map(|part| {
-                let (dir, vocab, cdf) = (&sessions_dir, &vocab, &cdf);
-                scope.spawn(move || {
-                    let mut rng = Rng(0x9e37_79b9_7f4a_7c15 ^ (part as u64 + 1));
-                    (part..sessions)
-                        .step_by(2)
-                        .map(|i| {
-                            // Ids as the server makes them (32 hex digits).
-                            let id = format!("{:016x}{i:016x}", rng.next());
-                            make_session(&dir.join(&id), &id, turns, (vocab, cdf), &mut rng)
-                        })
-                        .sum::<usize>()
+    let text: usize = reused.unwrap_or_else(|| {
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..2)
+                .map(|part| {
+                    let (dir, vocab, cdf) = (&sessions_dir, &vocab, &cdf);
+                    scope.spawn(move || {
+                        let mut rng = Rng(0x9e37_79b9_7f4a_7c15 ^ (part as u64 + 1));
+                        (part..sessions)
+                            .step_by(2)
+                            .map(|i| {
+                                // Ids as the server makes them (32 hex digits).
+                                let id = format!("{:016x}{i:016x}", rng.next());
+                                make_session(&dir.join(&id), &id, turns, (vocab, cdf), &mut rng)
+                            })
+                            .sum::<usize>()
+                    })
                 })
-            })
-            .collect();
-        handles.into_iter().map(|h| h.join().expect("thread")).sum()
+                .collect();
+            handles.into_iter().map(|h| h.join().expect("thread")).sum()
+        })
     });
+    std::fs::write(&made, text.to_string()).expect("text size");
     eprintln!(
         "made in {:.1} s; {:.1} MB of text",
         started.elapsed().as_secs_f64(),
@@ -304,6 +320,9 @@ fn main() {
     );
     let turn_pairs = get("--turn-pairs", 300);
     let load_turns = get("--load-turns", 30);
+    if args.iter().any(|a| a == "--index-only") {
+        return;
+    }
     bench_turns(tmp.path(), turn_pairs, load_turns);
 }
 

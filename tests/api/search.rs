@@ -178,6 +178,14 @@ fn queries_phrases_prefixes_booleans_filters_and_groups() {
     );
     assert_eq!(t["hits"][0]["snippet"], "<b>Zanzibar</b> planning");
     assert_eq!(total(&search(&s, "lexer", "&role=title")), 0);
+    // A new title replaces the old one (one title document a session).
+    s.patch("/api/sessions/p2", json!({"title": "Kilimanjaro trip"}));
+    search_until(&s, "kilimanjaro", "", |v| total(v) == 1);
+    assert_eq!(total(&search(&s, "zanzibar", "")), 0);
+    assert_eq!(
+        total(&search(&s, "kilimanjaro OR zanzibar", "&role=title")),
+        1
+    );
     // One row per session, best first.
     let g = search(&s, "parser OR parse OR lexer", "&group=session");
     let sessions: Vec<_> = g["sessions"]

@@ -2,20 +2,25 @@
 //! missing, unreadable or older-schema index is rebuilt (it is a cache of
 //! the session repositories).
 
+use std::ops::Bound;
 use std::path::{Path, PathBuf};
 
+use tantivy::query::{BooleanQuery, Occur, Query, RangeQuery, TermQuery};
 use tantivy::schema::{
     Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions, FAST, STORED,
 };
 use tantivy::store::{Compressor, ZstdCompressor};
-use tantivy::{DocId, Index, IndexSettings, SegmentReader};
+use tantivy::{DocId, Index, IndexSettings, SegmentReader, Term};
 
 use super::tokenizer;
 
 /// Bumped when the schema or the analyzer changes: the index is rebuilt.
 /// 2: no stored commit or node id (read from the repository), no commit
 /// markers (one tips document per session), no norms on keyword fields.
-pub const SCHEMA_VERSION: u32 = 2;
+/// 3: no `key` field, `session` and `role` columns only (a message carries
+/// no indexed term but its text's), title and tips documents found by
+/// `owner` and role, sessions indexed in id order.
+pub const SCHEMA_VERSION: u32 = 3;
 const VERSION_FILE: &str = "schema_version";
 
 /// The `role` of a title document.
@@ -26,13 +31,16 @@ pub const ROLE_TIPS: &str = "tips";
 
 #[derive(Clone, Copy)]
 pub struct Fields {
+    /// Every document's session (a column).
     pub session: Field,
-    /// `title/<sid>` or `tips/<sid>`: what a document replaces.
-    pub key: Field,
+    /// The session of a title or tips document, as an indexed term: what
+    /// finds the one a new one replaces. Messages have none.
+    pub owner: Field,
     pub branch: Field,
     pub turn: Field,
     pub seq: Field,
-    /// A node's role, or `title` / `tips`.
+    /// A node's role, or `title` / `tips` (a column: filtered by range
+    /// queries over it, never looked up as a term).
     pub role: Field,
     pub tool: Field,
     pub created_at: Field,
@@ -70,12 +78,12 @@ pub fn schema() -> (Schema, Fields) {
             .set_index_option(IndexRecordOption::WithFreqsAndPositions),
     );
     let fields = Fields {
-        session: b.add_text_field("session", keyword().set_fast(None)),
-        key: b.add_text_field("key", keyword()),
+        session: b.add_text_field("session", column()),
+        owner: b.add_text_field("owner", keyword()),
         branch: b.add_text_field("branch", column()),
         turn: b.add_u64_field("turn", FAST),
         seq: b.add_u64_field("seq", FAST),
-        role: b.add_text_field("role", keyword().set_fast(None)),
+        role: b.add_text_field("role", column()),
         tool: b.add_text_field("tool", column()),
         created_at: b.add_f64_field("created_at", FAST),
         text: b.add_text_field("text", text),
@@ -83,6 +91,42 @@ pub fn schema() -> (Schema, Fields) {
         tips: b.add_text_field("tips", STORED),
     };
     (b.build(), fields)
+}
+
+/// The documents of one role: a range over the `role` column (not an
+/// indexed term; roles are few, and a term's postings would cost a few bits
+/// a message).
+pub fn role_is(f: &Fields, role: &str) -> Box<dyn Query> {
+    let term = Term::from_field_text(f.role, role);
+    Box::new(RangeQuery::new(
+        Bound::Included(term.clone()),
+        Bound::Included(term),
+    ))
+}
+
+/// Every document of a session (a scan of the `session` column: done
+/// when a session is deleted).
+pub fn session_all(f: &Fields, session: &str) -> Box<dyn Query> {
+    let term = Term::from_field_text(f.session, session);
+    Box::new(RangeQuery::new(
+        Bound::Included(term.clone()),
+        Bound::Included(term),
+    ))
+}
+
+/// A session's document of `role` (its title, or its tips): what a new one
+/// replaces.
+pub fn session_doc(f: &Fields, session: &str, role: &str) -> Box<dyn Query> {
+    Box::new(BooleanQuery::new(vec![
+        (
+            Occur::Must,
+            Box::new(TermQuery::new(
+                Term::from_field_text(f.owner, session),
+                IndexRecordOption::Basic,
+            )) as Box<dyn Query>,
+        ),
+        (Occur::Must, role_is(f, role)),
+    ]))
 }
 
 /// A document's text column (`session`, `branch`, `role`, `tool`).
@@ -149,11 +193,13 @@ pub fn open(dir: &Path) -> tantivy::Result<(Index, Fields, bool)> {
             crate::fsio::create_private_dir_all(dir)?;
             let settings = IndexSettings {
                 docstore_blocksize: DOCSTORE_BLOCK,
-                // zstd: its entropy coding shrinks the store's per-document
-                // offsets (every message has one) to about a byte; lz4
-                // leaves them at four.
+                // zstd at level 19: a message stores nothing, but the store
+                // keeps a 4-byte offset for every document. Level 19 finds
+                // their repeating pattern (1.0 byte a message; 2.4 at level
+                // 3, 4 with lz4). Blocks are small (titles and tips), so the
+                // slow level costs little.
                 docstore_compression: Compressor::Zstd(ZstdCompressor {
-                    compression_level: Some(3),
+                    compression_level: Some(19),
                 }),
                 ..IndexSettings::default()
             };

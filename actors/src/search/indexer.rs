@@ -17,9 +17,8 @@ use std::time::Duration;
 use crossbeam_channel::{Receiver, RecvTimeoutError};
 use git2::{Oid, Repository};
 use tantivy::collector::DocSetCollector;
-use tantivy::query::TermQuery;
-use tantivy::schema::{IndexRecordOption, Value};
-use tantivy::{doc, IndexReader, IndexWriter, TantivyDocument, Term};
+use tantivy::schema::Value;
+use tantivy::{doc, IndexReader, IndexWriter, TantivyDocument};
 
 use super::index::{self, Fields, ROLE_TIPS, ROLE_TITLE};
 use crate::git::{self, Trailers};
@@ -88,7 +87,11 @@ pub fn run(
                     touched.remove(&id);
                     batch.forget(&id);
                 }
-                Job::Rebuild(all) => {
+                Job::Rebuild(mut all) => {
+                    // In id order: each segment's session column then only
+                    // grows, which tantivy's codecs store in a few bits a
+                    // message (in directory order it takes 14 or more).
+                    all.sort_by(|a, b| a.0.cmp(&b.0));
                     touched.clear();
                     order.clear();
                     batch.titles.clear();
@@ -159,21 +162,10 @@ struct Batch<'a> {
     rebuilt: bool,
 }
 
-fn title_key(session: &str) -> String {
-    format!("title/{session}")
-}
-
-fn tips_key(session: &str) -> String {
-    format!("tips/{session}")
-}
-
 /// Every session's tips, from the tips documents of the index.
 fn load_tips(reader: &IndexReader, f: Fields) -> HashMap<String, Vec<Oid>> {
     let searcher = reader.searcher();
-    let q = TermQuery::new(
-        Term::from_field_text(f.role, ROLE_TIPS),
-        IndexRecordOption::Basic,
-    );
+    let q = index::role_is(&f, ROLE_TIPS);
     let mut out = HashMap::new();
     let Ok(addrs) = searcher.search(&q, &DocSetCollector) else {
         return out;
@@ -222,9 +214,8 @@ impl Batch<'_> {
     fn forget(&mut self, id: &str) {
         self.titles.remove(id);
         self.tips.remove(id);
-        // Its nodes, title and tips all carry the session's term.
-        self.writer
-            .delete_term(Term::from_field_text(self.f.session, id));
+        // Its nodes, title and tips: all in the session's column.
+        let _ = self.writer.delete_query(index::session_all(&self.f, id));
     }
 
     fn index_session(&mut self, id: &str, dir: &PathBuf, title: &str) -> Result<(), git2::Error> {
@@ -238,12 +229,13 @@ impl Batch<'_> {
             t
         };
         if self.titles.get(id).map(String::as_str) != Some(title) {
-            self.writer
-                .delete_term(Term::from_field_text(f.key, &title_key(id)));
+            let _ = self
+                .writer
+                .delete_query(index::session_doc(&f, id, ROLE_TITLE));
             if !title.is_empty() {
                 let _ = self.writer.add_document(doc!(
                     f.session => id,
-                    f.key => title_key(id),
+                    f.owner => id,
                     f.role => ROLE_TITLE,
                     f.text => title,
                     f.title => title,
@@ -290,8 +282,9 @@ impl Batch<'_> {
             }
         }
         tips.sort();
-        self.writer
-            .delete_term(Term::from_field_text(f.key, &tips_key(id)));
+        let _ = self
+            .writer
+            .delete_query(index::session_doc(&f, id, ROLE_TIPS));
         let listed = tips
             .iter()
             .map(Oid::to_string)
@@ -299,7 +292,7 @@ impl Batch<'_> {
             .join(" ");
         let _ = self.writer.add_document(doc!(
             f.session => id,
-            f.key => tips_key(id),
+            f.owner => id,
             f.role => ROLE_TIPS,
             f.tips => listed,
         ));

@@ -14,6 +14,7 @@
 
 pub mod index;
 pub mod indexer;
+mod only;
 pub mod query;
 pub mod tokenizer;
 
@@ -337,17 +338,21 @@ fn run_query(
     let full = query::filtered(
         text.box_clone(),
         &f,
-        req.sessions.as_ref(),
         req.role.as_deref(),
         req.since,
         req.until,
     );
+    let session_field = searcher.schema().get_field_name(f.session);
     let (top, total) = searcher.search(
         &*full,
-        &(
-            TopDocs::with_limit(req.limit.max(1)).and_offset(req.offset),
-            tantivy::collector::Count,
-        ),
+        &only::OnlySessions {
+            allowed: req.sessions.as_ref(),
+            field: session_field,
+            inner: (
+                TopDocs::with_limit(req.limit.max(1)).and_offset(req.offset),
+                tantivy::collector::Count,
+            ),
+        },
     )?;
     let mut snippets = SnippetGenerator::create(&searcher, &*text, f.text)?;
     snippets.set_max_num_chars(200);

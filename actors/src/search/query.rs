@@ -4,12 +4,11 @@
 //! phrase of bigrams and `pars*` a prefix query. Then the filters, BM25
 //! ranking, and snippets cut from the messages themselves.
 
-use std::collections::HashSet;
 use std::ops::Bound;
 
 use tantivy::query::{
     AllQuery, BooleanQuery, EmptyQuery, Occur, PhrasePrefixQuery, PhraseQuery, Query, RangeQuery,
-    TermQuery, TermSetQuery,
+    TermQuery,
 };
 use tantivy::query_grammar::{self, Delimiter, UserInputAst, UserInputLeaf};
 use tantivy::schema::IndexRecordOption;
@@ -117,34 +116,20 @@ fn literal(text: &str, prefix: bool, slop: u32, f: &Fields) -> Box<dyn Query> {
     }
 }
 
-/// The text query with the filters: only the
-/// `sessions` allowed (project / archived filters, resolved from the
-/// registry), of `role`, within `since..until`.
+/// The text query with the filters: of `role`, within `since..until` (the
+/// sessions allowed by the project and archived filters are kept by the
+/// collector, `only::OnlySessions`).
 pub fn filtered(
     text: Box<dyn Query>,
     f: &Fields,
-    sessions: Option<&HashSet<String>>,
     role: Option<&str>,
     since: Option<f64>,
     until: Option<f64>,
 ) -> Box<dyn Query> {
     // Only messages and titles have text: the tips documents never match.
     let mut parts: Vec<(Occur, Box<dyn Query>)> = vec![(Occur::Must, text)];
-    if let Some(allowed) = sessions {
-        let terms: Vec<Term> = allowed
-            .iter()
-            .map(|s| Term::from_field_text(f.session, s))
-            .collect();
-        parts.push((Occur::Must, Box::new(TermSetQuery::new(terms))));
-    }
     if let Some(role) = role {
-        parts.push((
-            Occur::Must,
-            Box::new(TermQuery::new(
-                Term::from_field_text(f.role, role),
-                IndexRecordOption::Basic,
-            )),
-        ));
+        parts.push((Occur::Must, super::index::role_is(f, role)));
     }
     if since.is_some() || until.is_some() {
         let lower = since.map_or(Bound::Unbounded, |s| {
