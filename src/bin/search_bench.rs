@@ -300,7 +300,7 @@ fn main() {
         build.as_secs_f64()
     );
     println!(
-        "| index size / indexed text | {:.1} MB / {:.1} MB = {:.0} % | ≤ 30 % | {} |",
+        "| index size / indexed text | {:.1} MB / {:.1} MB = {:.1} % | ≤ 30 % | {} |",
         size as f64 / 1e6,
         text as f64 / 1e6,
         ratio * 100.0,

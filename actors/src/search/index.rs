@@ -5,12 +5,12 @@
 use std::ops::Bound;
 use std::path::{Path, PathBuf};
 
-use tantivy::query::{BooleanQuery, Occur, Query, RangeQuery, TermQuery};
+use tantivy::query::{Query, RangeQuery};
 use tantivy::schema::{
-    Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions, FAST, STORED,
+    Field, IndexRecordOption, NumericOptions, Schema, TextFieldIndexing, TextOptions, FAST, STORED,
 };
 use tantivy::store::{Compressor, ZstdCompressor};
-use tantivy::{DocId, Index, IndexSettings, SegmentReader, Term};
+use tantivy::{DocId, Index, IndexSettings, SegmentReader, TantivyDocument, Term};
 
 use super::tokenizer;
 
@@ -19,7 +19,9 @@ use super::tokenizer;
 /// markers (one tips document per session), no norms on keyword fields.
 /// 3: no `key` field, `session` and `role` columns only (a message carries
 /// no indexed term but its text's), title and tips documents found by
-/// `owner` and role, sessions indexed in id order.
+/// `owner` and role, sessions indexed in id order, no `tool` column (a
+/// hit's tool is read with its text), every column on every document, tips
+/// as bytes.
 pub const SCHEMA_VERSION: u32 = 3;
 const VERSION_FILE: &str = "schema_version";
 
@@ -33,8 +35,9 @@ pub const ROLE_TIPS: &str = "tips";
 pub struct Fields {
     /// Every document's session (a column).
     pub session: Field,
-    /// The session of a title or tips document, as an indexed term: what
-    /// finds the one a new one replaces. Messages have none.
+    /// The session of a title or tips document, as an indexed term (a
+    /// 64-bit FNV hash of its id): deleted to replace both. Messages have
+    /// none.
     pub owner: Field,
     pub branch: Field,
     pub turn: Field,
@@ -42,25 +45,14 @@ pub struct Fields {
     /// A node's role, or `title` / `tips` (a column: filtered by range
     /// queries over it, never looked up as a term).
     pub role: Field,
-    pub tool: Field,
     pub created_at: Field,
     /// The searchable text, not stored (snippets of messages are cut from
     /// the session's own copy).
     pub text: Field,
     /// A title's text (titles are short; messages are not stored).
     pub title: Field,
-    /// A tips document's commit ids, space-separated.
+    /// A tips document's commit ids, 20 bytes each.
     pub tips: Field,
-}
-
-/// A keyword: one untokenized term, no norms (never scored).
-fn keyword() -> TextOptions {
-    TextOptions::default().set_indexing_options(
-        TextFieldIndexing::default()
-            .set_tokenizer("raw")
-            .set_fieldnorms(false)
-            .set_index_option(IndexRecordOption::Basic),
-    )
 }
 
 /// A message's attributes are columns (fast fields), not stored
@@ -79,16 +71,16 @@ pub fn schema() -> (Schema, Fields) {
     );
     let fields = Fields {
         session: b.add_text_field("session", column()),
-        owner: b.add_text_field("owner", keyword()),
+        // Indexed, no norms (never scored).
+        owner: b.add_u64_field("owner", NumericOptions::default().set_indexed()),
         branch: b.add_text_field("branch", column()),
         turn: b.add_u64_field("turn", FAST),
         seq: b.add_u64_field("seq", FAST),
         role: b.add_text_field("role", column()),
-        tool: b.add_text_field("tool", column()),
         created_at: b.add_f64_field("created_at", FAST),
         text: b.add_text_field("text", text),
         title: b.add_text_field("title", STORED),
-        tips: b.add_text_field("tips", STORED),
+        tips: b.add_bytes_field("tips", STORED),
     };
     (b.build(), fields)
 }
@@ -114,22 +106,37 @@ pub fn session_all(f: &Fields, session: &str) -> Box<dyn Query> {
     ))
 }
 
-/// A session's document of `role` (its title, or its tips): what a new one
-/// replaces.
-pub fn session_doc(f: &Fields, session: &str, role: &str) -> Box<dyn Query> {
-    Box::new(BooleanQuery::new(vec![
-        (
-            Occur::Must,
-            Box::new(TermQuery::new(
-                Term::from_field_text(f.owner, session),
-                IndexRecordOption::Basic,
-            )) as Box<dyn Query>,
-        ),
-        (Occur::Must, role_is(f, role)),
-    ]))
+/// The `owner` hash of a session.
+pub fn owner_of(session: &str) -> u64 {
+    use std::hash::Hasher;
+    let mut h = fnv::FnvHasher::default();
+    h.write(session.as_bytes());
+    h.finish()
 }
 
-/// A document's text column (`session`, `branch`, `role`, `tool`).
+/// The term of an owner hash: a session's title and tips documents.
+pub fn owner_term(f: &Fields, owner: u64) -> Term {
+    Term::from_field_u64(f.owner, owner)
+}
+
+/// A new title or tips document, its fields but the content. It has the
+/// columns a message has (turn and seq 0, branch `main`, the commonest
+/// value): a column some documents lack costs tantivy an index of which
+/// have it, about a bit a document. It has no time (a time of 0 would
+/// widen the column's range to 31 bits a message), so time filters leave
+/// titles out.
+pub fn session_doc_base(f: &Fields, session: &str, role: &str) -> TantivyDocument {
+    let mut d = TantivyDocument::default();
+    d.add_text(f.session, session);
+    d.add_u64(f.owner, owner_of(session));
+    d.add_text(f.role, role);
+    d.add_text(f.branch, "main");
+    d.add_u64(f.turn, 0);
+    d.add_u64(f.seq, 0);
+    d
+}
+
+/// A document's text column (`session`, `branch`, `role`).
 pub fn text_at(segment: &SegmentReader, field: Field, doc: DocId) -> Option<String> {
     let name = segment.schema().get_field_name(field);
     let col = segment.fast_fields().str(name).ok()??;

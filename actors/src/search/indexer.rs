@@ -53,6 +53,8 @@ pub fn run(
     let mut titles: HashMap<String, String> = HashMap::new();
     // The committed tips of every session (read once; then kept here).
     let mut tips = load_tips(&reader, f);
+    // The sessions of each owner term (one, bar a 64-bit hash collision).
+    let mut owners = owners_of(tips.keys());
     while let Ok(first) = rx.recv() {
         let mut jobs = vec![first];
         loop {
@@ -70,6 +72,7 @@ pub fn run(
             f,
             titles: &mut titles,
             tips: &mut tips,
+            owners: &mut owners,
             rebuilt: false,
         };
         let mut waiters = Vec::new();
@@ -96,6 +99,7 @@ pub fn run(
                     order.clear();
                     batch.titles.clear();
                     batch.tips.clear();
+                    batch.owners.clear();
                     batch.rebuilt = true;
                     if let Err(e) = batch.writer.delete_all_documents() {
                         tracing::error!(error = %e, "search index: clearing failed");
@@ -158,8 +162,17 @@ struct Batch<'a> {
     titles: &'a mut HashMap<String, String>,
     /// Each session's indexed tips, as of the end of this batch.
     tips: &'a mut HashMap<String, Vec<Oid>>,
+    owners: &'a mut HashMap<u64, Vec<String>>,
     /// The index was cleared in this batch (its segments are merged after).
     rebuilt: bool,
+}
+
+fn owners_of<'a>(ids: impl Iterator<Item = &'a String>) -> HashMap<u64, Vec<String>> {
+    let mut out: HashMap<u64, Vec<String>> = HashMap::new();
+    for id in ids {
+        out.entry(index::owner_of(id)).or_default().push(id.clone());
+    }
+    out
 }
 
 /// Every session's tips, from the tips documents of the index.
@@ -180,10 +193,10 @@ fn load_tips(reader: &IndexReader, f: Fields) -> HashMap<String, Vec<Oid>> {
         };
         let oids = d
             .get_first(f.tips)
-            .and_then(|v| v.as_str())
-            .unwrap_or("")
-            .split_whitespace()
-            .filter_map(|h| Oid::from_str(h).ok())
+            .and_then(|v| v.as_bytes())
+            .unwrap_or(&[])
+            .chunks(20)
+            .filter_map(|raw| Oid::from_bytes(raw).ok())
             .collect();
         out.insert(session, oids);
     }
@@ -214,12 +227,44 @@ impl Batch<'_> {
     fn forget(&mut self, id: &str) {
         self.titles.remove(id);
         self.tips.remove(id);
-        // Its nodes, title and tips: all in the session's column.
+        if let Some(sharing) = self.owners.get_mut(&index::owner_of(id)) {
+            sharing.retain(|s| s != id);
+        }
+        // Its nodes, title and tips: all in the session's column (a scan,
+        // once per deleted session).
         let _ = self.writer.delete_query(index::session_all(&self.f, id));
     }
 
-    fn index_session(&mut self, id: &str, dir: &PathBuf, title: &str) -> Result<(), git2::Error> {
+    /// A session's record, its title and tips documents, written again
+    /// from what this thread holds: they share one owner term, deleted and
+    /// added together (a term delete costs a lookup; a query over the
+    /// columns would scan them). Another session of the same owner hash
+    /// is written again with it.
+    fn rewrite_record(&mut self, id: &str) {
         let f = self.f;
+        let owner = index::owner_of(id);
+        let _ = self.writer.delete_term(index::owner_term(&f, owner));
+        let sharing = self.owners.entry(owner).or_default();
+        if !sharing.iter().any(|s| s == id) {
+            sharing.push(id.to_string());
+        }
+        for sid in sharing.clone() {
+            if let Some(title) = self.titles.get(&sid).filter(|t| !t.is_empty()) {
+                let mut d = index::session_doc_base(&f, &sid, ROLE_TITLE);
+                d.add_text(f.text, title);
+                d.add_text(f.title, title);
+                let _ = self.writer.add_document(d);
+            }
+            if let Some(tips) = self.tips.get(&sid).filter(|t| !t.is_empty()) {
+                let listed: Vec<u8> = tips.iter().flat_map(|t| t.as_bytes().to_vec()).collect();
+                let mut d = index::session_doc_base(&f, &sid, ROLE_TIPS);
+                d.add_bytes(f.tips, &listed);
+                let _ = self.writer.add_document(d);
+            }
+        }
+    }
+
+    fn index_session(&mut self, id: &str, dir: &PathBuf, title: &str) -> Result<(), git2::Error> {
         // The title: replaced whole, when it changed. Placeholders are not
         // titles (the first message, shown instead, is indexed anyway).
         let t = title.trim();
@@ -228,22 +273,14 @@ impl Batch<'_> {
         } else {
             t
         };
-        if self.titles.get(id).map(String::as_str) != Some(title) {
-            let _ = self
-                .writer
-                .delete_query(index::session_doc(&f, id, ROLE_TITLE));
-            if !title.is_empty() {
-                let _ = self.writer.add_document(doc!(
-                    f.session => id,
-                    f.owner => id,
-                    f.role => ROLE_TITLE,
-                    f.text => title,
-                    f.title => title,
-                ));
-            }
+        let title_changed = self.titles.get(id).map(String::as_str) != Some(title);
+        if title_changed {
             self.titles.insert(id.to_string(), title.to_string());
         }
         if !dir.join(".git").exists() {
+            if title_changed {
+                self.rewrite_record(id);
+            }
             return Ok(());
         }
         let repo = Repository::open(dir)?;
@@ -252,6 +289,9 @@ impl Batch<'_> {
         heads.dedup();
         let known = self.tips.get(id).cloned().unwrap_or_default();
         if known == heads {
+            if title_changed {
+                self.rewrite_record(id);
+            }
             return Ok(());
         }
         let indexed = |oid: Oid| {
@@ -282,21 +322,8 @@ impl Batch<'_> {
             }
         }
         tips.sort();
-        let _ = self
-            .writer
-            .delete_query(index::session_doc(&f, id, ROLE_TIPS));
-        let listed = tips
-            .iter()
-            .map(Oid::to_string)
-            .collect::<Vec<_>>()
-            .join(" ");
-        let _ = self.writer.add_document(doc!(
-            f.session => id,
-            f.owner => id,
-            f.role => ROLE_TIPS,
-            f.tips => listed,
-        ));
         self.tips.insert(id.to_string(), tips);
+        self.rewrite_record(id);
         Ok(())
     }
 
@@ -341,7 +368,6 @@ impl Batch<'_> {
                 f.turn => trailers.turn,
                 f.seq => node.seq,
                 f.role => node.role.as_str(),
-                f.tool => node.name.clone().unwrap_or_default(),
                 f.created_at => node.created_at,
                 f.text => text,
             ));

@@ -365,11 +365,14 @@ fn run_query(
         let session_id = text(f.session).unwrap_or_default();
         let role = text(f.role).unwrap_or_default();
         let is_title = role == ROLE_TITLE;
-        let branch = text(f.branch);
-        let (node_id, body) = if is_title {
+        let branch = text(f.branch).filter(|_| !is_title);
+        let node = if is_title {
             let doc: TantivyDocument = searcher.doc(addr)?;
             let title = doc.get_first(f.title).and_then(|v| v.as_str());
-            (None, title.unwrap_or_default().to_string())
+            HitNode {
+                text: title.unwrap_or_default().to_string(),
+                ..HitNode::default()
+            }
         } else {
             let repo = repos.entry(session_id.clone()).or_insert_with(|| {
                 dirs.get(&session_id)
@@ -383,9 +386,10 @@ fn run_query(
                 (Some(repo), Some(seq), Some(r)) => {
                     node_of(repo, branch.as_deref(), seq, r).unwrap_or_default()
                 }
-                _ => (None, String::new()),
+                _ => HitNode::default(),
             }
         };
+        let body = node.text;
         let snippet = snippets.snippet(&body);
         let html = if snippet.fragment().is_empty() {
             html_escape(&crate::node::one_line_prefix(&body, 200))
@@ -398,8 +402,8 @@ fn run_query(
             title: String::new(),
             branch,
             turn: number(f.turn).filter(|_| !is_title),
-            node_id,
-            tool: text(f.tool).filter(|t| !t.is_empty()),
+            node_id: node.id,
+            tool: node.tool,
             created_at,
             role,
             score,
@@ -409,19 +413,27 @@ fn run_query(
     Ok(Found { total, hits })
 }
 
-/// A node's id and searchable text, read from the tip of its branch (or,
-/// when that branch is gone, of any branch holding it): history files are
-/// named by seq, role letter and id, and a seq is unique along a path.
+/// What a hit shows of its node, read from the session's repository.
+#[derive(Default)]
+struct HitNode {
+    id: Option<String>,
+    text: String,
+    tool: Option<String>,
+}
+
+/// A node's id, searchable text and tool, read from the tip of its branch
+/// (or, when that branch is gone, of any branch holding it): history files
+/// are named by seq, role letter and id, and a seq is unique along a path.
 fn node_of(
     repo: &git2::Repository,
     branch: Option<&str>,
     seq: u64,
     role: crate::node::Role,
-) -> Option<(Option<String>, String)> {
+) -> Option<HitNode> {
     let rel = crate::session::layout::node_rel_path(seq, role, "x");
     let folder = rel.parent()?;
     let prefix = format!("{seq:06}-{}-", role.letter());
-    let in_tip = |tip: git2::Oid| -> Option<(Option<String>, String)> {
+    let in_tip = |tip: git2::Oid| -> Option<HitNode> {
         let tree = repo.find_commit(tip).and_then(|c| c.tree()).ok()?;
         let dir = repo.find_tree(tree.get_path(folder).ok()?.id()).ok()?;
         let e = dir.iter().find(|e| {
@@ -433,10 +445,11 @@ fn node_of(
             .and_then(crate::session::layout::parse_node_file_name)?;
         let blob = repo.find_blob(e.id()).ok()?;
         let node: crate::node::Node = serde_json::from_slice(blob.content()).ok()?;
-        Some((
-            Some(id),
-            indexer::searchable_text(&node).unwrap_or_default(),
-        ))
+        Some(HitNode {
+            id: Some(id),
+            text: indexer::searchable_text(&node).unwrap_or_default(),
+            tool: node.name.filter(|n| !n.is_empty()),
+        })
     };
     // The branch's own tip first; every branch is listed only when it
     // does not hold the node.

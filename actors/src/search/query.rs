@@ -132,6 +132,7 @@ pub fn filtered(
         parts.push((Occur::Must, super::index::role_is(f, role)));
     }
     if since.is_some() || until.is_some() {
+        // Titles have no time: a range leaves them out.
         let lower = since.map_or(Bound::Unbounded, |s| {
             Bound::Included(Term::from_field_f64(f.created_at, s))
         });
