@@ -11,4 +11,5 @@ pub mod routes;
 pub mod security;
 pub mod startup;
 pub mod telemetry;
+pub mod web;
 pub mod ws;

@@ -187,6 +187,7 @@ impl Application {
                 .app_data(web::QueryConfig::default().error_handler(|e, _| error::query_error(e)))
                 .app_data(web::PathConfig::default().error_handler(|e, _| error::path_error(e)))
                 .configure(routes::configure)
+                .configure(crate::web::configure)
                 .route("/ws", web::get().to(crate::ws::connect))
                 .route("/metrics", web::get().to(crate::observe::metrics::scrape))
                 .default_service(web::to(not_found))

@@ -5,7 +5,8 @@
 //!    `forbidden_origin`; configured cross origins get CORS headers, and
 //!    their preflights an answer;
 //! 3. the token, when the server demands one (`token.rs`) → else 401
-//!    `unauthorized`;
+//!    `unauthorized` (not for the web UI's page and assets, which hold no
+//!    data: the page asks for the token);
 //! 4. a body must have the route's content type → else 415;
 //! 5. a body (or a WebSocket frame) that stalls is cut off (`stall.rs`).
 //!
@@ -148,7 +149,11 @@ fn check(req: &ServiceRequest, p: &Perimeter) -> Verdict {
         }
         return Verdict::Answer(resp);
     }
-    if let Some(expected) = &p.token {
+    if let Some(expected) = p
+        .token
+        .as_ref()
+        .filter(|_| !crate::web::is_ui_path(req.path()))
+    {
         let ok = token::presented(req).is_some_and(|t| token::matches(expected, &t));
         if !ok {
             let mut resp = refuse(

@@ -1,0 +1,568 @@
+// The page's controller: the router (`/`, `/s/<id>`, `/s/<id>/turn/<n>`,
+// `/projects`, `/projects/<id>`), the live state from the WebSocket, and
+// the wiring of the sidebar, conversation, replay bar and projects panel.
+
+import { api, Socket, onTokenNeeded, setToken } from './api.js';
+import { Sidebar, displayTitle } from './sidebar.js';
+import { renderConversation } from './chat.js';
+import { renderBar, renderTimeline } from './replay.js';
+import { drawGraph } from './graph.js';
+import { renderProjects, renderProjectPage, shortPath } from './projects.js';
+
+const $ = (id) => document.getElementById(id);
+const RUN_ACTIVE = 'a run is currently active in this session — wait for it to finish or stop it first';
+const DIRTY = "you have uncommitted changes, the agent's edits won't be auto-committed for now";
+
+const time = (s) =>
+  s ? new Date(s * 1000).toLocaleString([], { dateStyle: 'medium', timeStyle: 'short' }) : '';
+
+const state = {
+  sessionId: null,
+  messages: [],
+  nodes: [],
+  history: null,
+  projects: [],
+  banners: new Map(),
+  loadSeq: 0,
+};
+
+// ---- token ---------------------------------------------------------------
+let tokenAsk = null;
+onTokenNeeded(() => {
+  if (tokenAsk) return tokenAsk;
+  tokenAsk = new Promise((resolve) => {
+    const dlg = $('token-dialog');
+    const form = $('token-form');
+    const done = (e) => {
+      e.preventDefault();
+      setToken($('token-input').value);
+      form.removeEventListener('submit', done);
+      dlg.close();
+      tokenAsk = null;
+      resolve();
+    };
+    form.addEventListener('submit', done);
+    dlg.showModal();
+    $('token-input').focus();
+  });
+  return tokenAsk;
+});
+
+// ---- live connection -----------------------------------------------------
+const ws = new Socket();
+const sidebar = new Sidebar($('session-list'), {
+  onOpen: (id) => navigate(`/s/${encodeURIComponent(id)}`),
+  onMenu: (row, anchor, ev) => openMenu(row, anchor, ev),
+});
+
+ws.on('open', () => {
+  $('conn').textContent = '';
+  ws.send('list_sessions');
+  ws.send('list_projects');
+});
+ws.on('close', () => {
+  $('conn').textContent = 'Disconnected; reconnecting…';
+});
+ws.on('sessions_list', (m) => {
+  sidebar.setAll(m.data || []);
+  if (!window.__firstListPaint) window.__firstListPaint = performance.now();
+  sidebar.select(state.sessionId);
+  header();
+});
+ws.on('session_created', (m) => sidebar.upsert(m.data));
+ws.on('session_updated', (m) => {
+  const was = sidebar.rows.get(m.data.id);
+  const wasStatus = was && was.status;
+  sidebar.patch(m.data);
+  if (m.data.id === state.sessionId) {
+    header();
+    if ('status' in m.data && m.data.status !== wasStatus) loadSession();
+  }
+});
+ws.on('session_deleted', (m) => {
+  const id = m.session_id || (m.data && m.data.session_id);
+  sidebar.remove(id);
+  if (id === state.sessionId) navigate('/');
+});
+ws.on('projects_list', (m) => {
+  if (m.data && Array.isArray(m.data.projects)) {
+    const same = JSON.stringify(m.data.projects) === JSON.stringify(state.projects);
+    state.projects = m.data.projects;
+    if (same) return;
+    projectOptions();
+    header();
+    if (!$('projects-view').hidden) route();
+  }
+});
+ws.on('chat_response', (m) => {
+  const d = m.data || {};
+  if (d.type === 'project_commit_skipped') {
+    state.banners.set(d.session_id, d.message || DIRTY);
+    if (d.session_id === state.sessionId) banner();
+  }
+});
+
+// ---- routing -------------------------------------------------------------
+function navigate(path) {
+  if (location.pathname !== path) history.pushState(null, '', path);
+  route();
+}
+window.addEventListener('popstate', route);
+document.addEventListener('click', (e) => {
+  const a = e.target.closest && e.target.closest('a[data-link]');
+  if (a && a.origin === location.origin && !e.ctrlKey && !e.metaKey && !e.shiftKey) {
+    e.preventDefault();
+    navigate(a.pathname);
+  }
+});
+
+function route() {
+  const p = decodeURI(location.pathname);
+  let m;
+  closeMenu();
+  document.getElementById('app').classList.remove('side-open');
+  if ((m = /^\/s\/([^/]+)\/turn\/(\d+)\/?$/.exec(p))) return openSession(m[1], Number(m[2]));
+  if ((m = /^\/s\/([^/]+)\/?$/.exec(p))) return openSession(m[1]);
+  if ((m = /^\/projects\/([^/]+)\/?$/.exec(p))) return showProjects(m[1]);
+  if (p === '/projects' || p === '/projects/') return showProjects(null);
+  return newChat();
+}
+
+function showView(name) {
+  $('chat-view').hidden = name !== 'chat';
+  $('projects-view').hidden = name !== 'projects';
+  $('nav-chats').setAttribute('aria-current', name === 'chat' ? 'page' : 'false');
+  $('nav-projects').setAttribute('aria-current', name === 'projects' ? 'page' : 'false');
+}
+
+function newChat() {
+  showView('chat');
+  state.sessionId = null;
+  state.messages = [];
+  state.nodes = [];
+  state.history = null;
+  sidebar.select(null);
+  render();
+  $('composer-text').focus();
+}
+
+async function openSession(id, turn) {
+  showView('chat');
+  const changed = state.sessionId !== id;
+  state.sessionId = id;
+  sidebar.select(id);
+  if (changed) {
+    state.messages = [];
+    state.history = null;
+    render();
+  }
+  const row = sidebar.rows.get(id);
+  ws.send('mark_session_read', { session_id: id });
+  if (row) row.unread = false;
+  const started = performance.now();
+  await loadSession(turn);
+  window.__lastOpenMs = performance.now() - started;
+}
+
+// Messages, every node (for the retry switcher) and the history, then
+// draw. `turn`: check that turn out first (a deep link).
+async function loadSession(turn) {
+  const id = state.sessionId;
+  if (!id) return;
+  const seq = ++state.loadSeq;
+  const base = `/api/sessions/${encodeURIComponent(id)}`;
+  try {
+    if (turn) await api('POST', `${base}/checkout`, { turn });
+    const [msgs, nodes, hist] = await Promise.all([
+      api('GET', `${base}/messages`),
+      api('GET', `${base}/nodes`),
+      api('GET', `${base}/history`),
+    ]);
+    if (seq !== state.loadSeq) return;
+    state.messages = msgs.messages || [];
+    state.nodes = nodes.nodes || [];
+    state.history = hist;
+    render();
+    followUrl();
+  } catch (e) {
+    if (seq !== state.loadSeq) return;
+    state.messages = [];
+    state.history = null;
+    render();
+    $('messages').replaceChildren(Object.assign(document.createElement('p'), { className: 'error', textContent: e.message }));
+  }
+}
+
+// The address names the turn being viewed (read-only), or the session.
+function followUrl() {
+  const pos = state.history && state.history.position;
+  const id = encodeURIComponent(state.sessionId);
+  const want = pos && pos.commit && !pos.live ? `/s/${id}/turn/${pos.turn}` : `/s/${id}`;
+  if (location.pathname !== want) history.replaceState(null, '', want);
+}
+
+// ---- drawing -------------------------------------------------------------
+function header() {
+  const row = state.sessionId && sidebar.rows.get(state.sessionId);
+  $('chat-title').textContent = row ? displayTitle(row) : state.sessionId ? state.sessionId : 'New conversation';
+  document.title = `${$('chat-title').textContent} · OpenProgram memory`;
+  const ind = $('project-indicator');
+  const proj = row && state.projects.find((p) => p.id === row.project_id);
+  if (proj) {
+    ind.hidden = false;
+    ind.href = `/projects/${encodeURIComponent(proj.id)}`;
+    ind.textContent = `${proj.name} · ${shortPath(proj.path)}`;
+    ind.title = proj.path;
+    ind.classList.toggle('missing', !!proj.path_missing);
+  } else {
+    ind.hidden = true;
+  }
+  composerState();
+}
+
+function banner() {
+  const b = $('banner');
+  const msg = state.sessionId && state.banners.get(state.sessionId);
+  b.hidden = !msg;
+  if (msg) {
+    const text = document.createElement('span');
+    text.textContent = msg;
+    const x = document.createElement('button');
+    x.type = 'button';
+    x.className = 'close';
+    x.textContent = '×';
+    x.setAttribute('aria-label', 'Dismiss');
+    x.addEventListener('click', () => {
+      state.banners.delete(state.sessionId);
+      banner();
+    });
+    b.replaceChildren(text, x);
+  }
+}
+
+function render() {
+  header();
+  banner();
+  const live = !state.history || !state.history.position || state.history.position.live !== false;
+  renderConversation($('messages'), state.messages, state.nodes, { onSwitch: switchTo, time, live });
+  renderBar(
+    { prev: $('prev-turn'), next: $('next-turn'), latest: $('latest-turn'), label: $('turn-pos'), note: $('readonly-note') },
+    state.history && state.history.position,
+  );
+  $('replay-bar').hidden = !state.sessionId;
+  const m = $('messages');
+  m.scrollTop = m.scrollHeight;
+}
+
+function composerState() {
+  const row = state.sessionId && sidebar.rows.get(state.sessionId);
+  const running = !!row && row.status === 'running';
+  const queue = $('queue').checked;
+  $('send').disabled = running && !queue;
+  $('composer-note').textContent = running ? (queue ? 'A turn is running: your message will be queued.' : RUN_ACTIVE) : '';
+  $('queue').parentElement.hidden = !running;
+}
+
+// ---- replay --------------------------------------------------------------
+async function checkout(body) {
+  const id = state.sessionId;
+  if (!id) return;
+  try {
+    await api('POST', `/api/sessions/${encodeURIComponent(id)}/checkout`, body);
+  } catch (e) {
+    $('turn-pos').textContent = e.message;
+    return;
+  }
+  await loadSession();
+}
+
+async function switchBranch(body) {
+  const id = state.sessionId;
+  try {
+    await api('POST', `/api/sessions/${encodeURIComponent(id)}/switch`, body);
+  } catch (e) {
+    $('turn-pos').textContent = e.message;
+    return;
+  }
+  await loadSession();
+}
+
+// The `‹ ›` control: the branch whose turn ended on that answer (a retry's
+// own branch), else the node itself.
+function switchTo(node) {
+  const commits = (state.history && state.history.commits) || [];
+  const c = commits.find((x) => x.head_node === node.id);
+  const retry = `retry-${node.id}`;
+  if (commits.some((x) => x.branch === retry)) return switchBranch({ branch: retry });
+  if (c) return switchBranch({ branch: c.branch });
+  return switchBranch({ node_id: node.id });
+}
+
+$('prev-turn').addEventListener('click', () => checkout({ step: 'prev' }));
+$('next-turn').addEventListener('click', () => checkout({ step: 'next' }));
+$('latest-turn').addEventListener('click', () => checkout({ step: 'latest' }));
+$('full-history').addEventListener('click', () => {
+  if (!state.history) return;
+  renderTimeline($('timeline'), state.history, {
+    time,
+    onPick: (c) => {
+      $('timeline-dialog').close();
+      checkout({ commit: c.sha });
+    },
+  });
+  $('timeline-dialog').showModal();
+});
+$('show-graph').addEventListener('click', () => {
+  if (!state.history) return;
+  drawGraph($('graph'), state.history, {
+    time,
+    onPick: (c) => {
+      $('graph-dialog').close();
+      checkout({ commit: c.sha });
+    },
+    onSwitch: (b) => {
+      $('graph-dialog').close();
+      switchBranch({ branch: b });
+    },
+  });
+  $('graph-dialog').showModal();
+});
+for (const d of document.querySelectorAll('dialog')) {
+  d.querySelector('.close')?.addEventListener('click', () => d.close());
+}
+document.addEventListener('keydown', (e) => {
+  const t = e.target;
+  if (t && (t.tagName === 'INPUT' || t.tagName === 'TEXTAREA' || t.tagName === 'SELECT' || t.isContentEditable)) return;
+  if (document.querySelector('dialog[open]')) return;
+  if (e.key === '[' && !$('prev-turn').disabled) checkout({ step: 'prev' });
+  if (e.key === ']' && !$('next-turn').disabled) checkout({ step: 'next' });
+  if (e.key === 'Escape') closeMenu();
+});
+
+// ---- composer ------------------------------------------------------------
+$('queue').addEventListener('change', composerState);
+$('composer-text').addEventListener('keydown', (e) => {
+  if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) {
+    e.preventDefault();
+    $('composer').requestSubmit();
+  }
+});
+$('composer').addEventListener('submit', async (e) => {
+  e.preventDefault();
+  const text = $('composer-text').value.trim();
+  if (!text || $('send').disabled) return;
+  const fields = { text };
+  if (state.sessionId) fields.session_id = state.sessionId;
+  else if (sidebar.project) fields.project_id = sidebar.project;
+  if ($('queue').checked) fields.queue = true;
+  $('send').disabled = true;
+  try {
+    const reply = await ws.request('chat', fields);
+    const d = reply.data || {};
+    if (reply.type === 'chat_ack') {
+      $('composer-text').value = '';
+      if (!state.sessionId) navigate(`/s/${encodeURIComponent(d.session_id)}`);
+      else await loadSession();
+    } else {
+      $('composer-note').textContent = d.content || d.error || 'not sent';
+    }
+  } catch (err) {
+    $('composer-note').textContent = err.message;
+  } finally {
+    composerState();
+  }
+});
+$('new-chat').addEventListener('click', () => navigate('/'));
+
+// ---- sidebar controls ----------------------------------------------------
+for (const b of document.querySelectorAll('[data-show]')) {
+  b.addEventListener('click', () => {
+    for (const o of document.querySelectorAll('[data-show]')) o.setAttribute('aria-checked', String(o === b));
+    sidebar.show = b.dataset.show;
+    sidebar.rebuild();
+  });
+}
+$('project-filter').addEventListener('change', (e) => {
+  sidebar.project = e.target.value;
+  sidebar.rebuild();
+});
+$('group-by').addEventListener('change', (e) => {
+  sidebar.groupBy = e.target.value;
+  sidebar.rebuild();
+});
+let searchTimer = null;
+$('filter').addEventListener('input', (e) => {
+  sidebar.filter = e.target.value.trim();
+  sidebar.searchHits = null;
+  sidebar.rebuild();
+  clearTimeout(searchTimer);
+  const q = sidebar.filter;
+  if (q.length < 2) return;
+  searchTimer = setTimeout(async () => {
+    try {
+      const r = await api('GET', `/api/search?q=${encodeURIComponent(q)}&group=session&limit=100`);
+      if (sidebar.filter !== q) return;
+      sidebar.searchHits = new Set((r.sessions || []).map((s) => s.session_id));
+      sidebar.rebuild();
+    } catch {
+      /* a query the search grammar refuses: the local filter stands */
+    }
+  }, 250);
+});
+const toggle = () => document.getElementById('app').classList.toggle('side-open');
+$('toggle-sidebar').addEventListener('click', toggle);
+document.querySelector('.toggle-sidebar-2').addEventListener('click', toggle);
+
+function projectOptions() {
+  const sel = $('project-filter');
+  const keep = sel.value;
+  const opts = [new Option('All projects', '')];
+  for (const p of state.projects) opts.push(new Option(p.name, p.id));
+  sel.replaceChildren(...opts);
+  sel.value = state.projects.some((p) => p.id === keep) ? keep : '';
+}
+
+// ---- context menu --------------------------------------------------------
+function closeMenu() {
+  const m = $('context-menu');
+  if (!m.hidden) {
+    m.hidden = true;
+    m.replaceChildren();
+  }
+}
+document.addEventListener('click', (e) => {
+  if (!e.target.closest || !e.target.closest('#context-menu, .more')) closeMenu();
+});
+
+function openMenu(row, anchor, ev) {
+  const m = $('context-menu');
+  const items = [
+    ['Rename…', () => rename(row)],
+    ['Regenerate title', () => ws.send('rename_session', { session_id: row.id, title: '' })],
+    [row.pinned ? 'Unpin' : 'Pin', () => ws.send('update_session_flags', { session_id: row.id, pinned: !row.pinned })],
+    [row.archived ? 'Unarchive' : 'Archive', () => ws.send('update_session_flags', { session_id: row.id, archived: !row.archived })],
+    ['Delete…', () => remove(row)],
+  ];
+  m.replaceChildren(
+    ...items.map(([label, act]) => {
+      const b = document.createElement('button');
+      b.type = 'button';
+      b.setAttribute('role', 'menuitem');
+      b.textContent = label;
+      b.addEventListener('click', () => {
+        closeMenu();
+        act();
+      });
+      return b;
+    }),
+  );
+  m.hidden = false;
+  const r = anchor.getBoundingClientRect();
+  const x = ev ? ev.clientX : r.right - 8;
+  const y = ev ? ev.clientY : r.bottom;
+  m.style.left = `${Math.min(x, window.innerWidth - 200)}px`;
+  m.style.top = `${Math.min(y, window.innerHeight - 220)}px`;
+  m.querySelector('button').focus();
+  m.onkeydown = (e) => {
+    const bs = [...m.querySelectorAll('button')];
+    const i = bs.indexOf(document.activeElement);
+    if (e.key === 'ArrowDown') bs[(i + 1) % bs.length].focus();
+    else if (e.key === 'ArrowUp') bs[(i - 1 + bs.length) % bs.length].focus();
+    else if (e.key === 'Escape') {
+      closeMenu();
+      anchor.focus && anchor.focus();
+    } else return;
+    e.preventDefault();
+  };
+}
+
+function rename(row) {
+  const dlg = $('rename-dialog');
+  $('rename-input').value = row.title || '';
+  dlg.returnValue = '';
+  dlg.onclose = () => {
+    const title = $('rename-input').value.trim();
+    if (dlg.returnValue === 'ok' && title) ws.send('rename_session', { session_id: row.id, title });
+  };
+  dlg.showModal();
+  $('rename-input').select();
+}
+
+function remove(row) {
+  const dlg = $('confirm-dialog');
+  $('confirm-text').textContent = `Delete “${displayTitle(row)}”? Its history is removed from this server.`;
+  dlg.returnValue = '';
+  dlg.onclose = () => {
+    if (dlg.returnValue === 'ok') ws.send('delete_session', { session_id: row.id });
+  };
+  dlg.showModal();
+}
+
+// ---- projects ------------------------------------------------------------
+async function relocate(p, path) {
+  try {
+    const r = await ws.request('relocate_project', { project_id: p.id, path });
+    if (!r.data.ok) return r.data.error || 'not relocated';
+    ws.send('list_projects');
+    return null;
+  } catch (e) {
+    return e.message;
+  }
+}
+
+async function showProjects(id) {
+  showView('projects');
+  state.sessionId = null;
+  sidebar.select(null);
+  const list = $('project-list');
+  const page = $('project-page');
+  $('new-project').hidden = !!id;
+  list.hidden = !!id;
+  page.hidden = !id;
+  if (!id) {
+    renderProjects(list, state.projects, { onRelocate: relocate, onOpen: (pid) => navigate(`/projects/${encodeURIComponent(pid)}`) });
+    return;
+  }
+  try {
+    const [project, sess, commits] = await Promise.all([
+      api('GET', `/api/projects/${encodeURIComponent(id)}`),
+      ws.request('list_project_sessions', { project_id: id }),
+      api('GET', `/api/projects/${encodeURIComponent(id)}/commits`).catch(() => ({ commits: [] })),
+    ]);
+    renderProjectPage(page, project, sess.data.sessions || [], commits.commits || [], {
+      onRelocate: relocate,
+      time,
+      sessionLink: (sid, text, turn) => {
+        const a = document.createElement('a');
+        a.href = turn ? `/s/${encodeURIComponent(sid)}/turn/${turn}` : `/s/${encodeURIComponent(sid)}`;
+        a.dataset.link = '';
+        a.textContent = text;
+        return a;
+      },
+    });
+  } catch (e) {
+    page.replaceChildren(Object.assign(document.createElement('p'), { className: 'error', textContent: e.message }));
+  }
+}
+
+$('new-project').addEventListener('submit', async (e) => {
+  e.preventDefault();
+  const f = e.target;
+  const err = f.querySelector('.error');
+  err.textContent = '';
+  const fields = { path: f.path.value.trim() };
+  if (f.name.value.trim()) fields.name = f.name.value.trim();
+  try {
+    const r = await ws.request('create_project', fields);
+    if (!r.data.ok) {
+      err.textContent = r.data.error || 'not created';
+      return;
+    }
+    f.reset();
+    ws.send('list_projects');
+  } catch (ex) {
+    err.textContent = ex.message;
+  }
+});
+
+route();

@@ -1,0 +1,114 @@
+// The conversation: user and assistant messages (Markdown, rendered
+// safely), tool calls folded under the reply that made them, runtime nodes
+// as small lines, and a `‹ 1 / 2 ›` switcher where a message has retries.
+
+import { render } from './markdown.js';
+
+export function textOf(content) {
+  if (content == null) return '';
+  if (typeof content === 'string') return content;
+  if (Array.isArray(content)) {
+    return content
+      .map((b) => (typeof b === 'string' ? b : b && typeof b.text === 'string' ? b.text : ''))
+      .filter(Boolean)
+      .join('\n');
+  }
+  if (typeof content === 'object' && typeof content.text === 'string') return content.text;
+  return JSON.stringify(content);
+}
+
+function el(tag, cls, text) {
+  const e = document.createElement(tag);
+  if (cls) e.className = cls;
+  if (text !== undefined) e.textContent = text;
+  return e;
+}
+
+const isRuntime = (n) => n.role === 'code' || n.role === 'system' || (n.metadata && n.metadata.display === 'runtime');
+
+// The assistant answers to the same user message (retries), oldest first.
+export function siblingsOf(node, allNodes) {
+  if (node.role !== 'assistant' || node.caller || !node.predecessor) return [node];
+  const s = allNodes.filter((n) => n.role === 'assistant' && !n.caller && n.predecessor === node.predecessor);
+  s.sort((a, b) => a.seq - b.seq);
+  return s.length ? s : [node];
+}
+
+// Runtime notes (`project/relocate`, …) hang off the root, not the
+// conversation's chain: they are placed among the messages by sequence,
+// up to the head being viewed (all of them when live).
+function withRuntimeNotes(messages, allNodes, live) {
+  const shown = new Set(messages.map((m) => m.id));
+  const last = messages.reduce((m, n) => Math.max(m, n.seq || 0), 0);
+  const notes = allNodes.filter(
+    (n) => !shown.has(n.id) && n.metadata && n.metadata.display === 'runtime' && (live || (n.seq || 0) <= last),
+  );
+  if (!notes.length) return messages;
+  return [...messages, ...notes].sort((a, b) => (a.seq || 0) - (b.seq || 0));
+}
+
+// `onSwitch(node)` is called with the sibling to show.
+export function renderConversation(container, chain, allNodes, { onSwitch, time, live }) {
+  const messages = withRuntimeNotes(chain, allNodes, live);
+  const frag = document.createDocumentFragment();
+  const byCaller = new Map();
+  for (const n of messages) {
+    if (n.caller && n.role === 'tool') {
+      if (!byCaller.has(n.caller)) byCaller.set(n.caller, []);
+      byCaller.get(n.caller).push(n);
+    }
+  }
+  for (const n of messages) {
+    if (n.role === 'tool' && n.caller && messages.some((m) => m.id === n.caller)) continue;
+    if (isRuntime(n)) {
+      const line = el('div', 'runtime');
+      line.dataset.node = n.id;
+      const name = n.name ? `${n.name}: ` : '';
+      line.textContent = `${name}${textOf(n.output) || textOf(n.content)}`;
+      frag.append(line);
+      continue;
+    }
+    const msg = el('article', `msg ${n.role}`);
+    msg.dataset.node = n.id;
+    msg.setAttribute('aria-label', `${n.role} message`);
+    const head = el('header', 'msg-head');
+    head.append(el('span', 'who', n.role === 'user' ? 'You' : n.role === 'assistant' ? 'Assistant' : n.name || n.role));
+    if (n.created_at) head.append(el('time', 'when', time(n.created_at)));
+    const sibs = siblingsOf(n, allNodes);
+    if (sibs.length > 1) {
+      const i = sibs.findIndex((s) => s.id === n.id);
+      const sw = el('span', 'retry-switch');
+      sw.setAttribute('role', 'group');
+      sw.setAttribute('aria-label', 'Answers to this message');
+      const prev = el('button', 'retry-prev', '‹');
+      prev.type = 'button';
+      prev.setAttribute('aria-label', 'Previous answer');
+      prev.disabled = i <= 0;
+      prev.addEventListener('click', () => onSwitch(sibs[i - 1]));
+      const next = el('button', 'retry-next', '›');
+      next.type = 'button';
+      next.setAttribute('aria-label', 'Next answer');
+      next.disabled = i >= sibs.length - 1;
+      next.addEventListener('click', () => onSwitch(sibs[i + 1]));
+      sw.append(prev, el('span', 'retry-pos', `${i + 1} / ${sibs.length}`), next);
+      head.append(sw);
+    }
+    msg.append(head);
+    const body = el('div', 'msg-body');
+    body.append(render(textOf(n.content)));
+    msg.append(body);
+    for (const t of byCaller.get(n.id) || []) {
+      const d = el('details', 'tool');
+      d.dataset.node = t.id;
+      const s = el('summary', '', `Tool · ${t.name || 'tool'}`);
+      d.append(s);
+      const out = el('pre', 'tool-out');
+      out.textContent = textOf(t.output) || textOf(t.content);
+      d.append(out);
+      msg.append(d);
+    }
+    frag.append(msg);
+  }
+  container.replaceChildren(frag);
+  if (!messages.length) container.replaceChildren(el('p', 'empty', 'No messages yet. Write the first one below.'));
+}

@@ -1,0 +1,137 @@
+// Markdown to DOM nodes, safely: every piece of text goes through
+// `textContent` or a text node, never `innerHTML`, so no markup from a
+// message can reach the page. Supports what chat replies use: paragraphs,
+// headings, fenced code, inline code, bold, italic, links (http, https and
+// mailto only), lists, quotes and rules.
+
+function el(tag, cls) {
+  const e = document.createElement(tag);
+  if (cls) e.className = cls;
+  return e;
+}
+
+const SAFE_LINK = /^(https?:|mailto:)/i;
+
+// Inline spans of one line of text into `parent`.
+function inline(parent, text) {
+  const pattern = /(`[^`]+`)|(\*\*[^*]+\*\*)|(\*[^*\s][^*]*\*)|(\[[^\]]+\]\([^)\s]+\))/;
+  let rest = text;
+  while (rest.length > 0) {
+    const m = pattern.exec(rest);
+    if (!m) {
+      parent.append(document.createTextNode(rest));
+      return;
+    }
+    if (m.index > 0) parent.append(document.createTextNode(rest.slice(0, m.index)));
+    const tok = m[0];
+    if (m[1]) {
+      const c = el('code');
+      c.textContent = tok.slice(1, -1);
+      parent.append(c);
+    } else if (m[2]) {
+      const b = el('strong');
+      inline(b, tok.slice(2, -2));
+      parent.append(b);
+    } else if (m[3]) {
+      const i = el('em');
+      inline(i, tok.slice(1, -1));
+      parent.append(i);
+    } else {
+      const close = tok.indexOf('](');
+      const label = tok.slice(1, close);
+      const href = tok.slice(close + 2, -1);
+      if (SAFE_LINK.test(href)) {
+        const a = el('a');
+        a.href = href;
+        a.rel = 'noopener noreferrer';
+        a.target = '_blank';
+        a.textContent = label;
+        parent.append(a);
+      } else {
+        parent.append(document.createTextNode(tok));
+      }
+    }
+    rest = rest.slice(m.index + tok.length);
+  }
+}
+
+export function render(source) {
+  const root = el('div', 'md');
+  const lines = String(source ?? '').replace(/\r\n?/g, '\n').split('\n');
+  let i = 0;
+  let para = [];
+  const flush = () => {
+    if (para.length) {
+      const p = el('p');
+      para.forEach((l, k) => {
+        if (k) p.append(el('br'));
+        inline(p, l);
+      });
+      root.append(p);
+      para = [];
+    }
+  };
+  while (i < lines.length) {
+    const line = lines[i];
+    const fence = /^\s*```(.*)$/.exec(line);
+    if (fence) {
+      flush();
+      const body = [];
+      i++;
+      while (i < lines.length && !/^\s*```\s*$/.test(lines[i])) body.push(lines[i++]);
+      i++;
+      const pre = el('pre');
+      const code = el('code');
+      if (fence[1].trim()) code.dataset.lang = fence[1].trim();
+      code.textContent = body.join('\n');
+      pre.append(code);
+      root.append(pre);
+      continue;
+    }
+    const h = /^(#{1,6})\s+(.*)$/.exec(line);
+    if (h) {
+      flush();
+      const e = el(`h${Math.min(h[1].length + 2, 6)}`);
+      inline(e, h[2]);
+      root.append(e);
+      i++;
+      continue;
+    }
+    if (/^\s*([-*_])\s*\1\s*\1[\s\-*_]*$/.test(line)) {
+      flush();
+      root.append(el('hr'));
+      i++;
+      continue;
+    }
+    const item = /^\s*([-*+]|\d+[.)])\s+(.*)$/.exec(line);
+    if (item) {
+      flush();
+      const ordered = /\d/.test(item[1]);
+      const list = el(ordered ? 'ol' : 'ul');
+      while (i < lines.length) {
+        const it = /^\s*([-*+]|\d+[.)])\s+(.*)$/.exec(lines[i]);
+        if (!it || /\d/.test(it[1]) !== ordered) break;
+        const li = el('li');
+        inline(li, it[2]);
+        list.append(li);
+        i++;
+      }
+      root.append(list);
+      continue;
+    }
+    if (/^\s*>/.test(line)) {
+      flush();
+      const q = el('blockquote');
+      const body = [];
+      while (i < lines.length && /^\s*>/.test(lines[i])) body.push(lines[i++].replace(/^\s*>\s?/, ''));
+      q.append(render(body.join('\n')));
+      root.append(q);
+      continue;
+    }
+    if (line.trim() === '') flush();
+    else para.push(line);
+    i++;
+  }
+  flush();
+  return root;
+}
