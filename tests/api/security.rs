@@ -185,6 +185,66 @@ fn off_loopback_every_request_needs_the_token() {
 }
 
 #[test]
+fn the_web_ui_loads_without_the_token_and_carries_its_guards() {
+    let s = TestServer::start_with(Options {
+        env: &[("OPENPROGRAM_SERVER_REQUIRE_TOKEN", "true")],
+        with_token: true,
+        ..Options::default()
+    });
+    // The page, its deep links and its assets need no token (they hold no
+    // data; the page asks for the token)...
+    for path in [
+        "/",
+        "/s/abc",
+        "/s/abc/turn/3",
+        "/projects",
+        "/projects/proj_1",
+    ] {
+        let out = raw_headers(&s, &format!("GET {path} HTTP/1.1\r\nHost: {{addr}}"));
+        assert!(out.starts_with("HTTP/1.1 200"), "{path}: {out}");
+        let lower = out.to_ascii_lowercase();
+        assert!(lower.contains("content-type: text/html"), "{path}");
+        assert!(
+            lower.contains("content-security-policy: default-src 'none'; script-src 'self'"),
+            "{path}: {out}"
+        );
+        assert!(lower.contains("x-content-type-options: nosniff"));
+        assert!(out.contains("<script type=\"module\" src=\"/assets/app.js\">"));
+    }
+    for (asset, ctype) in [
+        ("app.js", "text/javascript"),
+        ("sidebar.js", "text/javascript"),
+        ("style.css", "text/css"),
+        ("icon.svg", "image/svg+xml"),
+    ] {
+        let out = raw_headers(
+            &s,
+            &format!("GET /assets/{asset} HTTP/1.1\r\nHost: {{addr}}"),
+        );
+        assert!(out.starts_with("HTTP/1.1 200"), "{asset}: {out}");
+        assert!(out
+            .to_ascii_lowercase()
+            .contains(&format!("content-type: {ctype}")));
+    }
+    let (st, v) = s.raw_http("GET /assets/nope.js HTTP/1.1\r\nHost: {addr}", b"");
+    assert_eq!((st, v["code"].as_str()), (404, Some("not_found")));
+    // ...the API does, and the Host rule holds for the page too.
+    let (st, _) = s.raw_http("GET /api/sessions HTTP/1.1\r\nHost: {addr}", b"");
+    assert_eq!(st, 401);
+    let (st, v) = s.raw_http("GET / HTTP/1.1\r\nHost: evil.example:80", b"");
+    assert_eq!((st, v["code"].as_str()), (403, Some("forbidden_host")));
+    let (st, v) = s.raw_http(
+        "GET /s/x HTTP/1.1\r\nHost: {addr}\r\nOrigin: http://evil.example",
+        b"",
+    );
+    assert_eq!((st, v["code"].as_str()), (403, Some("forbidden_origin")));
+    // No asset embeds an inline script or a remote URL.
+    let (_, _, page) = s.get_bytes("/");
+    let page = String::from_utf8(page).unwrap();
+    assert!(!page.contains("<script>") && !page.contains("http://") && !page.contains("https://"));
+}
+
+#[test]
 fn a_loopback_server_can_demand_a_configured_token() {
     let s = TestServer::start_with(Options {
         env: &[

@@ -57,6 +57,11 @@ fn free_port() -> u16 {
 impl Browser {
     /// A browser at `width` × `height`, or `None` (skipped) without one.
     pub fn start(width: u32, height: u32) -> Option<Browser> {
+        Self::start_with(width, height, &[])
+    }
+
+    /// With extra Chromium flags (e.g. `--force-dark-mode`).
+    pub fn start_with(width: u32, height: u32, flags: &[&str]) -> Option<Browser> {
         let (chromium, driver_bin) = tools()?;
         let guard = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
         let port = free_port();
@@ -71,14 +76,21 @@ impl Browser {
             .build()
             .expect("runtime");
         let profile = tempfile::tempdir().expect("profile dir").keep();
+        let mut args: Vec<String> = [
+            "--headless=new",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-dev-shm-usage",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        args.push(format!("--window-size={width},{height}"));
+        args.push(format!("--user-data-dir={}", profile.display()));
+        args.extend(flags.iter().map(|f| f.to_string()));
         let caps: serde_json::Map<String, Value> = json!({
             "browserName": "chrome",
-            "goog:chromeOptions": {
-                "binary": chromium,
-                "args": ["--headless=new", "--no-sandbox", "--disable-gpu",
-                         "--disable-dev-shm-usage", format!("--window-size={width},{height}"),
-                         format!("--user-data-dir={}", profile.display())]
-            }
+            "goog:chromeOptions": {"binary": chromium, "args": args}
         })
         .as_object()
         .cloned()

@@ -663,3 +663,51 @@ fn a_narrow_window_and_the_first_paint_of_10000_sessions() {
         json!(400)
     );
 }
+
+#[test]
+fn dark_mode_follows_the_system_and_keyboard_reaches_the_sessions() {
+    let server = TestServer::start();
+    server.turn(
+        "dk",
+        "a question in the dark",
+        "an answer with `code`",
+        &["grep"],
+    );
+    server.turn("dk2", "another session", "ok", &[]);
+    let Some(b) = Browser::start_with(1280, 800, &["--force-dark-mode"]) else {
+        return;
+    };
+    b.goto(&format!("{}/s/dk", server.url));
+    b.wait_js(
+        "return document.getElementById('messages').textContent.includes('an answer with')",
+        "the session",
+    );
+    let dark = b.js(
+        "return matchMedia('(prefers-color-scheme: dark)').matches && getComputedStyle(document.body).backgroundColor",
+        vec![],
+    );
+    assert_eq!(dark, json!("rgb(23, 25, 28)"), "a dark page background");
+    b.screenshot("dark-mode");
+    // The list takes the focus and the arrow keys; Enter opens a session.
+    b.js("document.getElementById('session-list').focus()", vec![]);
+    for key in ["ArrowDown", "ArrowDown", "Enter"] {
+        b.js(
+            "document.activeElement.dispatchEvent(new KeyboardEvent('keydown', {key: arguments[0], bubbles: true}))",
+            vec![json!(key)],
+        );
+    }
+    b.wait_js(
+        "return location.pathname === '/s/dk' || location.pathname === '/s/dk2'",
+        "a session opened by keyboard",
+    );
+    // Every control of the page has an accessible name.
+    let unnamed = b.js(
+        "return [...document.querySelectorAll('button, input, select, textarea')].filter(e => {
+           if (e.closest('[hidden]') || e.type === 'hidden') return false;
+           const label = e.labels && e.labels.length;
+           return !(label || e.getAttribute('aria-label') || e.textContent.trim() || e.placeholder);
+         }).map(e => e.outerHTML.slice(0, 80))",
+        vec![],
+    );
+    assert_eq!(unnamed, json!([]));
+}

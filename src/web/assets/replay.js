@@ -18,7 +18,10 @@ export function renderBar(parts, position) {
     note.hidden = true;
     return;
   }
-  label.textContent = `Turn ${position.turn} / ${position.of}${position.branch && position.branch !== 'main' ? ` · ${position.branch}` : ''}`;
+  const b = position.branch && position.branch !== 'main' ? position.branch : '';
+  const short = b.length > 22 ? `${b.slice(0, 21)}…` : b;
+  label.textContent = `Turn ${position.turn} / ${position.of}${short ? ` · ${short}` : ''}`;
+  label.title = b ? `on branch ${b}` : '';
   prev.disabled = !position.prev;
   next.disabled = !position.next;
   latest.hidden = !!position.live;
