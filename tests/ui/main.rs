@@ -662,6 +662,46 @@ fn a_narrow_window_and_the_first_paint_of_10000_sessions() {
         ),
         json!(400)
     );
+    // A dozen branches: eleven retries along the 200 turns.
+    let (_, msgs) = server.get("/api/sessions/long/messages");
+    let users: Vec<String> = msgs["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "user")
+        .map(|m| m["id"].as_str().unwrap().to_string())
+        .collect();
+    for k in 1..=11 {
+        let u = &users[k * 17];
+        server.append(
+            "long",
+            json!({"id": format!("r{k}"), "role": "assistant", "predecessor": u, "content": format!("retry {k}")}),
+        );
+        server.end_turn("long", json!({}));
+    }
+    b.rt.block_on(b.client.set_window_size(1280, 800))
+        .expect("resize");
+    b.goto(&format!("{}/s/long", server.url));
+    b.wait_js(
+        "return document.getElementById('turn-pos').textContent.includes(' / ')",
+        "the session again",
+    );
+    b.click("#show-graph");
+    b.wait_js(
+        "return document.querySelectorAll('#graph .lane-label').length === 12",
+        "twelve lanes",
+    );
+    b.screenshot("branch-graph-200-turns-12-branches");
+    // A dot shows that state.
+    b.js(
+        "const d = [...document.querySelectorAll('#graph circle.dot')].find(c => c.querySelector('title').textContent.startsWith('Turn 103 · retry-r6')); d.dispatchEvent(new MouseEvent('click', {bubbles: true}));",
+        vec![],
+    );
+    b.wait_js(
+        "return document.getElementById('turn-pos').textContent.startsWith('Turn 103 / 103')",
+        "the picked dot's turn",
+    );
+    assert!(b.text("#messages").contains("retry 6"));
 }
 
 #[test]
@@ -700,6 +740,46 @@ fn dark_mode_follows_the_system_and_keyboard_reaches_the_sessions() {
         "return location.pathname === '/s/dk' || location.pathname === '/s/dk2'",
         "a session opened by keyboard",
     );
+    // The filter finds a word said only in a reply through the full-text
+    // search (titles and previews do not hold it).
+    b.js(
+        "const f = document.getElementById('filter'); f.value = 'answer'; f.dispatchEvent(new Event('input'));",
+        vec![],
+    );
+    b.wait_js(
+        "return document.getElementById('row-dk') && !document.getElementById('row-dk2')",
+        "the search hit in the sidebar",
+    );
+    b.js(
+        "const f = document.getElementById('filter'); f.value = ''; f.dispatchEvent(new Event('input'));",
+        vec![],
+    );
+    // Status dots: needs input (amber), done and unread (blue).
+    server.append("dk2", json!({"role": "user", "content": "one more"}));
+    server.append(
+        "dk2",
+        json!({"role": "assistant", "content": "which file?"}),
+    );
+    server.end_turn("dk2", json!({"outcome": "needs_input"}));
+    server.append(
+        "bg",
+        json!({"role": "user", "content": "in the background"}),
+    );
+    server.append("bg", json!({"role": "assistant", "content": "done"}));
+    server.end_turn("bg", json!({"background": true}));
+    b.wait_js(
+        "return document.querySelector('#row-dk2 .dot.needs-input') && document.querySelector('#row-bg .dot.unread')",
+        "the amber and blue dots",
+    );
+    b.screenshot("status-dots");
+    // Opening the unread one marks it read, for every client.
+    b.click("#row-bg");
+    b.wait_js(
+        "return !document.querySelector('#row-bg .dot.unread')",
+        "read once opened",
+    );
+    let (_, bg) = server.get("/api/sessions/bg");
+    assert_eq!(bg["unread"], false);
     // Every control of the page has an accessible name.
     let unnamed = b.js(
         "return [...document.querySelectorAll('button, input, select, textarea')].filter(e => {

@@ -314,6 +314,9 @@ $('full-history').addEventListener('click', () => {
 });
 $('show-graph').addEventListener('click', () => {
   if (!state.history) return;
+  // Open first: the graph scrolls to the current position, which needs
+  // the dialog's size.
+  $('graph-dialog').showModal();
   drawGraph($('graph'), state.history, {
     time,
     onPick: (c) => {
@@ -325,7 +328,6 @@ $('show-graph').addEventListener('click', () => {
       switchBranch({ branch: b });
     },
   });
-  $('graph-dialog').showModal();
 });
 for (const d of document.querySelectorAll('dialog')) {
   d.querySelector('.close')?.addEventListener('click', () => d.close());

@@ -5,7 +5,10 @@
 const NS = 'http://www.w3.org/2000/svg';
 const DX = 26;
 const DY = 30;
-const LEFT = 130;
+// The turns' area starts here; lane names sit in their own column, which
+// stays in view while a long history scrolls sideways.
+const LEFT = 16;
+const LABELS = 130;
 const TOP = 24;
 
 function svg(tag, attrs = {}) {
@@ -24,6 +27,7 @@ export function drawGraph(container, history, { onPick, onSwitch, time }) {
   const width = LEFT + (maxTurn + 1) * DX + 20;
   const height = TOP + lanes.length * DY + 10;
   const root = svg('svg', { width, height, viewBox: `0 0 ${width} ${height}`, role: 'img', class: 'graph' });
+  const names = svg('svg', { width: LABELS, height, viewBox: `0 0 ${LABELS} ${height}`, class: 'graph graph-names' });
   const title = svg('title');
   title.textContent = `Branches: ${lanes.length}, turns: ${maxTurn}`;
   root.append(title);
@@ -40,14 +44,14 @@ export function drawGraph(container, history, { onPick, onSwitch, time }) {
   for (const b of lanes) {
     const y = laneY(b);
     root.append(svg('line', { x1: LEFT, y1: y, x2: width - 10, y2: y, class: 'lane' }));
-    const label = svg('text', { x: 8, y: y + 4, class: `lane-label${b === history.branch ? ' current' : ''}`, tabindex: 0, role: 'button' });
+    const label = svg('text', { x: 6, y: y + 4, class: `lane-label${b === history.branch ? ' current' : ''}`, tabindex: 0, role: 'button' });
     label.textContent = b.length > 16 ? `${b.slice(0, 15)}…` : b;
     const t = svg('title');
     t.textContent = `Switch to ${b}`;
     label.append(t);
     label.addEventListener('click', () => onSwitch(b));
     label.addEventListener('keydown', (e) => e.key === 'Enter' && onSwitch(b));
-    root.append(label);
+    names.append(label);
   }
   // Edges from each commit's parent.
   for (const c of commits) {
@@ -76,5 +80,11 @@ export function drawGraph(container, history, { onPick, onSwitch, time }) {
     dot.addEventListener('keydown', (e) => e.key === 'Enter' && onPick(c));
     root.append(dot);
   }
-  container.replaceChildren(root);
+  const scroller = document.createElement('div');
+  scroller.className = 'graph-scroll';
+  scroller.append(root);
+  container.replaceChildren(names, scroller);
+  // The current position in view.
+  const here = at && pos.get(at);
+  if (here) scroller.scrollLeft = Math.max(0, here.x - scroller.clientWidth / 2);
 }
