@@ -327,6 +327,18 @@ fn replay_prev_next_timeline_and_sending_from_an_old_commit_makes_a_branch() {
     );
     assert_eq!(dots, json!(5));
     b.screenshot("branch-graph");
+    // A turn's deep link loads cold (a fresh page), read-only at that turn.
+    b.goto(&format!("{}/s/rp/turn/2", server.url));
+    b.wait_js(
+        "return document.getElementById('turn-pos').textContent.startsWith('Turn 2 / ')",
+        "the cold deep link to turn 2",
+    );
+    assert!(b.text("#messages").contains("answer 2"));
+    assert!(!b.text("#messages").contains("answer on the new branch"));
+    assert_eq!(
+        b.js("return location.pathname", vec![]),
+        json!("/s/rp/turn/2")
+    );
 }
 
 #[test]

@@ -264,28 +264,21 @@ function composerState() {
 }
 
 // ---- replay --------------------------------------------------------------
-async function checkout(body) {
+// Move the view (`checkout`: replay, read-only; `switch`: the head and
+// branch), then read the session again. A refusal shows in the bar.
+async function move(route, body) {
   const id = state.sessionId;
   if (!id) return;
   try {
-    await api('POST', `/api/sessions/${encodeURIComponent(id)}/checkout`, body);
+    await api('POST', `/api/sessions/${encodeURIComponent(id)}/${route}`, body);
   } catch (e) {
     $('turn-pos').textContent = e.message;
     return;
   }
   await loadSession();
 }
-
-async function switchBranch(body) {
-  const id = state.sessionId;
-  try {
-    await api('POST', `/api/sessions/${encodeURIComponent(id)}/switch`, body);
-  } catch (e) {
-    $('turn-pos').textContent = e.message;
-    return;
-  }
-  await loadSession();
-}
+const checkout = (body) => move('checkout', body);
+const switchBranch = (body) => move('switch', body);
 
 // The `‹ ›` control: the branch whose turn ended on that answer (a retry's
 // own branch), else the node itself.
