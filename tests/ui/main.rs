@@ -163,6 +163,10 @@ fn sidebar_buckets_200_sessions_and_a_second_tab_sees_rename_archive_delete() {
     b.click("#context-menu button:nth-child(1)");
     b.type_into("#rename-input", "Renamed in tab one");
     b.click("#rename-form button[value=ok]");
+    b.wait_js(
+        "const r = document.querySelector('#row-s000 .rtitle'); return r && r.textContent === 'Renamed in tab one'",
+        "the rename in the first tab",
+    );
     // Archive s004, delete s008 (with the confirmation).
     b.js("document.querySelector('#row-s004 .more').click();", vec![]);
     b.wait_js(
@@ -184,6 +188,11 @@ fn sidebar_buckets_200_sessions_and_a_second_tab_sees_rename_archive_delete() {
     );
     b.screenshot("delete-confirmation");
     b.click("#confirm-ok");
+    // Seen in this tab first, then in the other.
+    b.wait_js(
+        "return !document.getElementById('row-s008') && !document.getElementById('row-s004')",
+        "archive and delete in the first tab",
+    );
     b.switch(&second);
     b.wait_js(
         "const r = document.querySelector('#row-s000 .rtitle'); return r && r.textContent === 'Renamed in tab one'",

@@ -471,26 +471,28 @@ function openMenu(row, anchor, ev) {
   };
 }
 
-function rename(row) {
-  const dlg = $('rename-dialog');
-  $('rename-input').value = row.title || '';
-  dlg.returnValue = '';
-  dlg.onclose = () => {
-    const title = $('rename-input').value.trim();
-    if (dlg.returnValue === 'ok' && title) ws.send('rename_session', { session_id: row.id, title });
+// A dialog whose form answers `ok` or `cancel`: `onOk` runs as the form
+// is submitted with `ok` (not later, on the dialog's close event).
+function ask(dlg, onOk) {
+  const form = dlg.querySelector('form');
+  form.onsubmit = (e) => {
+    if (e.submitter && e.submitter.value === 'ok') onOk();
   };
   dlg.showModal();
+}
+
+function rename(row) {
+  $('rename-input').value = row.title || '';
+  ask($('rename-dialog'), () => {
+    const title = $('rename-input').value.trim();
+    if (title) ws.send('rename_session', { session_id: row.id, title });
+  });
   $('rename-input').select();
 }
 
 function remove(row) {
-  const dlg = $('confirm-dialog');
   $('confirm-text').textContent = `Delete “${displayTitle(row)}”? Its history is removed from this server.`;
-  dlg.returnValue = '';
-  dlg.onclose = () => {
-    if (dlg.returnValue === 'ok') ws.send('delete_session', { session_id: row.id });
-  };
-  dlg.showModal();
+  ask($('confirm-dialog'), () => ws.send('delete_session', { session_id: row.id }));
 }
 
 // ---- projects ------------------------------------------------------------
