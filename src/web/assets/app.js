@@ -157,7 +157,8 @@ async function openSession(id, turn) {
     render();
   }
   const row = sidebar.rows.get(id);
-  ws.send('mark_session_read', { session_id: id });
+  // Only when there is something to mark (unknown yet on a cold deep link).
+  if (!row || row.unread) ws.send('mark_session_read', { session_id: id });
   if (row) row.unread = false;
   const started = performance.now();
   await loadSession(turn);
