@@ -18,8 +18,8 @@ use super::tokenizer;
 /// 2: no stored commit or node id (read from the repository), no commit
 /// markers (one tips document per session), no norms on keyword fields.
 /// 3: no `key` field, `session` and `role` columns only (a message carries
-/// no indexed term but its text's), title and tips documents found by
-/// `owner` and role, sessions indexed in id order, no `tool` column (a
+/// no indexed term but its text's), a session's title and tips documents
+/// under one `owner` term, sessions indexed in id order, no `tool` column (a
 /// hit's tool is read with its text), every column on every document, tips
 /// as bytes.
 pub const SCHEMA_VERSION: u32 = 3;
@@ -85,25 +85,25 @@ pub fn schema() -> (Schema, Fields) {
     (b.build(), fields)
 }
 
-/// The documents of one role: a range over the `role` column (not an
-/// indexed term; roles are few, and a term's postings would cost a few bits
-/// a message).
-pub fn role_is(f: &Fields, role: &str) -> Box<dyn Query> {
-    let term = Term::from_field_text(f.role, role);
+/// The documents whose text column `field` holds `value`: a range over the
+/// column (no indexed term; a term's postings would cost bits a message).
+fn column_is(field: Field, value: &str) -> Box<dyn Query> {
+    let term = Term::from_field_text(field, value);
     Box::new(RangeQuery::new(
         Bound::Included(term.clone()),
         Bound::Included(term),
     ))
 }
 
+/// The documents of one role.
+pub fn role_is(f: &Fields, role: &str) -> Box<dyn Query> {
+    column_is(f.role, role)
+}
+
 /// Every document of a session (a scan of the `session` column: done
 /// when a session is deleted).
 pub fn session_all(f: &Fields, session: &str) -> Box<dyn Query> {
-    let term = Term::from_field_text(f.session, session);
-    Box::new(RangeQuery::new(
-        Bound::Included(term.clone()),
-        Bound::Included(term),
-    ))
+    column_is(f.session, session)
 }
 
 /// The `owner` hash of a session.
