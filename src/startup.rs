@@ -258,6 +258,7 @@ impl Application {
         let result = self.server.await;
         // Requests are drained; persist what they changed.
         self.engine.flush().await;
+        self.engine.close_log().await;
         let _ = std::fs::remove_file(info_file);
         tracing::info!("openprogram stopped");
         result

@@ -20,6 +20,7 @@ pub mod registry;
 pub mod search;
 pub mod session;
 pub mod titler;
+pub mod wal;
 
 pub use engine::Engine;
 pub use error::{EngineError, ErrorKind};

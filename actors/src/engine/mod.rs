@@ -86,13 +86,18 @@ impl Engine {
     pub fn start(config: EngineConfig) -> std::io::Result<(Engine, Report)> {
         crate::git::enable_fsync();
         crate::fsio::create_private_dir_all(&config.sessions_dir)?;
-        let locations = Locations::load(&config.sessions_dir);
-        let loaded = startup::open(&config.sessions_dir, &locations, &config.policy)?;
         let state_dir = config
             .sessions_dir
             .parent()
             .map(PathBuf::from)
             .unwrap_or_default();
+        // Before anything reads a session: what the log holds goes back in place.
+        let replayed = crate::wal::open(&state_dir.join(crate::wal::DIR))?;
+        if replayed.entries > 0 {
+            tracing::info!(segments = replayed.segments, entries = replayed.entries, applied = replayed.applied, skipped = replayed.skipped, torn = replayed.torn, "write-ahead log replayed");
+        }
+        let locations = Locations::load(&config.sessions_dir);
+        let loaded = startup::open(&config.sessions_dir, &locations, &config.policy)?;
         let hub = Hub::new();
         let paths = PathPolicy::new(&state_dir, config.allowed_roots.clone());
         let writer = Writer::spawn(config.sessions_dir.join(startup::INDEX))?;
@@ -264,6 +269,12 @@ impl Engine {
         if !matches!(stopped, Ok(true)) {
             tracing::warn!("a pack merge was still running at shutdown; its pack is left beside the old ones (harmless, merged again later)");
         }
+    }
+
+    /// Flush the write-ahead log and make every file it covers durable
+    /// (the last step of a shutdown; later writes sync on their own).
+    pub async fn close_log(&self) {
+        let _ = tokio::task::spawn_blocking(crate::wal::close).await;
     }
 
     pub async fn registry_stats(&self) -> Option<RegistryStats> {

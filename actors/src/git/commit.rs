@@ -1,31 +1,28 @@
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use git2::build::TreeUpdateBuilder;
 use git2::{FileMode, Oid, Repository};
 
-use super::{head_commit, open_repo, store_signature, GitError, IndexFile};
+use super::{head_commit, open_repo, pack_write, store_signature, GitError, IndexFile};
+use crate::wal::{self, Change};
 
 pub struct CommitOutcome {
     pub oid: Oid,
 }
 
+/// A commit built but not yet on disk: its pack, index and branch move as
+/// log changes (`crate::wal`), and the index entries to update once they
+/// are applied (`finish_commit`).
+pub struct PreparedCommit {
+    pub oid: Oid,
+    /// Pack, pack index, branch ref: in the order they must be applied.
+    pub changes: Vec<Change>,
+    staged: Vec<(PathBuf, Option<Oid>)>,
+}
+
 /// Commit `paths` (relative to the work tree; a missing file is removed) on
-/// the current branch, keeping `index` (the repository's index, held in
-/// memory by the caller) in step. Refuses an empty commit.
-///
-/// Cost does not grow with the files already committed:
-/// - the new tree is the parent tree with only the changed paths updated
-///   (libgit2 rewrites just the trees above them);
-/// - the new objects (blobs, those trees, the commit) are built in an
-///   in-memory object database and written as **one packfile**, one durable
-///   write instead of a fsynced loose file per object; small packs are
-///   merged geometrically later, off the commit (`repack`, run by the
-///   session's actor when it is idle);
-/// - the index is updated entry by entry in memory and written from cached
-///   entry bytes (`IndexFile`), never re-read.
-///
-/// The branch ref moves only after the pack is durable, so a crash leaves
-/// either the old or the new commit.
+/// the current branch, keeping `index` in step: `prepare_commit`, the log
+/// commit, `finish_commit`.
 pub fn commit_paths(
     repo: &Repository,
     index: &mut IndexFile,
@@ -33,6 +30,38 @@ pub fn commit_paths(
     message: &str,
     time: Option<i64>,
 ) -> Result<CommitOutcome, GitError> {
+    let prepared = prepare_commit(repo, paths, &[], message, time)?;
+    let oid = prepared.oid;
+    wal::commit(prepared.changes.clone())?;
+    finish_commit(repo, index, prepared)?;
+    Ok(CommitOutcome { oid })
+}
+
+/// Build the commit of `paths` (relative to the work tree; a missing file
+/// is removed) on the current branch; `overrides` give the new content of
+/// paths not yet written (the caller logs them with the commit). Refuses
+/// an empty commit.
+///
+/// Cost does not grow with the files already committed:
+/// - the new tree is the parent tree with only the changed paths updated
+///   (libgit2 rewrites just the trees above them);
+/// - the new objects (blobs, those trees, the commit) are built in an
+///   in-memory object database and packed whole by `pack_write` (no delta
+///   search), one log change instead of a fsynced loose file per object;
+///   small packs are merged geometrically later, off the commit (`repack`,
+///   run by the session's actor when it is idle);
+/// - the index is updated entry by entry in memory and written from cached
+///   entry bytes (`IndexFile`), never re-read (`finish_commit`).
+///
+/// The branch ref is the last change, after the pack: applied in order, a
+/// crash leaves either the old or the new commit.
+pub fn prepare_commit(
+    repo: &Repository,
+    paths: &[&Path],
+    overrides: &[(&Path, &[u8])],
+    message: &str,
+    time: Option<i64>,
+) -> Result<PreparedCommit, GitError> {
     let workdir = repo
         .workdir()
         .ok_or_else(|| git2::Error::from_str("bare repository"))?
@@ -48,20 +77,27 @@ pub fn commit_paths(
     };
     let mut update = TreeUpdateBuilder::new();
     // Index changes wait until the objects they name are on disk.
-    let mut staged: Vec<(&Path, Option<(std::fs::Metadata, Oid)>)> = Vec::new();
+    let mut staged: Vec<(PathBuf, Option<Oid>)> = Vec::new();
     for path in paths {
-        let full = workdir.join(path);
-        match std::fs::metadata(&full) {
-            Ok(meta) => {
-                let blob = staging.blob(&std::fs::read(&full)?)?;
+        let given = overrides.iter().find(|(p, _)| p == path).map(|(_, b)| b.to_vec());
+        let content = match given {
+            Some(bytes) => Some(bytes),
+            None => match std::fs::read(workdir.join(path)) {
+                Ok(bytes) => Some(bytes),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+                Err(e) => return Err(e.into()),
+            },
+        };
+        match content {
+            Some(bytes) => {
+                let blob = staging.blob(&bytes)?;
                 update.upsert(*path, blob, FileMode::Blob);
-                staged.push((path, Some((meta, blob))));
+                staged.push((path.to_path_buf(), Some(blob)));
             }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            None => {
                 update.remove(*path);
-                staged.push((path, None));
+                staged.push((path.to_path_buf(), None));
             }
-            Err(e) => return Err(e.into()),
         }
     }
     let tree_oid = update.create_updated(&staging, &base)?;
@@ -94,29 +130,66 @@ pub fn commit_paths(
     }
     created.sort();
     created.dedup();
-    let mut builder = staging.packbuilder()?;
+    let mut objects = Vec::with_capacity(created.len());
     for id in created {
-        builder.insert_object(id, None)?;
+        let object = odb.read(id)?;
+        objects.push((id, object.kind(), object.data().to_vec()));
     }
-    builder.write(&staging.path().join("objects/pack"), 0o444)?;
     mempack.reset()?;
+    let files = pack_write::write_pack(&objects)?;
 
     let branch = staging
         .find_reference("HEAD")?
         .symbolic_target()
         .map(str::to_owned)
         .ok_or_else(|| git2::Error::from_str("HEAD is detached"))?;
-    let log = format!("commit: {}", message.lines().next().unwrap_or(""));
-    match &parent {
-        Some(p) => staging.reference_matching(&branch, oid, true, p.id(), &log)?,
-        None => staging.reference(&branch, oid, false, &log)?,
-    };
-    for (path, entry) in staged {
+    let pack_dir = staging.path().join("objects/pack");
+    let root = workdir.clone();
+    let changes = vec![
+        Change::Put {
+            root: root.clone(),
+            path: pack_dir.join(format!("{}.pack", files.name)),
+            bytes: files.pack,
+        },
+        Change::Put {
+            root: root.clone(),
+            path: pack_dir.join(format!("{}.idx", files.name)),
+            bytes: files.idx,
+        },
+        Change::Ref {
+            root,
+            git_dir: staging.path().to_path_buf(),
+            name: branch,
+            old: parent.as_ref().map(git2::Commit::id),
+            new: oid,
+        },
+    ];
+    Ok(PreparedCommit {
+        oid,
+        changes,
+        staged,
+    })
+}
+
+/// After the prepared commit's changes (and the files it names) are
+/// applied: update and write the index.
+pub fn finish_commit(
+    repo: &Repository,
+    index: &mut IndexFile,
+    prepared: PreparedCommit,
+) -> Result<(), GitError> {
+    let workdir = repo
+        .workdir()
+        .ok_or_else(|| git2::Error::from_str("bare repository"))?;
+    for (path, entry) in prepared.staged {
         match entry {
-            Some((meta, blob)) => index.upsert(path, &meta, blob),
-            None => index.remove(path),
+            Some(blob) => {
+                let meta = std::fs::metadata(workdir.join(&path))?;
+                index.upsert(&path, &meta, blob);
+            }
+            None => index.remove(&path),
         }
     }
     index.write()?;
-    Ok(CommitOutcome { oid })
+    Ok(())
 }

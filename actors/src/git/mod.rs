@@ -11,6 +11,7 @@ mod init;
 mod locks;
 mod log;
 mod pack_scan;
+mod pack_write;
 pub mod repack;
 mod trailers;
 mod tree_files;
@@ -23,7 +24,7 @@ pub use branches::{
     new_branch_name, BranchTip, CommitRow, MAIN,
 };
 pub use bundle::{read_bundle, write_bundle, BundleError, ImportLimits};
-pub use commit::{commit_paths, CommitOutcome};
+pub use commit::{commit_paths, finish_commit, prepare_commit, CommitOutcome, PreparedCommit};
 pub use fork::fork_repo;
 pub use index_file::IndexFile;
 pub use init::{disable_reflogs, init_repo, init_session_repo, open_repo, remove_sample_hooks};

@@ -1,7 +1,6 @@
 //! Appending nodes: validation, turn opening (and the branch a turn goes
 //! on), the head, and amending a node of the open turn.
 
-use std::fs;
 
 use super::core::{is_reply, SessionCore};
 use super::error::SessionError;
@@ -97,7 +96,10 @@ impl SessionCore {
             name: new.name,
             output: new.output,
         };
-        self.write_node(&node)?;
+        // A node opening a turn is written with meta.json, below.
+        if !opens_turn {
+            self.write_node(&node)?;
+        }
         self.by_id.insert(id.clone(), self.nodes.len());
         self.replies += u32::from(is_reply(&node));
         self.nodes.push(node.clone());
@@ -110,6 +112,7 @@ impl SessionCore {
             }
         }
         if conversational {
+            let before = opens_turn.then(|| self.meta.clone());
             let off_chain = node.predecessor != self.meta.head;
             self.meta.head = Some(id.clone());
             self.meta.updated_at = node.created_at;
@@ -123,8 +126,13 @@ impl SessionCore {
                 });
                 self.meta.status = Status::Running;
                 self.meta.viewing = None;
-                // Repaired from the user node if this rename is lost.
-                self.write_meta_turn()?;
+                if let Err(e) = self.write_node_and_meta(&node) {
+                    self.forget_last_node();
+                    if let Some(before) = before {
+                        self.meta = before;
+                    }
+                    return Err(e);
+                }
             } else if off_chain {
                 // Replay cannot follow a jump; persist the head now.
                 self.write_meta()?;
@@ -183,10 +191,12 @@ impl SessionCore {
         if let Some(node) = self.nodes.pop() {
             self.by_id.remove(&node.id);
             self.replies -= u32::from(is_reply(&node));
-            let _ = fs::remove_file(
-                self.dir
+            let _ = crate::wal::commit(vec![crate::wal::Change::Remove {
+                root: self.dir.clone(),
+                path: self
+                    .dir
                     .join(layout::node_rel_path(node.seq, node.role, &node.id)),
-            );
+            }]);
         }
     }
 

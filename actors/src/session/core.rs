@@ -22,6 +22,7 @@ use super::layout::{self, META};
 use super::queue::Queued;
 use crate::fsio;
 use crate::git;
+use crate::wal;
 use crate::meta::{ProjectBaseline, SessionMeta};
 use crate::node::{Node, Role};
 
@@ -170,24 +171,54 @@ impl SessionCore {
     }
 
     pub(super) fn write_node(&self, node: &Node) -> Result<(), SessionError> {
+        wal::commit(vec![self.node_change(node)?])?;
+        Ok(())
+    }
+
+    /// A node and `meta.json` in one durable write (the node opening a turn).
+    pub(super) fn write_node_and_meta(&self, node: &Node) -> Result<(), SessionError> {
+        let meta = wal::Change::Put {
+            root: self.dir.clone(),
+            path: self.dir.join(META),
+            bytes: self.meta_bytes()?,
+        };
+        wal::commit(vec![self.node_change(node)?, meta])?;
+        Ok(())
+    }
+
+    /// The write of `node`'s file (its folder is made first).
+    fn node_change(&self, node: &Node) -> Result<wal::Change, SessionError> {
         let path = self
             .dir
             .join(layout::node_rel_path(node.seq, node.role, &node.id));
         if let Some(parent) = path.parent() {
             if !parent.exists() {
-                fsio::create_dir_durable(parent)?;
-                if let Some(grand) = parent.parent() {
-                    fsio::fsync_dir(grand)?;
+                if wal::installed() {
+                    // Replay recreates it under the session folder.
+                    fsio::create_private_dir_all(parent)?;
+                } else {
+                    fsio::create_dir_durable(parent)?;
+                    if let Some(grand) = parent.parent() {
+                        fsio::fsync_dir(grand)?;
+                    }
                 }
             }
         }
-        fsio::atomic_write_json(&path, node)?;
-        Ok(())
+        Ok(wal::Change::Put {
+            root: self.dir.clone(),
+            path,
+            bytes: json_bytes(node)?,
+        })
     }
 
     pub(super) fn write_meta(&self) -> Result<(), SessionError> {
-        fsio::atomic_write_json(&self.dir.join(META), &self.meta)?;
+        wal::put(&self.dir, &self.dir.join(META), self.meta_bytes()?)?;
         Ok(())
+    }
+
+    /// `meta.json` as it is written.
+    pub(super) fn meta_bytes(&self) -> Result<Vec<u8>, SessionError> {
+        json_bytes(&self.meta)
     }
 
     /// `meta.json` as commit `oid` holds it.
@@ -203,14 +234,13 @@ impl SessionCore {
         Ok(serde_json::from_slice(blob.content()).ok())
     }
 
-    /// `meta.json` at a turn boundary: data durable, rename made durable by
-    /// the commit that follows or repaired at load (see `reconcile`).
-    pub(super) fn write_meta_turn(&self) -> Result<(), SessionError> {
-        let mut bytes = serde_json::to_vec_pretty(&self.meta).map_err(std::io::Error::other)?;
-        bytes.push(b'\n');
-        fsio::atomic_replace_data_synced(&self.dir.join(META), &bytes)?;
-        Ok(())
-    }
+}
+
+/// Pretty JSON and a newline, as every JSON file of a session is written.
+fn json_bytes<T: serde::Serialize>(value: &T) -> Result<Vec<u8>, SessionError> {
+    let mut bytes = serde_json::to_vec_pretty(value).map_err(std::io::Error::other)?;
+    bytes.push(b'\n');
+    Ok(bytes)
 }
 
 /// An assistant reply (not a runtime node called by another).

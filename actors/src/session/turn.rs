@@ -11,6 +11,7 @@ use super::wire::{EndTurn, Outcome, TurnOutcome};
 use crate::fsio;
 use crate::git::{self, GitError};
 use crate::ids;
+use crate::wal;
 use crate::meta::{now, ProjectOutcome, Status, TurnRecord};
 use crate::node::{Node, Role};
 
@@ -108,9 +109,7 @@ impl SessionCore {
         self.meta.open_turn = None;
         self.meta.turn_count = open.number;
         self.meta.last_turn = Some(record.clone());
-        // The commit below holds this meta.json; if a crash loses the rename
-        // after the commit, loading restores it from HEAD.
-        self.write_meta_turn()?;
+        // One log entry holds this meta.json and the commit of it.
         let sha = match self.commit_turn(&record) {
             Ok(sha) => sha,
             Err(e) => {
@@ -259,20 +258,41 @@ impl SessionCore {
         // after a crash (or backfilled from an older layout) is the same.
         let at = Some(record.ended_at as i64);
         let started = std::time::Instant::now();
-        let committed = git::commit_paths(&self.repo, &mut self.index, &refs, &message, at);
+        // meta.json as the session holds it now: written with the commit,
+        // in one log entry (also when the commit fails: the turn's end is
+        // recorded, and its commit is retried).
+        let meta = self.meta_bytes()?;
+        let meta_put = wal::Change::Put {
+            root: self.dir.clone(),
+            path: self.dir.join(META),
+            bytes: meta.clone(),
+        };
+        let overrides = [(Path::new(META), meta.as_slice())];
+        let prepared = git::prepare_commit(&self.repo, &refs, &overrides, &message, at);
+        let oid = match prepared {
+            Ok(p) => {
+                let oid = p.oid;
+                let mut changes = vec![meta_put];
+                changes.extend(p.changes.iter().cloned());
+                wal::commit(changes)?;
+                git::finish_commit(&self.repo, &mut self.index, p)?;
+                self.packs += 1;
+                oid
+            }
+            Err(GitError::Empty) => {
+                wal::commit(vec![meta_put])?;
+                match git::head_commit(&self.repo)? {
+                    Some(c) => c.id(),
+                    None => return Err(GitError::Empty.into()),
+                }
+            }
+            Err(e) => {
+                wal::commit(vec![meta_put])?;
+                return Err(e.into());
+            }
+        };
         metrics::histogram!("openprogram_commit_duration_seconds")
             .record(started.elapsed().as_secs_f64());
-        let oid = match committed {
-            Ok(o) => {
-                self.packs += 1;
-                o.oid
-            }
-            Err(GitError::Empty) => match git::head_commit(&self.repo)? {
-                Some(c) => c.id(),
-                None => return Err(GitError::Empty.into()),
-            },
-            Err(e) => return Err(e.into()),
-        };
         self.pending_paths.clear();
         Ok(oid.to_string())
     }

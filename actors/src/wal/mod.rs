@@ -1,0 +1,184 @@
+//! The write-ahead log of the sessions' hot path, with group commit across
+//! sessions.
+//!
+//! A durable write of a session (a node file, `meta.json`, the pack, index
+//! and branch ref of a turn's commit) is first appended to the log as one
+//! entry holding the new bytes, and acknowledged once the log is flushed:
+//! one `fdatasync` serves every entry that queued meanwhile, whichever
+//! sessions they come from. Only then are the files written in place,
+//! without a fsync of their own. A checkpoint later makes them durable in
+//! bulk (`syncfs`) and drops the log segment that held them. After a crash
+//! (or a power loss that took files the page cache held), startup replays
+//! the log before anything reads a session (`replay`).
+//!
+//! Without an installed log (engine unit tests, tools) the same calls write
+//! each file with its own fsyncs, as before.
+
+mod entry;
+mod replay;
+mod writer;
+
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use git2::Oid;
+
+pub use replay::Replayed;
+pub use writer::Ticket;
+
+/// One change a log entry carries. `root` is the session folder it
+/// belongs to: replay applies nothing to a root that no longer exists (the
+/// session was deleted or moved since), and creates no folder above it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Change {
+    /// Replace the file `path` with `bytes`.
+    Put {
+        root: PathBuf,
+        path: PathBuf,
+        bytes: Vec<u8>,
+    },
+    /// Remove the file `path`.
+    Remove { root: PathBuf, path: PathBuf },
+    /// Move the loose ref `name` of `git_dir` from `old` (`None`: absent)
+    /// to `new`; replay moves it only if it still holds `old`.
+    Ref {
+        root: PathBuf,
+        git_dir: PathBuf,
+        name: String,
+        old: Option<Oid>,
+        new: Oid,
+    },
+    /// Everything logged before for `root` is durable by other means
+    /// (its files were rewritten and synced outside the log): replay skips
+    /// those changes.
+    Barrier { root: PathBuf },
+}
+
+/// A test of the crash paths, chosen with `OPENPROGRAM_WAL_FAULT`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Fault {
+    /// SIGKILL the process after a flush, before it is acknowledged.
+    KillBeforeAck,
+    /// Acknowledge, but never write the files in place: what a power loss
+    /// that took the page cache leaves (only the log has them).
+    NoApply,
+}
+
+impl Fault {
+    fn from_env() -> Option<Fault> {
+        match std::env::var("OPENPROGRAM_WAL_FAULT").ok()?.as_str() {
+            "kill-before-ack" => Some(Fault::KillBeforeAck),
+            "no-apply" => Some(Fault::NoApply),
+            _ => None,
+        }
+    }
+}
+
+static WAL: OnceLock<writer::Wal> = OnceLock::new();
+
+/// The log's folder in the state directory.
+pub const DIR: &str = "wal";
+
+/// Replay the log in `dir` (left by a crash), then start logging there for
+/// this process. Call once at startup, before any session is read.
+pub fn open(dir: &Path) -> io::Result<Replayed> {
+    if WAL.get().is_some() {
+        // One log per process serves every engine in it (its entries name
+        // absolute paths).
+        return Ok(Replayed::default());
+    }
+    crate::fsio::create_private_dir_all(dir)?;
+    let replayed = replay::replay(dir)?;
+    let wal = writer::Wal::spawn(dir, Fault::from_env())?;
+    if WAL.set(wal).is_err() {
+        return Err(io::Error::other("the write-ahead log is already open"));
+    }
+    Ok(replayed)
+}
+
+/// Whether writes go through a log in this process.
+pub fn installed() -> bool {
+    WAL.get().is_some()
+}
+
+/// Flush the log and make every file it covers durable, then stop taking
+/// entries (shutdown). Later writes fall back to their own fsyncs.
+pub fn close() {
+    if let Some(w) = WAL.get() {
+        w.close();
+    }
+}
+
+/// Make `changes` durable, then apply them in order. With a log: one entry,
+/// acknowledged at the group flush, then the files are written without
+/// fsync. Without: each change is written durably on its own.
+pub fn commit(changes: Vec<Change>) -> io::Result<()> {
+    if changes.is_empty() {
+        return Ok(());
+    }
+    match WAL.get().filter(|w| w.is_open()) {
+        Some(w) => {
+            let ticket = match w.append(&changes) {
+                Ok(t) => t,
+                // Closed meanwhile (shutdown): write on its own.
+                Err(_) if !w.is_open() => {
+                    return changes.iter().try_for_each(|c| apply(c, true));
+                }
+                Err(e) => return Err(e),
+            };
+            if w.fault() == Some(Fault::NoApply) {
+                return Ok(());
+            }
+            let applied = changes.iter().try_for_each(|c| apply(c, false));
+            drop(ticket);
+            applied
+        }
+        None => changes.iter().try_for_each(|c| apply(c, true)),
+    }
+}
+
+/// Write one change in place (`durable`: with its own fsyncs).
+fn apply(change: &Change, durable: bool) -> io::Result<()> {
+    use crate::fsio;
+    match change {
+        Change::Put { path, bytes, .. } => {
+            if durable {
+                fsio::atomic_write(path, bytes)
+            } else {
+                fsio::atomic_write_unsynced(path, bytes)
+            }
+        }
+        Change::Remove { path, .. } => {
+            match std::fs::remove_file(path) {
+                Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
+                _ => {}
+            }
+            match (durable, path.parent()) {
+                (true, Some(dir)) => fsio::fsync_dir(dir),
+                _ => Ok(()),
+            }
+        }
+        Change::Ref {
+            git_dir, name, new, ..
+        } => {
+            let path = git_dir.join(name);
+            let body = format!("{new}\n");
+            if durable {
+                fsio::atomic_write(&path, body.as_bytes())
+            } else {
+                fsio::atomic_write_unsynced(&path, body.as_bytes())
+            }
+        }
+        Change::Barrier { .. } => Ok(()),
+    }
+}
+
+/// `commit` of a single file replacement in session folder `root`.
+pub fn put(root: &Path, path: &Path, bytes: Vec<u8>) -> io::Result<()> {
+    commit(vec![Change::Put {
+        root: root.to_path_buf(),
+        path: path.to_path_buf(),
+        bytes,
+    }])
+}

@@ -1,0 +1,218 @@
+//! Startup replay: every complete entry of the log segments left behind,
+//! in order, is applied again where the files do not already hold it; the
+//! files are made durable (`syncfs`) and only then the segments removed.
+//!
+//! Replay never reaches outside what it wrote before: a change whose
+//! session folder (`root`) is gone is skipped (the session was deleted or
+//! moved after it), changes before a `Barrier` of their root are skipped,
+//! a ref moves only if it still holds the value the entry moved it from,
+//! and nothing is deleted but the files the log itself removed.
+
+use std::collections::{HashMap, HashSet};
+use std::fs;
+use std::io;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+
+use super::writer::segment_number;
+use super::{entry, Change};
+use crate::fsio;
+
+/// What a replay did.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct Replayed {
+    pub segments: usize,
+    pub entries: usize,
+    /// Files (and refs) written or removed because they lacked the change.
+    pub applied: usize,
+    /// Changes whose session folder is gone, or superseded.
+    pub skipped: usize,
+    /// A segment ended in a torn or damaged entry (never acknowledged).
+    pub torn: bool,
+}
+
+pub fn replay(dir: &Path) -> io::Result<Replayed> {
+    let mut segments: Vec<(u64, PathBuf)> = Vec::new();
+    for e in fs::read_dir(dir)? {
+        let e = e?;
+        if let Some(n) = segment_number(&e.file_name().to_string_lossy()) {
+            segments.push((n, e.path()));
+        }
+    }
+    segments.sort();
+    let mut out = Replayed {
+        segments: segments.len(),
+        ..Replayed::default()
+    };
+    if segments.is_empty() {
+        return Ok(out);
+    }
+    let mut changes: Vec<Change> = Vec::new();
+    for (_, path) in &segments {
+        let bytes = fs::read(path)?;
+        let (entries, clean) = entry::decode_all(&bytes);
+        out.torn |= !clean;
+        out.entries += entries.len();
+        changes.extend(entries.into_iter().flatten());
+    }
+    // The last barrier of each root.
+    let mut barrier: HashMap<PathBuf, usize> = HashMap::new();
+    for (i, c) in changes.iter().enumerate() {
+        if let Change::Barrier { root } = c {
+            barrier.insert(root.clone(), i);
+        }
+    }
+    let mut filesystems: HashMap<u64, PathBuf> = HashMap::new();
+    filesystems.insert(fs::metadata(dir)?.dev(), dir.to_path_buf());
+    let mut gone: HashSet<PathBuf> = HashSet::new();
+    for (i, c) in changes.iter().enumerate() {
+        let root = match c {
+            Change::Put { root, .. } | Change::Remove { root, .. } | Change::Ref { root, .. } => {
+                root
+            }
+            Change::Barrier { .. } => continue,
+        };
+        if barrier.get(root).is_some_and(|b| *b > i) || gone.contains(root) {
+            out.skipped += 1;
+            continue;
+        }
+        match fs::metadata(root) {
+            Ok(m) if m.is_dir() => {
+                filesystems.entry(m.dev()).or_insert(root.clone());
+            }
+            _ => {
+                gone.insert(root.clone());
+                out.skipped += 1;
+                continue;
+            }
+        }
+        match apply(c, root) {
+            Ok(true) => out.applied += 1,
+            Ok(false) => {}
+            Err(e) => {
+                tracing::warn!(root = %root.display(), error = %e, "log replay: a change could not be applied; the log is kept");
+                return Err(e);
+            }
+        }
+    }
+    for d in filesystems.values() {
+        fsio::sync_filesystem(d)?;
+    }
+    for (_, path) in &segments {
+        fs::remove_file(path)?;
+    }
+    fsio::fsync_dir(dir)?;
+    Ok(out)
+}
+
+/// Apply one change if the disk lacks it; true when something was written.
+fn apply(c: &Change, root: &Path) -> io::Result<bool> {
+    match c {
+        Change::Put { path, bytes, .. } => {
+            if !path.starts_with(root) {
+                return Ok(false);
+            }
+            if fs::read(path).is_ok_and(|now| &now == bytes) {
+                return Ok(false);
+            }
+            if let Some(parent) = path.parent() {
+                fsio::create_private_dir_all(parent)?;
+            }
+            fsio::atomic_write_unsynced(path, bytes)?;
+            Ok(true)
+        }
+        Change::Remove { path, .. } => {
+            if !path.starts_with(root) {
+                return Ok(false);
+            }
+            match fs::remove_file(path) {
+                Ok(()) => Ok(true),
+                Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(false),
+                Err(e) => Err(e),
+            }
+        }
+        Change::Ref {
+            git_dir,
+            name,
+            old,
+            new,
+            ..
+        } => {
+            if !git_dir.starts_with(root) {
+                return Ok(false);
+            }
+            let repo = git2::Repository::open_bare(git_dir).map_err(io::Error::other)?;
+            let now = repo
+                .find_reference(name)
+                .ok()
+                .and_then(|r| r.resolve().ok())
+                .and_then(|r| r.target());
+            if now == Some(*new) || now != *old {
+                return Ok(false);
+            }
+            if repo.find_commit(*new).is_err() {
+                tracing::warn!(git_dir = %git_dir.display(), %name, "log replay: the ref's commit is missing; ref left as it is");
+                return Ok(false);
+            }
+            fsio::atomic_write_unsynced(&git_dir.join(name), format!("{new}\n").as_bytes())?;
+            Ok(true)
+        }
+        Change::Barrier { .. } => Ok(false),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write_segment(dir: &Path, n: u64, entries: &[Vec<Change>]) {
+        let mut bytes = Vec::new();
+        for e in entries {
+            bytes.extend(entry::encode(e));
+        }
+        fs::write(dir.join(format!("{n:016}.log")), bytes).unwrap();
+    }
+
+    #[test]
+    fn replay_restores_lost_files_and_respects_gone_roots_and_barriers() {
+        let tmp = tempfile::tempdir().unwrap();
+        let wal = tmp.path().join("wal");
+        fs::create_dir(&wal).unwrap();
+        let a = tmp.path().join("a");
+        let b = tmp.path().join("b");
+        fs::create_dir(&a).unwrap();
+        fs::create_dir(&b).unwrap();
+        fs::write(a.join("keep.json"), "mine").unwrap();
+        let put = |root: &Path, rel: &str, body: &str| Change::Put {
+            root: root.to_path_buf(),
+            path: root.join(rel),
+            bytes: body.as_bytes().to_vec(),
+        };
+        write_segment(
+            &wal,
+            1,
+            &[
+                vec![put(&a, "x/1.json", "one"), put(&b, "old.json", "before")],
+                vec![put(&tmp.path().join("deleted"), "n.json", "n")],
+            ],
+        );
+        write_segment(
+            &wal,
+            2,
+            &[
+                vec![Change::Barrier { root: b.clone() }],
+                vec![put(&a, "meta.json", "m2")],
+            ],
+        );
+        fs::write(wal.join("notes.txt"), "not ours").unwrap();
+        let r = replay(&wal).unwrap();
+        assert_eq!((r.segments, r.entries, r.applied, r.torn), (2, 4, 2, false));
+        assert_eq!(fs::read_to_string(a.join("x/1.json")).unwrap(), "one");
+        assert_eq!(fs::read_to_string(a.join("meta.json")).unwrap(), "m2");
+        assert_eq!(fs::read_to_string(a.join("keep.json")).unwrap(), "mine");
+        assert!(!b.join("old.json").exists(), "before its barrier");
+        assert!(!tmp.path().join("deleted").exists(), "no folder recreated");
+        assert!(wal.join("notes.txt").exists(), "unknown files stay");
+        assert_eq!(replay(&wal).unwrap().segments, 0);
+    }
+}
