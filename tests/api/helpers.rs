@@ -11,7 +11,7 @@ pub struct TestServer {
     child: Option<Child>,
     pub url: String,
     pub state_dir: PathBuf,
-    env: Vec<(String, String)>,
+    pub env: Vec<(String, String)>,
     agent: ureq::Agent,
     /// `--bind` (default 127.0.0.1:0).
     bind: String,

@@ -16,4 +16,5 @@ mod registry;
 mod search;
 mod security;
 mod titles;
+mod wal;
 mod ws;

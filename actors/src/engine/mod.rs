@@ -94,7 +94,14 @@ impl Engine {
         // Before anything reads a session: what the log holds goes back in place.
         let replayed = crate::wal::open(&state_dir.join(crate::wal::DIR))?;
         if replayed.entries > 0 {
-            tracing::info!(segments = replayed.segments, entries = replayed.entries, applied = replayed.applied, skipped = replayed.skipped, torn = replayed.torn, "write-ahead log replayed");
+            tracing::info!(
+                segments = replayed.segments,
+                entries = replayed.entries,
+                applied = replayed.applied,
+                skipped = replayed.skipped,
+                torn = replayed.torn,
+                "write-ahead log replayed"
+            );
         }
         let locations = Locations::load(&config.sessions_dir);
         let loaded = startup::open(&config.sessions_dir, &locations, &config.policy)?;

@@ -79,7 +79,10 @@ pub fn prepare_commit(
     // Index changes wait until the objects they name are on disk.
     let mut staged: Vec<(PathBuf, Option<Oid>)> = Vec::new();
     for path in paths {
-        let given = overrides.iter().find(|(p, _)| p == path).map(|(_, b)| b.to_vec());
+        let given = overrides
+            .iter()
+            .find(|(p, _)| p == path)
+            .map(|(_, b)| b.to_vec());
         let content = match given {
             Some(bytes) => Some(bytes),
             None => match std::fs::read(workdir.join(path)) {

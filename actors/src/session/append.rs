@@ -1,7 +1,6 @@
 //! Appending nodes: validation, turn opening (and the branch a turn goes
 //! on), the head, and amending a node of the open turn.
 
-
 use super::core::{is_reply, SessionCore};
 use super::error::SessionError;
 use super::layout;

@@ -22,9 +22,9 @@ use super::layout::{self, META};
 use super::queue::Queued;
 use crate::fsio;
 use crate::git;
-use crate::wal;
 use crate::meta::{ProjectBaseline, SessionMeta};
 use crate::node::{Node, Role};
+use crate::wal;
 
 pub struct SessionCore {
     pub(super) dir: PathBuf,
@@ -233,7 +233,6 @@ impl SessionCore {
         let blob = self.repo.find_blob(entry.id())?;
         Ok(serde_json::from_slice(blob.content()).ok())
     }
-
 }
 
 /// Pretty JSON and a newline, as every JSON file of a session is written.

@@ -11,9 +11,9 @@ use super::wire::{EndTurn, Outcome, TurnOutcome};
 use crate::fsio;
 use crate::git::{self, GitError};
 use crate::ids;
-use crate::wal;
 use crate::meta::{now, ProjectOutcome, Status, TurnRecord};
 use crate::node::{Node, Role};
+use crate::wal;
 
 impl SessionCore {
     /// End the open turn: record it in `meta.json`, then make its one commit.

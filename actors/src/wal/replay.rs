@@ -29,6 +29,8 @@ pub struct Replayed {
     pub skipped: usize,
     /// A segment ended in a torn or damaged entry (never acknowledged).
     pub torn: bool,
+    /// The highest segment number found (new segments are numbered after).
+    pub last_segment: u64,
 }
 
 pub fn replay(dir: &Path) -> io::Result<Replayed> {
@@ -42,6 +44,7 @@ pub fn replay(dir: &Path) -> io::Result<Replayed> {
     segments.sort();
     let mut out = Replayed {
         segments: segments.len(),
+        last_segment: segments.last().map_or(0, |s| s.0),
         ..Replayed::default()
     };
     if segments.is_empty() {

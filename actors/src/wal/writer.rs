@@ -59,16 +59,17 @@ enum Msg {
 pub struct Wal {
     tx: Sender<Msg>,
     open: Arc<AtomicBool>,
-    fault: Option<Fault>,
     /// Serialises `close` callers.
     closing: Mutex<()>,
 }
 
 impl Wal {
-    pub fn spawn(dir: &Path, fault: Option<Fault>) -> io::Result<Wal> {
+    /// Log in `dir`, the first segment numbered `first` (or after any
+    /// segment already there).
+    pub fn spawn(dir: &Path, first: u64, fault: Option<Fault>) -> io::Result<Wal> {
         let (tx, rx) = crossbeam_channel::unbounded();
         let (ck_tx, ck_rx) = crossbeam_channel::unbounded::<Sealed>();
-        let first = Segment::create(dir, next_number(dir)?)?;
+        let first = Segment::create(dir, first.max(next_number(dir)?))?;
         let open = Arc::new(AtomicBool::new(true));
         std::thread::Builder::new()
             .name("wal-checkpoint".into())
@@ -84,17 +85,12 @@ impl Wal {
         Ok(Wal {
             tx,
             open,
-            fault,
             closing: Mutex::new(()),
         })
     }
 
     pub fn is_open(&self) -> bool {
         self.open.load(Ordering::SeqCst)
-    }
-
-    pub fn fault(&self) -> Option<Fault> {
-        self.fault
     }
 
     /// Log `changes` as one entry; returns once it is durable.
@@ -203,8 +199,10 @@ impl Segment {
         }
     }
 
-    fn due(&self) -> bool {
-        self.size >= SEGMENT_BYTES || self.first_entry.is_some_and(|t| t.elapsed() >= SEGMENT_AGE)
+    fn due(&self, fault: Option<Fault>) -> bool {
+        fault != Some(Fault::NoCheckpoint)
+            && (self.size >= SEGMENT_BYTES
+                || self.first_entry.is_some_and(|t| t.elapsed() >= SEGMENT_AGE))
     }
 
     fn seal(self) -> Sealed {
@@ -248,7 +246,10 @@ impl Sealed {
             tracing::warn!(path = %self.path.display(), error = %e, "checkpoint: segment not removed; startup replays it");
         }
         metrics::counter!("openprogram_wal_checkpoints_total").increment(1);
-        tracing::debug!(took_ms = started.elapsed().as_millis() as u64, "wal checkpoint");
+        tracing::debug!(
+            took_ms = started.elapsed().as_millis() as u64,
+            "wal checkpoint"
+        );
     }
 }
 
@@ -267,7 +268,7 @@ fn run(
         let first = match rx.recv_timeout(Duration::from_secs(1)) {
             Ok(m) => m,
             Err(RecvTimeoutError::Timeout) => {
-                if poisoned || seg.due() {
+                if poisoned || seg.due(fault) {
                     seg = rotate(&dir, seg, &checkpoints, &mut poisoned);
                 }
                 continue;
@@ -294,7 +295,9 @@ fn run(
         }
         if !batch.is_empty() {
             let ok = if poisoned {
-                Err(io::Error::other("the write-ahead log cannot start a new segment"))
+                Err(io::Error::other(
+                    "the write-ahead log cannot start a new segment",
+                ))
             } else {
                 flush(&mut seg, &batch)
             };
@@ -321,7 +324,7 @@ fn run(
             // A failed write may leave a torn entry: later entries go to a
             // new segment, so that replay reads past it.
             poisoned |= failed;
-            if poisoned || seg.due() {
+            if poisoned || seg.due(fault) {
                 seg = rotate(&dir, seg, &checkpoints, &mut poisoned);
             }
         }
@@ -330,7 +333,9 @@ fn run(
             // false and writes on its own), then a last checkpoint.
             while let Ok(m) = rx.try_recv() {
                 if let Msg::Append(job) = m {
-                    let _ = job.reply.send(Err(io::Error::other("the write-ahead log is closed")));
+                    let _ = job
+                        .reply
+                        .send(Err(io::Error::other("the write-ahead log is closed")));
                 }
             }
             let number = seg.number;
@@ -360,12 +365,7 @@ fn flush(seg: &mut Segment, batch: &[Job]) -> io::Result<()> {
     Ok(())
 }
 
-fn rotate(
-    dir: &Path,
-    seg: Segment,
-    checkpoints: &Sender<Sealed>,
-    poisoned: &mut bool,
-) -> Segment {
+fn rotate(dir: &Path, seg: Segment, checkpoints: &Sender<Sealed>, poisoned: &mut bool) -> Segment {
     match Segment::create(dir, seg.number + 1) {
         Ok(next) => {
             *poisoned = false;

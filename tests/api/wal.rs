@@ -1,0 +1,238 @@
+//! The write-ahead log (group commit): what a crash at each point leaves.
+//! A SIGKILL keeps the page cache, so to test what a power loss takes the
+//! tests take it themselves: every file written since the last checkpoint
+//! is put back as it was (the server is told never to checkpoint, so the
+//! log still covers them) and replay must bring the acknowledged state
+//! back.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde_json::json;
+
+use crate::helpers::{assert_clean_repo, git, TestServer};
+
+/// Every file under `dir` with its bytes (`.git/index` left out: it is a
+/// cache that loading rebuilds).
+fn snapshot(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let e = e.unwrap();
+            let p = e.path();
+            if e.file_type().unwrap().is_dir() {
+                stack.push(p);
+            } else if p != dir.join(".git/index") {
+                out.insert(p.clone(), std::fs::read(&p).unwrap());
+            }
+        }
+    }
+    out
+}
+
+/// Make `dir` what `before` was: what a power loss leaves when nothing
+/// written since was synced. Files added since are removed, changed ones
+/// get their old bytes.
+fn lose_unsynced_writes(dir: &Path, before: &BTreeMap<PathBuf, Vec<u8>>) -> usize {
+    let now = snapshot(dir);
+    let mut undone = 0;
+    for (path, bytes) in &now {
+        match before.get(path) {
+            None => {
+                std::fs::remove_file(path).unwrap();
+                undone += 1;
+            }
+            Some(old) if old != bytes => {
+                std::fs::write(path, old).unwrap();
+                undone += 1;
+            }
+            _ => {}
+        }
+    }
+    undone
+}
+
+/// The log segments in the state directory.
+fn segments(state: &Path) -> Vec<PathBuf> {
+    std::fs::read_dir(state.join("wal"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "log"))
+        .collect()
+}
+
+#[test]
+fn acknowledged_writes_lost_from_disk_are_replayed_from_the_log() {
+    let mut s = TestServer::start_with_env(&[("OPENPROGRAM_WAL_FAULT", "no-checkpoint")]);
+    s.turn("pl", "first", "one", &["read"]);
+    let dir = s.session_dir("pl");
+    let before = snapshot(&dir);
+    let first_head = git(&dir, &["rev-parse", "HEAD"]);
+
+    // Turn 2, every step acknowledged; then the open turn 3's first nodes.
+    s.append(
+        "pl",
+        json!({"id": "u2", "role": "user", "content": "second"}),
+    );
+    s.append(
+        "pl",
+        json!({"id": "a2", "role": "assistant", "content": ""}),
+    );
+    s.append(
+        "pl",
+        json!({"id": "t2", "role": "tool", "name": "grep", "caller": "a2", "content": "hits"}),
+    );
+    s.patch(
+        "/api/sessions/pl/messages/a2",
+        json!({"content": "two, filled"}),
+    );
+    let out = s.end_turn("pl", json!({}));
+    let acked_commit = out["commit"].as_str().unwrap().to_string();
+    s.append(
+        "pl",
+        json!({"id": "u3", "role": "user", "content": "third"}),
+    );
+
+    // A kill after those acknowledgements, before the next flush; then a
+    // power loss takes every file written since turn 1.
+    s.kill();
+    let undone = lose_unsynced_writes(&dir, &before);
+    assert!(undone >= 7, "{undone} files taken away");
+    assert_eq!(git(&dir, &["rev-parse", "HEAD"]), first_head);
+    let left = segments(&s.state_dir);
+    assert!(!left.is_empty(), "the log still holds them");
+
+    s.env.clear();
+    s.spawn();
+    assert!(
+        left.iter().all(|p| !p.exists()),
+        "replayed, synced, removed"
+    );
+    assert_eq!(git(&dir, &["rev-parse", "HEAD"]).trim(), acked_commit);
+    assert_eq!(git(&dir, &["rev-list", "--count", "HEAD"]).trim(), "2");
+    let (_, nodes) = s.get("/api/sessions/pl/nodes");
+    let ids: Vec<&str> = nodes["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(&ids[ids.len() - 4..], &["u2", "a2", "t2", "u3"]);
+    let a2 = nodes["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|n| n["id"] == "a2")
+        .unwrap();
+    assert_eq!(a2["content"], "two, filled");
+    let (_, meta) = s.get("/api/sessions/pl");
+    assert_eq!(meta["turn_count"], 2, "{meta}");
+    assert_eq!(meta["open_turn"]["number"], 3, "{meta}");
+    // The repository is whole, and the session goes on.
+    git(&dir, &["fsck", "--strict", "--no-progress"]);
+    s.append("pl", json!({"role": "assistant", "content": "three"}));
+    s.end_turn("pl", json!({}));
+    assert_eq!(git(&dir, &["rev-list", "--count", "HEAD"]).trim(), "3");
+    assert_clean_repo(&dir);
+}
+
+#[test]
+fn a_kill_between_the_flush_and_the_acknowledgement_leaves_a_whole_write() {
+    let mut s = TestServer::start();
+    s.turn("ka", "first", "one", &[]);
+    let dir = s.session_dir("ka");
+    s.kill();
+    // This server dies right after its first flush, before answering.
+    s.env = vec![(
+        "OPENPROGRAM_WAL_FAULT".to_string(),
+        "kill-before-ack".to_string(),
+    )];
+    s.spawn();
+    let url = format!("{}/api/sessions/ka/messages", s.url);
+    let sent = ureq::post(&url).send_json(json!({"id": "u2", "role": "user", "content": "second"}));
+    assert!(sent.is_err(), "no answer from a killed server: {sent:?}");
+    s.kill();
+
+    s.env.clear();
+    s.spawn();
+    // Flushed, so durable: the message and its open turn are both there
+    // (the node and meta.json were one entry), and nothing is torn.
+    let (_, nodes) = s.get("/api/sessions/ka/nodes");
+    let ids: Vec<String> = nodes["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n["id"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(ids.last().map(String::as_str), Some("u2"), "{ids:?}");
+    let (_, meta) = s.get("/api/sessions/ka");
+    assert_eq!(meta["open_turn"]["number"], 2, "{meta}");
+    assert_eq!(meta["head"], "u2");
+    // The client's retry with the same id is answered as already there.
+    let (st, again) = s.post(
+        "/api/sessions/ka/messages",
+        json!({"id": "u2", "role": "user", "content": "second"}),
+    );
+    assert!(st == 200 || st == 201, "{st} {again}");
+    assert_eq!(again["created"], false, "{again}");
+    s.append("ka", json!({"role": "assistant", "content": "two"}));
+    s.end_turn("ka", json!({}));
+    assert_eq!(git(&dir, &["rev-list", "--count", "HEAD"]).trim(), "2");
+    assert_clean_repo(&dir);
+}
+
+#[test]
+fn concurrent_sessions_share_flushes_and_lose_nothing() {
+    let mut s = TestServer::start_with_env(&[("OPENPROGRAM_WAL_FAULT", "no-checkpoint")]);
+    for i in 0..8 {
+        s.turn(&format!("g{i}"), "setup", "ok", &[]);
+    }
+    let dirs: Vec<PathBuf> = (0..8).map(|i| s.session_dir(&format!("g{i}"))).collect();
+    let before: Vec<_> = dirs.iter().map(|d| snapshot(d)).collect();
+    let url = s.url.clone();
+    let commits: Vec<String> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..8)
+            .map(|i| {
+                let url = url.clone();
+                scope.spawn(move || {
+                    let agent = ureq::agent();
+                    let base = format!("{url}/api/sessions/g{i}");
+                    let mut last = String::new();
+                    for t in 0..5 {
+                        for (role, content) in
+                            [("user", format!("q{t}")), ("assistant", format!("a{t}"))]
+                        {
+                            agent
+                                .post(&format!("{base}/messages"))
+                                .send_json(json!({"role": role, "content": content}))
+                                .unwrap();
+                        }
+                        let out: serde_json::Value = agent
+                            .post(&format!("{base}/turns"))
+                            .send_json(json!({}))
+                            .unwrap()
+                            .into_json()
+                            .unwrap();
+                        last = out["commit"].as_str().unwrap().to_string();
+                    }
+                    last
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    s.kill();
+    for (d, b) in dirs.iter().zip(&before) {
+        lose_unsynced_writes(d, b);
+    }
+    s.env.clear();
+    s.spawn();
+    for (i, d) in dirs.iter().enumerate() {
+        assert_eq!(git(d, &["rev-parse", "HEAD"]).trim(), commits[i], "g{i}");
+        assert_eq!(git(d, &["rev-list", "--count", "HEAD"]).trim(), "6");
+        let (_, meta) = s.get(&format!("/api/sessions/g{i}"));
+        assert_eq!(meta["turn_count"], 6);
+        assert_clean_repo(d);
+    }
+}
