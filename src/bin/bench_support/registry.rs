@@ -90,13 +90,29 @@ fn spawn_server(state: &Path) -> (ChildServer, String, Duration) {
 /// Calls of the fsync family made by a real server (every thread, the
 /// background included) for `turns` full HTTP turns, less those of a run
 /// with one turn (startup, shutdown), per turn: `strace -f -c` counts them.
-pub fn bench_fsyncs(dir: &Path, turns: usize) -> Option<f64> {
+/// fsync-family calls per durable turn, by what they flush.
+pub struct FsyncCounts {
+    pub total: f64,
+    /// The write-ahead log: the flushes the replies wait for.
+    pub log: f64,
+    /// The registry journal (written after the reply, in the background).
+    pub registry: f64,
+    /// The full-text index (its own background commits).
+    pub search: f64,
+    /// Anything else (on the reply path unless shown otherwise).
+    pub other: f64,
+    pub other_paths: Vec<(String, u64)>,
+}
+
+pub fn bench_fsyncs(dir: &Path, turns: usize) -> Option<FsyncCounts> {
     let exe = std::env::current_exe().ok()?.with_file_name("openprogram");
-    let count = |n: usize, tag: &str| -> Option<u64> {
+    // (log, registry, search, other, other paths)
+    type Counts = (u64, u64, u64, u64, std::collections::BTreeMap<String, u64>);
+    let count = |n: usize, tag: &str| -> Option<Counts> {
         let state = dir.join(format!("strace-{tag}"));
         let out = dir.join(format!("strace-{tag}.txt"));
         let mut child = Command::new("strace")
-            .args(["-f", "-c", "-o"])
+            .args(["-f", "-y", "-o"])
             .arg(&out)
             .args(["-e", "trace=fsync,fdatasync,syncfs,sync_file_range,msync"])
             .arg(&exe)
@@ -136,12 +152,55 @@ pub fn bench_fsyncs(dir: &Path, turns: usize) -> Option<f64> {
             .ok()?;
         child.wait().ok()?;
         let text = std::fs::read_to_string(&out).ok()?;
-        let total = text.lines().find(|l| l.trim_end().ends_with("total"))?;
-        total.split_whitespace().nth(3)?.parse().ok()
+        let mut c: Counts = Default::default();
+        for line in text.lines() {
+            let Some(call) = ["fsync(", "fdatasync(", "syncfs(", "sync_file_range(", "msync("]
+                .iter()
+                .find_map(|k| line.find(k).map(|i| &line[i..]))
+            else {
+                continue;
+            };
+            let path = call
+                .split_once('<')
+                .and_then(|(_, r)| r.split_once('>'))
+                .map_or("", |(p, _)| p);
+            if path.contains("/wal/") {
+                c.0 += 1;
+            } else if path.contains("/index.journal") || path.ends_with("/index.json") {
+                c.1 += 1;
+            } else if path.contains("/search") {
+                c.2 += 1;
+            } else {
+                c.3 += 1;
+                *c.4.entry(path.rsplit('/').next().unwrap_or("").to_string()).or_default() += 1;
+            }
+        }
+        Some(c)
     };
     let base = count(1, "base")?;
     let many = count(turns + 1, "many")?;
-    Some(many.saturating_sub(base) as f64 / turns as f64)
+    let per = |a: u64, b: u64| a.saturating_sub(b) as f64 / turns as f64;
+    let mut other_paths: Vec<(String, u64)> = many
+        .4
+        .iter()
+        .map(|(k, v)| (k.clone(), v.saturating_sub(*base.4.get(k).unwrap_or(&0))))
+        .filter(|(_, v)| *v > 0)
+        .collect();
+    other_paths.sort_by_key(|p| std::cmp::Reverse(p.1));
+    let (log, registry, search, other) = (
+        per(many.0, base.0),
+        per(many.1, base.1),
+        per(many.2, base.2),
+        per(many.3, base.3),
+    );
+    Some(FsyncCounts {
+        total: log + registry + search + other,
+        log,
+        registry,
+        search,
+        other,
+        other_paths,
+    })
 }
 
 /// Registry figures: process startup with and without index.json, listing.

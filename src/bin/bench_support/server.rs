@@ -58,6 +58,11 @@ impl HttpSession {
         start.elapsed()
     }
 
+    /// End the open turn.
+    pub fn end(&self) {
+        self.post("/turns", json!({}));
+    }
+
     fn post(&self, path: &str, body: serde_json::Value) -> serde_json::Value {
         self.agent
             .post(&format!("{}{path}", self.base))
