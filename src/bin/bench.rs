@@ -29,10 +29,10 @@ use serde_json::json;
 #[path = "bench_support/server.rs"]
 mod server;
 use server::{start_server, HttpSession};
-#[path = "bench_support/registry.rs"]
-mod registry;
 #[path = "bench_support/load.rs"]
 mod load;
+#[path = "bench_support/registry.rs"]
+mod registry;
 use registry::{bench_fsyncs, bench_registry};
 
 struct Args {

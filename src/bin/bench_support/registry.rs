@@ -154,10 +154,15 @@ pub fn bench_fsyncs(dir: &Path, turns: usize) -> Option<FsyncCounts> {
         let text = std::fs::read_to_string(&out).ok()?;
         let mut c: Counts = Default::default();
         for line in text.lines() {
-            let Some(call) = ["fsync(", "fdatasync(", "syncfs(", "sync_file_range(", "msync("]
-                .iter()
-                .find_map(|k| line.find(k).map(|i| &line[i..]))
-            else {
+            let Some(call) = [
+                "fsync(",
+                "fdatasync(",
+                "syncfs(",
+                "sync_file_range(",
+                "msync(",
+            ]
+            .iter()
+            .find_map(|k| line.split_once(k).map(|(_, rest)| rest)) else {
                 continue;
             };
             let path = call
@@ -172,7 +177,8 @@ pub fn bench_fsyncs(dir: &Path, turns: usize) -> Option<FsyncCounts> {
                 c.2 += 1;
             } else {
                 c.3 += 1;
-                *c.4.entry(path.rsplit('/').next().unwrap_or("").to_string()).or_default() += 1;
+                *c.4.entry(path.rsplit('/').next().unwrap_or("").to_string())
+                    .or_default() += 1;
             }
         }
         Some(c)
