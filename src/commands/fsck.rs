@@ -28,6 +28,11 @@ pub fn run(args: &FsckArgs) -> ExitCode {
         );
         return ExitCode::from(2);
     }
+    if args.repair {
+        if let Err(code) = super::replay_log(&dir) {
+            return code;
+        }
+    }
     let total = openprogram_actors::maintenance::sessions_of(&dir)
         .map(|d| d.len() as u64)
         .unwrap_or(0);

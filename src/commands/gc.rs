@@ -24,6 +24,9 @@ pub fn run(args: &GcArgs) -> ExitCode {
         );
         return ExitCode::from(2);
     }
+    if let Err(code) = super::replay_log(&dir) {
+        return code;
+    }
     let mut sessions = match maintenance::sessions_of(&dir) {
         Ok(s) => s,
         Err(e) => {

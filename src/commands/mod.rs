@@ -26,8 +26,16 @@ pub fn run(cli: Cli) -> ExitCode {
             crate::telemetry::init(Default::default());
             migrate::run(&args)
         }
-        Command::Fsck(args) => fsck::run(&args),
-        Command::Gc(args) => gc::run(&args),
+        Command::Fsck(args) => {
+            let code = fsck::run(&args);
+            openprogram_actors::wal::close();
+            code
+        }
+        Command::Gc(args) => {
+            let code = gc::run(&args);
+            openprogram_actors::wal::close();
+            code
+        }
         Command::Status(args) => status::run(&args),
         Command::Search(args) => search::run(&args),
         Command::Completions { shell } => {
@@ -35,6 +43,28 @@ pub fn run(cli: Cli) -> ExitCode {
             let mut cmd = Cli::command();
             clap_complete::generate(shell, &mut cmd, "openprogram", &mut std::io::stdout());
             ExitCode::SUCCESS
+        }
+    }
+}
+
+/// For a tool that writes to a stopped server's state directory: replay
+/// the write-ahead log a crash left first (as `serve` does), and log
+/// through it while the tool runs (`openprogram_actors::wal::close` at
+/// the end makes it durable and empties it).
+fn replay_log(dir: &std::path::Path) -> Result<(), ExitCode> {
+    match openprogram_actors::wal::open(&dir.join(openprogram_actors::wal::DIR)) {
+        Ok(r) => {
+            if r.entries > 0 {
+                println!(
+                    "replayed {} write-ahead log entries left by a crash ({} changes applied)",
+                    r.entries, r.applied
+                );
+            }
+            Ok(())
+        }
+        Err(e) => {
+            eprintln!("[error] write-ahead log in {}: {e}", dir.display());
+            Err(ExitCode::from(2))
         }
     }
 }
