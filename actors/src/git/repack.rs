@@ -127,16 +127,65 @@ pub fn plan(git_dir: &Path, cap: Option<usize>) -> Result<Option<Vec<PathBuf>>, 
 pub fn build(repo: &Repository, victims: &[PathBuf]) -> Result<(), GitError> {
     let started = std::time::Instant::now();
     let mut builder = repo.packbuilder()?;
+    let mut oids: Vec<Oid> = Vec::new();
     for idx in victims {
-        for oid in idx_oids(idx)? {
-            builder.insert_object(oid, None)?;
-        }
+        oids.extend(idx_oids(idx)?);
+    }
+    oids.sort();
+    oids.dedup();
+    let names = path_names(repo, &oids);
+    for oid in oids {
+        builder.insert_object(oid, names.get(&oid).map(String::as_str))?;
     }
     builder.write(&repo.path().join("objects/pack"), 0o444)?;
     metrics::counter!("openprogram_maintenance_runs_total").increment(1);
     metrics::histogram!("openprogram_maintenance_duration_seconds")
         .record(started.elapsed().as_secs_f64());
     Ok(())
+}
+
+/// The path of each tree and blob among `oids` in the commits among
+/// them. libgit2 orders delta candidates by a hash of the name, so a
+/// version of `meta.json` or of `history/00/12` meets its predecessors in
+/// the delta window (without names, objects pair by size only). Only
+/// trees that are themselves among `oids` are entered: a commit changes a
+/// few paths, so the walk stays small.
+fn path_names(repo: &Repository, oids: &[Oid]) -> std::collections::HashMap<Oid, String> {
+    use std::collections::{HashMap, HashSet};
+    let wanted: HashSet<Oid> = oids.iter().copied().collect();
+    let mut names: HashMap<Oid, String> = HashMap::new();
+    let mut stack: Vec<(Oid, String)> = Vec::new();
+    for oid in oids {
+        if let Ok(commit) = repo.find_commit(*oid) {
+            let tree = commit.tree_id();
+            if wanted.contains(&tree) && !names.contains_key(&tree) {
+                names.insert(tree, String::new());
+                stack.push((tree, String::new()));
+            }
+        }
+    }
+    while let Some((tree_id, prefix)) = stack.pop() {
+        let Ok(tree) = repo.find_tree(tree_id) else {
+            continue;
+        };
+        for entry in tree.iter() {
+            let id = entry.id();
+            if !wanted.contains(&id) || names.contains_key(&id) {
+                continue;
+            }
+            let name = entry.name().unwrap_or_default();
+            let path = if prefix.is_empty() {
+                name.to_string()
+            } else {
+                format!("{prefix}/{name}")
+            };
+            if entry.kind() == Some(git2::ObjectType::Tree) {
+                stack.push((id, path.clone()));
+            }
+            names.insert(id, path);
+        }
+    }
+    names
 }
 
 /// Remove merged packs (their objects are in the pack `build` wrote).
