@@ -10,7 +10,7 @@
 //! for its tickets (every file it covers is then written in place),
 //! `syncfs`es each filesystem those files are on, and removes it.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
@@ -162,7 +162,7 @@ struct Segment {
     pending: Arc<AtomicUsize>,
     /// A folder on each filesystem written to through this segment.
     filesystems: HashMap<u64, PathBuf>,
-    known_roots: HashMap<PathBuf, ()>,
+    known_roots: HashSet<PathBuf>,
 }
 
 impl Segment {
@@ -185,13 +185,13 @@ impl Segment {
             first_entry: None,
             pending: Arc::new(AtomicUsize::new(0)),
             filesystems,
-            known_roots: HashMap::new(),
+            known_roots: HashSet::new(),
         })
     }
 
     fn note_roots(&mut self, roots: &[PathBuf]) {
         for root in roots {
-            if self.known_roots.insert(root.clone(), ()).is_none() {
+            if self.known_roots.insert(root.clone()) {
                 if let Ok(meta) = fs::metadata(root) {
                     self.filesystems.entry(meta.dev()).or_insert(root.clone());
                 }
