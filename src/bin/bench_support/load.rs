@@ -1,9 +1,11 @@
-//! Target 3 of the performance issue: many sessions at once against one
-//! real server, every turn durable. `sessions` client threads, each with
-//! its own session and keep-alive connection, run full turns (user,
-//! assistant, tool, fill, end) as fast as the server answers.
+//! Targets 3, 5 and 7 of the performance issue. Load: many sessions at
+//! once against one real server, every turn durable (`sessions` client
+//! threads, each with its own session and keep-alive connection, run full
+//! turns as fast as the server answers). One client's full turn against
+//! one fsync'd 2 KB write. A session's `.git` after idle maintenance.
 
 use std::path::Path;
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use super::server::{start_server, HttpSession};
@@ -80,4 +82,54 @@ pub fn bench_load(dir: &Path, sessions: usize, turns_each: usize) -> LoadFigures
         p99: at(0.99),
         entries_per_flush,
     }
+}
+
+/// Full HTTP turns, each followed by one fsync'd 2 KB atomic write
+/// (`fsio::atomic_write`, temp file + fsync + rename + folder fsync) in
+/// the same seconds; both sorted.
+pub fn bench_http(dir: &Path, turns: usize) -> (Vec<Duration>, Vec<Duration>) {
+    let addr = start_server(&dir.join("http-state"), |_| {});
+    let session = HttpSession::new(addr, "http-bench");
+    let target = dir.join("fsync-2k.json");
+    let bytes = vec![b'x'; 2048];
+    let mut turns_t = Vec::with_capacity(turns);
+    let mut writes_t = Vec::with_capacity(turns);
+    for t in 0..turns {
+        turns_t.push(session.turn(t, ""));
+        let start = Instant::now();
+        openprogram_actors::fsio::atomic_write(&target, &bytes).expect("2 KB write");
+        writes_t.push(start.elapsed());
+    }
+    turns_t.sort();
+    writes_t.sort();
+    (turns_t, writes_t)
+}
+
+/// What an idle session's background maintenance does (geometric merges
+/// until none is due), then the size of its `.git`.
+pub fn idle_maintenance_size(git_dir: &Path, turns: usize) {
+    use openprogram_actors::git::repack;
+    let Ok(repo) = git2::Repository::open(git_dir) else {
+        return;
+    };
+    while let Ok(Some(victims)) = repack::plan(git_dir, None) {
+        repack::build(&repo, &victims).expect("merge");
+        repack::drop_packs(git_dir, &victims).expect("drop");
+    }
+    let out = Command::new("du")
+        .arg("-sk")
+        .arg(git_dir)
+        .output()
+        .expect("du");
+    let kib: u64 = String::from_utf8_lossy(&out.stdout)
+        .split_whitespace()
+        .next()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    println!(
+        "| .git after {turns} turns and idle maintenance ({} packs) | {:.2} MiB | ≤ 2 MiB at 1,000 turns | {} |",
+        repack::pack_count(git_dir),
+        kib as f64 / 1024.0,
+        if turns != 1000 { "-" } else if kib <= 2048 { "PASS" } else { "FAIL" }
+    );
 }
