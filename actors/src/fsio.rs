@@ -133,11 +133,17 @@ fn replace(path: &Path, bytes: &[u8], sync: Sync) -> io::Result<()> {
     result
 }
 
-/// Serialize `value` as pretty JSON and write it atomically.
-pub fn atomic_write_json<T: serde::Serialize>(path: &Path, value: &T) -> io::Result<()> {
+/// `value` as every JSON file of the store is written: pretty, with a
+/// final newline.
+pub fn json_bytes<T: serde::Serialize>(value: &T) -> io::Result<Vec<u8>> {
     let mut bytes = serde_json::to_vec_pretty(value).map_err(io::Error::other)?;
     bytes.push(b'\n');
-    atomic_write(path, &bytes)
+    Ok(bytes)
+}
+
+/// Serialize `value` as pretty JSON and write it atomically.
+pub fn atomic_write_json<T: serde::Serialize>(path: &Path, value: &T) -> io::Result<()> {
+    atomic_write(path, &json_bytes(value)?)
 }
 
 /// Build a directory in a temporary sibling (`<parent>/.tmp-<kind>-<uuid>`)

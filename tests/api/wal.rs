@@ -53,6 +53,16 @@ fn lose_unsynced_writes(dir: &Path, before: &BTreeMap<PathBuf, Vec<u8>>) -> usiz
     undone
 }
 
+/// The ids of a `GET …/nodes` answer, in order.
+fn node_ids(nodes: &serde_json::Value) -> Vec<String> {
+    nodes["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n["id"].as_str().unwrap().to_string())
+        .collect()
+}
+
 /// The log segments in the state directory.
 fn segments(state: &Path) -> Vec<PathBuf> {
     std::fs::read_dir(state.join("wal"))
@@ -112,12 +122,7 @@ fn acknowledged_writes_lost_from_disk_are_replayed_from_the_log() {
     assert_eq!(git(&dir, &["rev-parse", "HEAD"]).trim(), acked_commit);
     assert_eq!(git(&dir, &["rev-list", "--count", "HEAD"]).trim(), "2");
     let (_, nodes) = s.get("/api/sessions/pl/nodes");
-    let ids: Vec<&str> = nodes["nodes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|n| n["id"].as_str().unwrap())
-        .collect();
+    let ids = node_ids(&nodes);
     assert_eq!(&ids[ids.len() - 4..], &["u2", "a2", "t2", "u3"]);
     let a2 = nodes["nodes"]
         .as_array()
@@ -159,12 +164,7 @@ fn a_kill_between_the_flush_and_the_acknowledgement_leaves_a_whole_write() {
     // Flushed, so durable: the message and its open turn are both there
     // (the node and meta.json were one entry), and nothing is torn.
     let (_, nodes) = s.get("/api/sessions/ka/nodes");
-    let ids: Vec<String> = nodes["nodes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|n| n["id"].as_str().unwrap().to_string())
-        .collect();
+    let ids = node_ids(&nodes);
     assert_eq!(ids.last().map(String::as_str), Some("u2"), "{ids:?}");
     let (_, meta) = s.get("/api/sessions/ka");
     assert_eq!(meta["open_turn"]["number"], 2, "{meta}");

@@ -177,11 +177,7 @@ impl SessionCore {
 
     /// A node and `meta.json` in one durable write (the node opening a turn).
     pub(super) fn write_node_and_meta(&self, node: &Node) -> Result<(), SessionError> {
-        let meta = wal::Change::Put {
-            root: self.dir.clone(),
-            path: self.dir.join(META),
-            bytes: self.meta_bytes()?,
-        };
+        let meta = self.meta_change(self.meta_bytes()?);
         wal::commit(vec![self.node_change(node)?, meta])?;
         Ok(())
     }
@@ -207,18 +203,27 @@ impl SessionCore {
         Ok(wal::Change::Put {
             root: self.dir.clone(),
             path,
-            bytes: json_bytes(node)?,
+            bytes: fsio::json_bytes(node)?,
         })
     }
 
     pub(super) fn write_meta(&self) -> Result<(), SessionError> {
-        wal::put(&self.dir, &self.dir.join(META), self.meta_bytes()?)?;
+        wal::commit(vec![self.meta_change(self.meta_bytes()?)])?;
         Ok(())
     }
 
     /// `meta.json` as it is written.
     pub(super) fn meta_bytes(&self) -> Result<Vec<u8>, SessionError> {
-        json_bytes(&self.meta)
+        Ok(fsio::json_bytes(&self.meta)?)
+    }
+
+    /// The write of `meta.json` with `bytes`.
+    pub(super) fn meta_change(&self, bytes: Vec<u8>) -> wal::Change {
+        wal::Change::Put {
+            root: self.dir.clone(),
+            path: self.dir.join(META),
+            bytes,
+        }
     }
 
     /// `meta.json` as commit `oid` holds it.
@@ -233,13 +238,6 @@ impl SessionCore {
         let blob = self.repo.find_blob(entry.id())?;
         Ok(serde_json::from_slice(blob.content()).ok())
     }
-}
-
-/// Pretty JSON and a newline, as every JSON file of a session is written.
-fn json_bytes<T: serde::Serialize>(value: &T) -> Result<Vec<u8>, SessionError> {
-    let mut bytes = serde_json::to_vec_pretty(value).map_err(std::io::Error::other)?;
-    bytes.push(b'\n');
-    Ok(bytes)
 }
 
 /// An assistant reply (not a runtime node called by another).

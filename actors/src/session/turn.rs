@@ -262,11 +262,7 @@ impl SessionCore {
         // in one log entry (also when the commit fails: the turn's end is
         // recorded, and its commit is retried).
         let meta = self.meta_bytes()?;
-        let meta_put = wal::Change::Put {
-            root: self.dir.clone(),
-            path: self.dir.join(META),
-            bytes: meta.clone(),
-        };
+        let meta_put = self.meta_change(meta.clone());
         let overrides = [(Path::new(META), meta.as_slice())];
         let prepared = git::prepare_commit(&self.repo, &refs, &overrides, &message, at);
         let oid = match prepared {

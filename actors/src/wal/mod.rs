@@ -171,12 +171,3 @@ fn apply(change: &Change, durable: bool) -> io::Result<()> {
         Change::Barrier { .. } => Ok(()),
     }
 }
-
-/// `commit` of a single file replacement in session folder `root`.
-pub fn put(root: &Path, path: &Path, bytes: Vec<u8>) -> io::Result<()> {
-    commit(vec![Change::Put {
-        root: root.to_path_buf(),
-        path: path.to_path_buf(),
-        bytes,
-    }])
-}
