@@ -98,6 +98,7 @@ impl Application {
         remove_create_leftovers(&sessions_dir)?;
 
         let m = &config.maintenance;
+        let started = std::time::Instant::now();
         let (engine, report) = Engine::start(EngineConfig {
             sessions_dir,
             cache_cap: config.store.session_cache_cap,
@@ -128,6 +129,7 @@ impl Application {
             repaired = report.repaired,
             reset_running = report.reset_running,
             deleted = report.deleted.len(),
+            elapsed_ms = started.elapsed().as_millis() as u64,
             "session registry loaded"
         );
         crate::observe::metrics::install();

@@ -44,6 +44,8 @@ struct Args {
     strace_turns: usize,
     load_sessions: usize,
     load_turns: usize,
+    /// `--keep`: leave the benchmark's directory behind for a look.
+    keep: bool,
 }
 
 fn parse_args() -> Args {
@@ -56,6 +58,7 @@ fn parse_args() -> Args {
         strace_turns: 0,
         load_sessions: 64,
         load_turns: 20,
+        keep: false,
     };
     let mut it = std::env::args().skip(1);
     while let Some(a) = it.next() {
@@ -73,6 +76,7 @@ fn parse_args() -> Args {
             "--strace-turns" => args.strace_turns = num("--strace-turns"),
             "--load-sessions" => args.load_sessions = num("--load-sessions"),
             "--load-turns" => args.load_turns = num("--load-turns"),
+            "--keep" => args.keep = true,
             other => panic!("unknown argument {other}"),
         }
     }
@@ -451,6 +455,9 @@ fn stall_report(ours: &[(usize, Duration)]) {
 fn main() {
     let args = parse_args();
     let tmp = tempfile::tempdir().expect("tempdir");
+    if args.keep {
+        eprintln!("keeping the benchmark's files in {}", tmp.path().display());
+    }
     let windows: Vec<(usize, usize, usize)> = [10usize, 1000, 5000]
         .into_iter()
         .filter(|&n| n <= args.turns)
@@ -585,5 +592,8 @@ fn main() {
             "| full durable HTTP turn / one fsync'd 2 KB write (p50s) | {ratio:.1}× | ≤ 6× | {} |",
             if ratio <= 6.0 { "PASS" } else { "FAIL" }
         );
+    }
+    if args.keep {
+        let _ = tmp.keep();
     }
 }

@@ -97,6 +97,19 @@ fn flags_never_reorder_and_unarchive_restores_the_place() {
     assert_eq!(ids(&only), vec!["c"]);
     let (_, all) = s.get("/api/sessions?include_archived=true");
     assert_eq!(ids(&all), vec!["c", "b", "a"]);
+    // Totals count what the filters select, whatever the page.
+    for (query, total, page_ids) in [
+        ("limit=1", 2, vec!["b"]),
+        ("archived=true", 1, vec!["c"]),
+        ("archived=false&offset=1", 2, vec!["a"]),
+        ("include_archived=true&offset=1&limit=1", 3, vec!["b"]),
+        ("include_archived=true&offset=5", 3, vec![]),
+        ("include_archived=true&pinned=false&limit=1", 2, vec!["c"]),
+    ] {
+        let (_, page) = s.get(&format!("/api/sessions?{query}"));
+        assert_eq!(page["total"], total, "{query}: {page}");
+        assert_eq!(ids(&page), page_ids, "{query}");
+    }
     let a = row(&all, "a");
     assert_eq!(a["title"], "Renamed");
     assert_eq!(a["status"], "needs_input");

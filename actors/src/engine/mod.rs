@@ -103,12 +103,21 @@ impl Engine {
                 "write-ahead log replayed"
             );
         }
+        // The search index opens on its own thread while the list is read.
+        let opening = config.search.then(|| {
+            let state_dir = state_dir.clone();
+            std::thread::spawn(move || crate::search::Opened::open(&state_dir))
+        });
         let locations = Locations::load(&config.sessions_dir);
         let loaded = startup::open(&config.sessions_dir, &locations, &config.policy)?;
         let hub = Hub::new();
         let paths = PathPolicy::new(&state_dir, config.allowed_roots.clone());
         let writer = Writer::spawn(config.sessions_dir.join(startup::INDEX))?;
-        let search = if config.search {
+        let search = if let Some(opening) = opening {
+            let opened = opening
+                .join()
+                .map_err(|_| std::io::Error::other("search index: opening panicked"))?
+                .map_err(|e| std::io::Error::other(format!("search index: {e}")))?;
             let for_search: Vec<(String, PathBuf, String)> = loaded
                 .rows
                 .values()
@@ -117,9 +126,7 @@ impl Engine {
                     Some((r.id.clone(), dir, r.search_title()))
                 })
                 .collect();
-            let search = crate::search::Search::open(&state_dir, for_search)
-                .map_err(|e| std::io::Error::other(format!("search index: {e}")))?;
-            Some(search.start())
+            Some(opened.catch_up(for_search).start())
         } else {
             None
         };

@@ -183,8 +183,8 @@ fn check_index(sessions_dir: &Path, dirs: &[(String, PathBuf)], report: &mut Rep
         }
     };
     let on_disk: HashMap<&str, &PathBuf> = dirs.iter().map(|(i, d)| (i.as_str(), d)).collect();
-    let listed: HashSet<&str> = index.sessions.iter().map(|r| r.id.as_str()).collect();
-    for row in &index.sessions {
+    let listed: HashSet<&str> = index.rows.keys().map(String::as_str).collect();
+    for row in index.rows.values() {
         match on_disk.get(row.id.as_str()) {
             None => report.problem(
                 Some(&row.id),

@@ -6,7 +6,7 @@
 //! the number of sessions; a snapshot of every row replaces the journal
 //! once it is as long as the list (and at shutdown).
 
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -24,7 +24,12 @@ use crate::session::{ChangeKind, SessionChanged};
 pub struct Registry {
     hub: Option<Hub>,
     rows: HashMap<String, Arc<SessionRow>>,
-    order: BTreeSet<OrderKey>,
+    /// The same rows in list order, so a page is read without a lookup
+    /// per row.
+    order: BTreeMap<OrderKey, Arc<SessionRow>>,
+    /// How many rows are archived (the rest are active): the total of an
+    /// unfiltered page without a scan.
+    archived: usize,
     writer: Writer,
     debounce: Duration,
     pending: Option<SpawnHandle>,
@@ -53,7 +58,8 @@ impl Registry {
         let mut reg = Registry {
             hub: None,
             rows: HashMap::new(),
-            order: BTreeSet::new(),
+            order: BTreeMap::new(),
+            archived: 0,
             writer,
             debounce,
             pending: None,
@@ -63,8 +69,26 @@ impl Registry {
             journaled: 0,
             dirty: HashSet::new(),
         };
-        for row in rows {
-            reg.put(row);
+        // Built in bulk: the list order from one sort.
+        let mut rows: Vec<(OrderKey, Arc<SessionRow>)> = rows
+            .into_iter()
+            .map(|r| (r.order_key(), Arc::new(r)))
+            .collect();
+        rows.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        reg.archived = rows.iter().filter(|(_, r)| r.archived).count();
+        reg.rows = rows
+            .iter()
+            .map(|(_, r)| (r.id.clone(), Arc::clone(r)))
+            .collect();
+        if reg.rows.len() == rows.len() {
+            reg.order = rows.into_iter().collect();
+        } else {
+            // The same id twice: one at a time, the later row winning.
+            reg.rows.clear();
+            reg.archived = 0;
+            for (_, row) in rows {
+                reg.put(Arc::unwrap_or_clone(row));
+            }
         }
         reg
     }
@@ -131,10 +155,12 @@ impl Registry {
             if **old == row {
                 return false;
             }
-            self.order.remove(&old.order_key());
         }
-        self.order.insert(row.order_key());
-        self.rows.insert(row.id.clone(), Arc::new(row));
+        self.remove(&row.id);
+        let row = Arc::new(row);
+        self.archived += usize::from(row.archived);
+        self.order.insert(row.order_key(), Arc::clone(&row));
+        self.rows.insert(row.id.clone(), row);
         true
     }
 
@@ -142,9 +168,20 @@ impl Registry {
         match self.rows.remove(id) {
             Some(old) => {
                 self.order.remove(&old.order_key());
+                self.archived -= usize::from(old.archived);
                 true
             }
             None => false,
+        }
+    }
+
+    /// Rows a query can match by its archive selection alone.
+    fn count(&self, q: &ListQuery) -> usize {
+        match q.archived {
+            Some(true) => self.archived,
+            Some(false) => self.rows.len() - self.archived,
+            None if q.include_archived => self.rows.len(),
+            None => self.rows.len() - self.archived,
         }
     }
 
@@ -287,12 +324,15 @@ impl Handler<List> for Registry {
 
     fn handle(&mut self, List(q): List, _: &mut Context<Self>) -> Self::Result {
         let (offset, limit) = (q.offset, q.limit());
+        // Without filters beyond the archive selection the total is known,
+        // and the scan stops at the end of the page.
+        let known = q.archive_only().then(|| self.count(&q));
         let mut total = 0;
         let mut sessions = Vec::new();
-        for key in &self.order {
-            let Some(row) = self.rows.get(&key.1) else {
-                continue;
-            };
+        for row in self.order.values() {
+            if known.is_some() && sessions.len() >= limit {
+                break;
+            }
             if q.matches(row) {
                 if total >= offset && sessions.len() < limit {
                     sessions.push(SessionRow::clone(row));
@@ -301,7 +341,7 @@ impl Handler<List> for Registry {
             }
         }
         MessageResult(Page {
-            total,
+            total: known.unwrap_or(total),
             sessions,
             names: self.names.clone(),
         })
@@ -333,12 +373,10 @@ impl Handler<Members> for Registry {
 
     fn handle(&mut self, _: Members, _: &mut Context<Self>) -> Self::Result {
         let mut out: HashMap<String, Vec<String>> = HashMap::new();
-        for key in &self.order {
-            if let Some(row) = self.rows.get(&key.1) {
-                out.entry(row.project_id.clone())
-                    .or_default()
-                    .push(row.id.clone());
-            }
+        for row in self.order.values() {
+            out.entry(row.project_id.clone())
+                .or_default()
+                .push(row.id.clone());
         }
         MessageResult(out)
     }
@@ -398,14 +436,17 @@ impl Handler<Stats> for Registry {
             commits_pending: self.rows.values().filter(|r| r.commit_pending).count(),
             by_status: {
                 // Every status, zero included, so a gauge falls back to 0.
-                let mut m: std::collections::BTreeMap<String, usize> = crate::meta::Status::ALL
-                    .iter()
-                    .map(|s| (s.as_str().to_string(), 0))
-                    .collect();
+                let mut counts = [0usize; crate::meta::Status::ALL.len()];
                 for r in self.rows.values() {
-                    *m.entry(r.status.as_str().to_string()).or_default() += 1;
+                    if let Some(i) = crate::meta::Status::ALL.iter().position(|s| *s == r.status) {
+                        counts[i] += 1;
+                    }
                 }
-                m
+                crate::meta::Status::ALL
+                    .iter()
+                    .zip(counts)
+                    .map(|(s, n)| (s.as_str().to_string(), n))
+                    .collect()
             },
         })
     }

@@ -60,6 +60,17 @@ impl ListQuery {
             && self.project_id.as_ref().is_none_or(|v| *v == r.project_id)
     }
 
+    /// True when no filter but the archive selection applies.
+    pub fn archive_only(&self) -> bool {
+        self.agent_id.is_none()
+            && self.source.is_none()
+            && self.channel.is_none()
+            && self.status.is_none()
+            && self.pinned.is_none()
+            && self.group.is_none()
+            && self.project_id.is_none()
+    }
+
     pub fn limit(&self) -> usize {
         self.limit.get()
     }

@@ -120,9 +120,61 @@ fn changed_since(dir: &Path, written_at: f64) -> bool {
         .unwrap_or(true)
 }
 
+/// The rows of `index.json` by id, with the journal's later changes applied.
+pub struct Snapshot {
+    /// When the snapshot was taken.
+    pub written_at: f64,
+    pub rows: HashMap<String, SessionRow>,
+}
+
+/// Threads that read session folders at startup: the work waits on the
+/// file system more than on the CPU (a cold cache), so more than the cores.
+const READERS: usize = 8;
+
+/// `f` of every session folder of `dirs`, spread over `READERS` threads,
+/// keeping the `Some` answers (in no particular order). Every `LOG_EVERY`
+/// the progress is logged as `what`.
+fn scan<'a, T: Send>(
+    dirs: &'a [(String, PathBuf)],
+    what: &'static str,
+    f: impl Fn(&'a (String, PathBuf)) -> Option<T> + Sync,
+) -> Vec<T> {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let chunk = dirs.len().div_ceil(READERS).max(256);
+    let (f, done) = (&f, &AtomicUsize::new(0));
+    let started = std::time::Instant::now();
+    std::thread::scope(|scope| {
+        let parts: Vec<_> = dirs
+            .chunks(chunk)
+            .enumerate()
+            .map(|(part, dirs_part)| {
+                scope.spawn(move || {
+                    let mut last_log = started;
+                    let mut out = Vec::new();
+                    for session in dirs_part {
+                        out.extend(f(session));
+                        let n = done.fetch_add(1, Ordering::Relaxed) + 1;
+                        if part == 0 && last_log.elapsed() >= LOG_EVERY {
+                            tracing::info!(done = n, of = dirs.len(), "{what}");
+                            last_log = std::time::Instant::now();
+                        }
+                    }
+                    out
+                })
+            })
+            .collect();
+        parts
+            .into_iter()
+            .flat_map(|p| p.join().unwrap_or_default())
+            .collect()
+    })
+}
+
+const LOG_EVERY: std::time::Duration = std::time::Duration::from_secs(3);
+
 /// `index.json` with the journal's later changes applied.
 pub struct Listing {
-    pub index: io::Result<IndexFile>,
+    pub index: io::Result<Snapshot>,
     /// When each journaled row was last changed (others: the snapshot's
     /// `written_at`).
     pub as_of: HashMap<String, f64>,
@@ -141,12 +193,9 @@ pub fn listing(sessions_dir: &Path) -> Listing {
     let journaled = !entries.is_empty();
     let mut seq = index.as_ref().map_or(0, |i| i.seq);
     let mut as_of: HashMap<String, f64> = HashMap::new();
-    let index = index.map(|mut index| {
-        let mut by_id: HashMap<String, SessionRow> = index
-            .sessions
-            .drain(..)
-            .map(|r| (r.id.clone(), r))
-            .collect();
+    let index = index.map(|index| {
+        let mut by_id: HashMap<String, SessionRow> = HashMap::with_capacity(index.sessions.len());
+        by_id.extend(index.sessions.into_iter().map(|r| (r.id.clone(), r)));
         for e in entries.into_iter().filter(|e| e.seq > index.seq) {
             seq = seq.max(e.seq);
             if let Some(row) = e.row {
@@ -157,8 +206,10 @@ pub fn listing(sessions_dir: &Path) -> Listing {
                 by_id.remove(&id);
             }
         }
-        index.sessions = by_id.into_values().collect();
-        index
+        Snapshot {
+            written_at: index.written_at,
+            rows: by_id,
+        }
     });
     Listing {
         index,
@@ -188,18 +239,19 @@ pub fn open(sessions_dir: &Path, locations: &Locations, policy: &Policy) -> io::
     // from its own files; the rest is taken as is. Only those are looked
     // at for an older layout too: a session this version wrote and left
     // unchanged needs no migration, so startup stays one stat per session.
+    // One stat per session.
     let stale: std::collections::HashSet<String> = match &index {
-        Ok(index) => {
-            let known: std::collections::HashSet<&str> =
-                index.sessions.iter().map(|r| r.id.as_str()).collect();
-            dirs.iter()
-                .filter(|(id, dir)| {
-                    let since = as_of.get(id).copied().unwrap_or(index.written_at);
-                    !known.contains(id.as_str()) || changed_since(dir, since)
-                })
-                .map(|(id, _)| id.clone())
-                .collect()
-        }
+        Ok(index) => scan(
+            &dirs,
+            "checking the sessions against index.json",
+            |(id, dir)| {
+                let fresh = index.rows.contains_key(id)
+                    && !changed_since(dir, as_of.get(id).copied().unwrap_or(index.written_at));
+                (!fresh).then(|| id.clone())
+            },
+        )
+        .into_iter()
+        .collect(),
         Err(_) => dirs.iter().map(|(id, _)| id.clone()).collect(),
     };
     let candidates: Vec<(String, PathBuf)> = dirs
@@ -208,26 +260,23 @@ pub fn open(sessions_dir: &Path, locations: &Locations, policy: &Policy) -> io::
         .cloned()
         .collect();
     migrate_legacy(&candidates, &mut report);
-    let mut rows: HashMap<String, SessionRow> = HashMap::new();
+    let mut rows: HashMap<String, SessionRow> = HashMap::with_capacity(dirs.len());
     match index {
         Ok(index) => {
-            let known: HashMap<String, SessionRow> = index
-                .sessions
-                .into_iter()
-                .map(|r| (r.id.clone(), r))
-                .collect();
+            let mut known = index.rows;
             for (id, dir) in &dirs {
-                let stale = stale.contains(id);
-                let row = if !dir.exists() && project_folder_missing(dir) {
+                // An unchanged session's meta.json was just found; only a
+                // stale one can be missing altogether.
+                let row = if !stale.contains(id) {
+                    known.remove(id)
+                } else if !dir.exists() && project_folder_missing(dir) {
                     // In a project folder that moved away: still listed,
                     // from the snapshot, until relocate brings it back.
                     tracing::warn!(session = %id, dir = %dir.display(), "the session's project folder is missing; kept until the project is relocated");
-                    known.get(id).cloned()
-                } else if stale {
+                    known.remove(id)
+                } else {
                     report.repaired += 1;
                     row_of(dir)
-                } else {
-                    known.get(id).cloned()
                 };
                 if let Some(row) = row {
                     rows.insert(id.clone(), row);
@@ -241,16 +290,9 @@ pub fn open(sessions_dir: &Path, locations: &Locations, policy: &Policy) -> io::
             }
             report.rebuilt = true;
             let started = std::time::Instant::now();
-            let mut last_log = started;
-            for (i, (id, dir)) in dirs.iter().enumerate() {
-                if let Some(row) = row_of(dir) {
-                    rows.insert(id.clone(), row);
-                }
-                if last_log.elapsed() >= std::time::Duration::from_secs(3) {
-                    tracing::info!(done = i + 1, of = dirs.len(), "rebuilding the session list");
-                    last_log = std::time::Instant::now();
-                }
-            }
+            rows.extend(scan(&dirs, "rebuilding the session list", |(id, dir)| {
+                row_of(dir).map(|row| (id.clone(), row))
+            }));
             tracing::info!(
                 sessions = rows.len(),
                 elapsed_ms = started.elapsed().as_millis() as u64,
@@ -259,19 +301,38 @@ pub fn open(sessions_dir: &Path, locations: &Locations, policy: &Policy) -> io::
         }
     }
 
-    // Crash recovery: nothing runs at startup.
-    for row in rows.values_mut().filter(|r| r.status == Status::Running) {
-        let meta_path = dir_of[&row.id].join("meta.json");
+    // Crash recovery: nothing runs at startup. Each meta.json is replaced
+    // without its own fsync; one syncfs per folder of sessions follows (a
+    // reset lost to a crash is simply made again at the next start).
+    let running: Vec<(String, PathBuf)> = rows
+        .values()
+        .filter(|r| r.status == Status::Running)
+        .map(|r| (r.id.clone(), dir_of[&r.id].clone()))
+        .collect();
+    scan(&running, "resetting running sessions", |(id, dir)| {
+        let meta_path = dir.join("meta.json");
         let reset = SessionMeta::read_lenient(&meta_path).and_then(|mut meta| {
             meta.status = Status::Idle;
-            fsio::atomic_write_json(&meta_path, &meta)
+            fsio::atomic_write_unsynced(&meta_path, &fsio::json_bytes(&meta)?)
         });
         if let Err(e) = reset {
             // Listed as idle anyway; the session's own load repairs it.
-            tracing::warn!(session = %row.id, error = %e, "could not reset a running status in meta.json");
+            tracing::warn!(session = %id, error = %e, "could not reset a running status in meta.json");
         }
-        row.status = Status::Idle;
-        report.reset_running += 1;
+        None::<()>
+    });
+    let parents: std::collections::BTreeSet<&Path> =
+        running.iter().filter_map(|(_, d)| d.parent()).collect();
+    for parent in parents {
+        if let Err(e) = fsio::sync_filesystem(parent) {
+            tracing::warn!(dir = %parent.display(), error = %e, "could not flush the reset sessions");
+        }
+    }
+    for (id, _) in &running {
+        if let Some(row) = rows.get_mut(id) {
+            row.status = Status::Idle;
+            report.reset_running += 1;
+        }
     }
 
     let now = now();
@@ -375,10 +436,10 @@ pub fn open(sessions_dir: &Path, locations: &Locations, policy: &Policy) -> io::
 /// the log every few seconds and a summary at the end.
 fn migrate_legacy(dirs: &[(String, PathBuf)], report: &mut Report) {
     use crate::session::legacy;
-    let todo: Vec<&(String, PathBuf)> = dirs
-        .iter()
-        .filter(|(_, d)| legacy::needs_migration(d))
-        .collect();
+    let todo: Vec<&(String, PathBuf)> =
+        scan(dirs, "looking for sessions of an older layout", |session| {
+            legacy::needs_migration(&session.1).then_some(session)
+        });
     if todo.is_empty() {
         return;
     }

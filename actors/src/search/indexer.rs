@@ -49,10 +49,10 @@ pub fn run(
     f: Fields,
     dir: PathBuf,
 ) {
-    // The title each session has in the index (replaced only on a change).
-    let mut titles: HashMap<String, String> = HashMap::new();
     // The committed tips of every session (read once; then kept here).
     let mut tips = load_tips(&reader, f);
+    // The title each session has in the index (replaced only on a change).
+    let mut titles = load_titles(&reader, f, &tips);
     // The sessions of each owner term (one, bar a 64-bit hash collision).
     let mut owners = owners_of(tips.keys());
     while let Ok(first) = rx.recv() {
@@ -74,6 +74,7 @@ pub fn run(
             tips: &mut tips,
             owners: &mut owners,
             rebuilt: false,
+            changed: false,
         };
         let mut waiters = Vec::new();
         // The last word on each session wins; a deletion cancels a touch.
@@ -101,6 +102,7 @@ pub fn run(
                     batch.tips.clear();
                     batch.owners.clear();
                     batch.rebuilt = true;
+                    batch.changed = true;
                     if let Err(e) = batch.writer.delete_all_documents() {
                         tracing::error!(error = %e, "search index: clearing failed");
                     }
@@ -126,13 +128,16 @@ pub fn run(
                 last_log = std::time::Instant::now();
             }
         }
-        let rebuilt = batch.rebuilt;
-        if let Err(e) = writer.commit() {
+        let (rebuilt, changed) = (batch.rebuilt, batch.changed);
+        if !changed {
+            // Nothing to write (the touches of a start on an index that
+            // is up to date): no commit, no fsync.
+        } else if let Err(e) = writer.commit() {
             tracing::error!(error = %e, "search index commit failed; its sessions are indexed again at their next change or start");
             // What this thread believes indexed goes back to what is.
             let _ = writer.rollback();
-            titles.clear();
             tips = load_tips(&reader, f);
+            titles = load_titles(&reader, f, &tips);
         } else if rebuilt {
             compact(&mut writer);
         }
@@ -165,6 +170,8 @@ struct Batch<'a> {
     owners: &'a mut HashMap<u64, Vec<String>>,
     /// The index was cleared in this batch (its segments are merged after).
     rebuilt: bool,
+    /// Something was added or deleted in this batch (else no commit).
+    changed: bool,
 }
 
 fn owners_of<'a>(ids: impl Iterator<Item = &'a String>) -> HashMap<u64, Vec<String>> {
@@ -175,10 +182,16 @@ fn owners_of<'a>(ids: impl Iterator<Item = &'a String>) -> HashMap<u64, Vec<Stri
     out
 }
 
-/// Every session's tips, from the tips documents of the index.
-fn load_tips(reader: &IndexReader, f: Fields) -> HashMap<String, Vec<Oid>> {
+/// The stored documents of one role, by session: `read` turns each into
+/// its value.
+fn load_role<T>(
+    reader: &IndexReader,
+    f: Fields,
+    role: &str,
+    read: impl Fn(&TantivyDocument) -> T,
+) -> HashMap<String, T> {
     let searcher = reader.searcher();
-    let q = index::role_is(&f, ROLE_TIPS);
+    let q = index::role_is(&f, role);
     let mut out = HashMap::new();
     let Ok(addrs) = searcher.search(&q, &DocSetCollector) else {
         return out;
@@ -191,16 +204,40 @@ fn load_tips(reader: &IndexReader, f: Fields) -> HashMap<String, Vec<Oid>> {
         let Some(session) = index::text_at(segment, f.session, addr.doc_id) else {
             continue;
         };
-        let oids = d
-            .get_first(f.tips)
+        out.insert(session, read(&d));
+    }
+    out
+}
+
+/// Every session's tips, from the tips documents of the index.
+fn load_tips(reader: &IndexReader, f: Fields) -> HashMap<String, Vec<Oid>> {
+    load_role(reader, f, ROLE_TIPS, |d| {
+        d.get_first(f.tips)
             .and_then(|v| v.as_bytes())
             .unwrap_or(&[])
             .chunks(20)
             .filter_map(|raw| Oid::from_bytes(raw).ok())
-            .collect();
-        out.insert(session, oids);
+            .collect()
+    })
+}
+
+/// Every session's indexed title (`""` for a session indexed without
+/// one), so that an unchanged title is not written again at startup.
+fn load_titles(
+    reader: &IndexReader,
+    f: Fields,
+    tips: &HashMap<String, Vec<Oid>>,
+) -> HashMap<String, String> {
+    let mut titles = load_role(reader, f, ROLE_TITLE, |d| {
+        d.get_first(f.title)
+            .and_then(|v| v.as_str())
+            .unwrap_or_default()
+            .to_string()
+    });
+    for id in tips.keys() {
+        titles.entry(id.clone()).or_default();
     }
-    out
+    titles
 }
 
 /// After a rebuild: one segment instead of the writer's many (smaller,
@@ -232,6 +269,7 @@ impl Batch<'_> {
         }
         // Its nodes, title and tips: all in the session's column (a scan,
         // once per deleted session).
+        self.changed = true;
         let _ = self.writer.delete_query(index::session_all(&self.f, id));
     }
 
@@ -243,6 +281,7 @@ impl Batch<'_> {
     fn rewrite_record(&mut self, id: &str) {
         let f = self.f;
         let owner = index::owner_of(id);
+        self.changed = true;
         let _ = self.writer.delete_term(index::owner_term(&f, owner));
         let sharing = self.owners.entry(owner).or_default();
         if !sharing.iter().any(|s| s == id) {

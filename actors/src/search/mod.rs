@@ -111,15 +111,17 @@ pub struct Search {
     dirs: Arc<HashMap<String, PathBuf>>,
 }
 
-impl Search {
-    /// Open (or rebuild) the index of `state_dir` and start its writer.
-    /// `sessions` are every session with its directory and title: all are
-    /// indexed when the index was rebuilt, otherwise checked for commits
-    /// not indexed yet (a crash while indexing loses nothing).
-    pub fn open(
-        state_dir: &Path,
-        sessions: Vec<(String, PathBuf, String)>,
-    ) -> tantivy::Result<Search> {
+/// The index open and its writer started, before it is told the sessions
+/// (startup opens it while the registry reads the session list).
+pub struct Opened {
+    tx: Sender<Job>,
+    reader: IndexReader,
+    fields: Fields,
+    rebuilt: bool,
+}
+
+impl Opened {
+    pub fn open(state_dir: &Path) -> tantivy::Result<Opened> {
         let dir = index::dir_of(state_dir);
         let (index, fields, rebuilt) = index::open(&dir)?;
         let reader = index
@@ -133,6 +135,23 @@ impl Search {
         std::thread::Builder::new()
             .name("search-indexer".into())
             .spawn(move || indexer::run(rx, writer, r, f, dir))?;
+        Ok(Opened {
+            tx,
+            reader,
+            fields,
+            rebuilt,
+        })
+    }
+
+    /// `sessions` (id, directory, title): every one is indexed when the
+    /// index was rebuilt, otherwise checked for commits not indexed yet.
+    pub fn catch_up(self, sessions: Vec<(String, PathBuf, String)>) -> Search {
+        let Opened {
+            tx,
+            reader,
+            fields,
+            rebuilt,
+        } = self;
         let dirs = sessions
             .iter()
             .map(|(id, dir, _)| (id.clone(), dir.clone()))
@@ -151,12 +170,25 @@ impl Search {
             Job::Flush(tokio::sync::oneshot::channel().0)
         };
         let _ = tx.send(job);
-        Ok(Search {
+        Search {
             tx: Some(tx),
             reader,
             fields,
             dirs: Arc::new(dirs),
-        })
+        }
+    }
+}
+
+impl Search {
+    /// Open (or rebuild) the index of `state_dir` and start its writer.
+    /// `sessions` are every session with its directory and title: all are
+    /// indexed when the index was rebuilt, otherwise checked for commits
+    /// not indexed yet (a crash while indexing loses nothing).
+    pub fn open(
+        state_dir: &Path,
+        sessions: Vec<(String, PathBuf, String)>,
+    ) -> tantivy::Result<Search> {
+        Ok(Opened::open(state_dir)?.catch_up(sessions))
     }
 
     /// Rebuild the index of a stopped server's state directory from its

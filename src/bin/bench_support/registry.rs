@@ -62,7 +62,11 @@ fn spawn_server(state: &Path) -> (ChildServer, String, Duration) {
         Command::new(exe)
             .args(["serve", "--bind", "127.0.0.1:0", "--state-dir"])
             .arg(state)
-            .env("RUST_LOG", "warn")
+            // `BENCH_SERVER_LOG=info` shows the servers' own startup logs.
+            .env(
+                "RUST_LOG",
+                std::env::var("BENCH_SERVER_LOG").unwrap_or_else(|_| "warn".into()),
+            )
             .spawn()
             .expect("spawn openprogram (build it with cargo build --release)"),
     );
@@ -118,7 +122,11 @@ pub fn bench_fsyncs(dir: &Path, turns: usize) -> Option<FsyncCounts> {
             .arg(&exe)
             .args(["serve", "--bind", "127.0.0.1:0", "--state-dir"])
             .arg(&state)
-            .env("RUST_LOG", "warn")
+            // `BENCH_SERVER_LOG=info` shows the servers' own startup logs.
+            .env(
+                "RUST_LOG",
+                std::env::var("BENCH_SERVER_LOG").unwrap_or_else(|_| "warn".into()),
+            )
             .spawn()
             .ok()?;
         let started = Instant::now();
