@@ -25,6 +25,12 @@ fn whole_conversation_makes_one_commit_per_turn() {
 
     let dir = s.session_dir("conv1");
     assert_clean_repo(&dir);
+    // Nothing in .git that git does not need: no sample hooks, no description.
+    let hooks: Vec<_> = std::fs::read_dir(dir.join(".git/hooks"))
+        .map(|d| d.flatten().map(|e| e.file_name()).collect())
+        .unwrap_or_default();
+    assert!(hooks.is_empty(), "hooks: {hooks:?}");
+    assert!(!dir.join(".git/description").exists());
     assert_eq!(git(&dir, &["rev-list", "--count", "HEAD"]).trim(), "3");
     assert_eq!(
         git(&dir, &["rev-parse", "HEAD"]).trim(),

@@ -10,8 +10,8 @@ pub fn init_repo(dir: &Path) -> Result<Repository, git2::Error> {
 }
 
 /// `git init` a session repository: like `init_repo`, without reflogs
-/// (see `disable_reflogs`) and without the template directory's sample
-/// hooks (64 KiB per session that nothing runs: libgit2 runs no hooks).
+/// (see `disable_reflogs`) and without sample hooks or a description
+/// (64 KiB per session that nothing runs: libgit2 runs no hooks).
 pub fn init_session_repo(dir: &Path) -> Result<Repository, git2::Error> {
     let mut opts = RepositoryInitOptions::new();
     opts.initial_head("main")
@@ -19,6 +19,15 @@ pub fn init_session_repo(dir: &Path) -> Result<Repository, git2::Error> {
         .external_template(false);
     let repo = Repository::init_opts(dir, &opts)?;
     disable_reflogs(&repo)?;
+    // Even without a template libgit2 writes `hooks/README.sample` and a
+    // `description` (gitweb's): a disk block each that nothing reads.
+    remove_sample_hooks(repo.path())?;
+    match std::fs::remove_file(repo.path().join("description")) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            return Err(git2::Error::from_str(&format!("description: {e}")));
+        }
+        _ => {}
+    }
     // libgit2 follows the umask; the session's git folder is private.
     crate::fsio::make_dir_private(repo.path())
         .map_err(|e| git2::Error::from_str(&format!("{}: {e}", repo.path().display())))?;
