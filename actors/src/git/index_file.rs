@@ -247,7 +247,7 @@ impl IndexFile {
             .open(&lock)?;
         let written = self
             .write_to(file)
-            .and_then(|_| swap_into_place(&lock, &self.path));
+            .and_then(|_| crate::fsio::swap_into_place(&lock, &self.path));
         if written.is_err() {
             let _ = fs::remove_file(&lock);
         }
@@ -269,38 +269,6 @@ impl IndexFile {
         out.write_all(&hasher.finalize())?;
         out.flush()
     }
-}
-
-/// Put `new` at `target` atomically (readers see the old or the new file).
-///
-/// A plain rename over an existing file makes ext4 (`auto_da_alloc`) write
-/// the new file to disk at once, and the index is rewritten at every turn:
-/// that would cost its whole size in disk bandwidth per turn. Exchanging the
-/// two names (`RENAME_EXCHANGE`) is just as atomic without that flush; the
-/// old copy, now at `new`, is then unlinked, usually before any of it was
-/// written back. The index is derived data (repaired from HEAD at load), so
-/// it needs atomicity, not durability.
-fn swap_into_place(new: &Path, target: &Path) -> io::Result<()> {
-    use std::ffi::CString;
-    use std::os::unix::ffi::OsStrExt;
-    let c = |p: &Path| CString::new(p.as_os_str().as_bytes()).map_err(io::Error::other);
-    let (from, to) = (c(new)?, c(target)?);
-    // SAFETY: both arguments are valid NUL-terminated paths that outlive
-    // the call; AT_FDCWD with absolute or cwd-relative paths is allowed.
-    let rc = unsafe {
-        libc::renameat2(
-            libc::AT_FDCWD,
-            from.as_ptr(),
-            libc::AT_FDCWD,
-            to.as_ptr(),
-            libc::RENAME_EXCHANGE,
-        )
-    };
-    if rc == 0 {
-        return fs::remove_file(new);
-    }
-    // No index yet, or a filesystem without RENAME_EXCHANGE.
-    fs::rename(new, target)
 }
 
 #[derive(Default)]

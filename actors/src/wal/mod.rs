@@ -143,8 +143,15 @@ fn apply(change: &Change, durable: bool) -> io::Result<()> {
         Change::Put { path, bytes, .. } => {
             if durable {
                 fsio::atomic_write(path, bytes)
-            } else {
+            } else if path.components().any(|c| c.as_os_str() == ".git") {
+                // Packs and their indexes: other threads' libgit2 handles
+                // (search, pack merges) may list them at any moment.
                 fsio::atomic_write_unsynced(path, bytes)
+            } else {
+                // Session files, read only by their actor between writes;
+                // the entry holds the whole image, so a torn write is
+                // replayed.
+                fsio::overwrite_unsynced(path, bytes)
             }
         }
         Change::Remove { path, .. } => {
