@@ -64,6 +64,16 @@ fn node_ids(nodes: &serde_json::Value) -> Vec<String> {
 }
 
 /// The log segments in the state directory.
+/// The node `id` of a `GET /nodes` answer.
+fn node_by_id<'a>(nodes: &'a serde_json::Value, id: &str) -> &'a serde_json::Value {
+    nodes["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|n| n["id"] == id)
+        .unwrap_or_else(|| panic!("no node {id}: {nodes}"))
+}
+
 fn segments(state: &Path) -> Vec<PathBuf> {
     std::fs::read_dir(state.join("wal"))
         .unwrap()
@@ -124,13 +134,7 @@ fn acknowledged_writes_lost_from_disk_are_replayed_from_the_log() {
     let (_, nodes) = s.get("/api/sessions/pl/nodes");
     let ids = node_ids(&nodes);
     assert_eq!(&ids[ids.len() - 4..], &["u2", "a2", "t2", "u3"]);
-    let a2 = nodes["nodes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|n| n["id"] == "a2")
-        .unwrap();
-    assert_eq!(a2["content"], "two, filled");
+    assert_eq!(node_by_id(&nodes, "a2")["content"], "two, filled");
     let (_, meta) = s.get("/api/sessions/pl");
     assert_eq!(meta["turn_count"], 2, "{meta}");
     assert_eq!(meta["open_turn"]["number"], 3, "{meta}");
@@ -294,14 +298,7 @@ fn files_torn_by_a_crash_in_place_are_replayed_whole() {
         "meta.json replayed whole"
     );
     let (_, nodes) = s.get("/api/sessions/tw/nodes");
-    let a2 = nodes["nodes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|n| n["id"] == "a2")
-        .unwrap()
-        .clone();
-    assert_eq!(a2["content"], "two, filled in place");
+    assert_eq!(node_by_id(&nodes, "a2")["content"], "two, filled in place");
     let (_, m) = s.get("/api/sessions/tw");
     assert_eq!(m["open_turn"]["number"], 2, "{m}");
     s.end_turn("tw", json!({}));
