@@ -51,8 +51,22 @@ impl IndexFile {
     /// work tree may be behind HEAD too: a commit or a branch switch was
     /// cut short).
     pub fn load_checked(repo: &Repository) -> Result<(IndexFile, bool), GitError> {
-        let mut index = repo.index()?;
         let mut repaired = false;
+        let mut index = match repo.index() {
+            Ok(index) => index,
+            Err(e) => {
+                // Torn by a crash in the middle of its in-place write: it
+                // is a cache, rebuilt below from HEAD.
+                tracing::warn!(git_dir = %repo.path().display(), error = %e, "unreadable .git/index; rebuilding it from HEAD");
+                let path = repo.path().join("index");
+                match fs::remove_file(&path) {
+                    Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e.into()),
+                    _ => {}
+                }
+                repaired = true;
+                repo.index()?
+            }
+        };
         if let Some(head) = head_commit(repo)? {
             let tree = head.tree()?;
             if !index_matches_tree(&index, &tree)? {
@@ -236,38 +250,41 @@ impl IndexFile {
         fixed
     }
 
-    /// Write the index atomically (via `index.lock`, as git does). It is
-    /// derived data (repaired from HEAD at load), so it is not fsynced.
+    /// Write the index over the old one, in place: no temporary file, no
+    /// new inode (creating one per turn was the largest kernel cost under
+    /// load). It is derived data, not fsynced: a write torn by a crash
+    /// fails its checksum and `load_checked` rebuilds it from HEAD. Only
+    /// the session's actor reads it, between its writes.
     pub fn write(&self) -> io::Result<()> {
-        let lock = self.path.with_file_name("index.lock");
         let file = fs::OpenOptions::new()
             .write(true)
-            .create_new(true)
+            .create(true)
+            .truncate(false)
             .mode(crate::fsio::FILE_MODE)
-            .open(&lock)?;
-        let written = self
-            .write_to(file)
-            .and_then(|_| crate::fsio::swap_into_place(&lock, &self.path));
-        if written.is_err() {
-            let _ = fs::remove_file(&lock);
-        }
-        written
+            .open(&self.path)?;
+        let len = self.write_to(&file)?;
+        file.set_len(len)
     }
 
-    /// Stream header, entries and trailing SHA-1 (hashed as written).
-    fn write_to(&self, file: fs::File) -> io::Result<()> {
+    /// Stream header, entries and trailing SHA-1 (hashed as written); the
+    /// number of bytes written.
+    fn write_to(&self, file: &fs::File) -> io::Result<u64> {
         let mut out = io::BufWriter::with_capacity(1 << 18, file);
+        let mut len = 0u64;
         let mut hasher = Sha1::new();
         let mut put = |bytes: &[u8]| -> io::Result<()> {
             hasher.update(bytes);
+            len += bytes.len() as u64;
             out.write_all(bytes)
         };
         put(b"DIRC")?;
         put(&4u32.to_be_bytes())?;
         put(&(self.slots.len() as u32).to_be_bytes())?;
         put(&self.data)?;
-        out.write_all(&hasher.finalize())?;
-        out.flush()
+        let sum = hasher.finalize();
+        out.write_all(&sum)?;
+        out.flush()?;
+        Ok(len + sum.len() as u64)
     }
 }
 
@@ -464,6 +481,47 @@ mod tests {
         assert_eq!(idx.len(), 1);
         let (_, again) = IndexFile::load_checked(&repo).unwrap();
         assert!(!again, "repaired once, then in step");
+    }
+
+    #[test]
+    fn a_torn_index_is_rebuilt_from_head_at_load() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = crate::git::init_repo(dir.path()).unwrap();
+        for name in ["a.json", "b.json"] {
+            fs::write(dir.path().join(name), name).unwrap();
+        }
+        let mut index = repo.index().unwrap();
+        index.add_path(Path::new("a.json")).unwrap();
+        index.add_path(Path::new("b.json")).unwrap();
+        let tree = repo.find_tree(index.write_tree().unwrap()).unwrap();
+        let sig = git2::Signature::now("t", "t@t").unwrap();
+        repo.commit(Some("HEAD"), &sig, &sig, "one", &tree, &[])
+            .unwrap();
+        index.write().unwrap();
+        let path = repo.path().join("index");
+        let whole = fs::read(&path).unwrap();
+        // A crash in the middle of the in-place write.
+        fs::write(&path, &whole[..whole.len() / 2]).unwrap();
+        let fresh = crate::git::open_repo(dir.path()).unwrap();
+        let (idx, repaired) = IndexFile::load_checked(&fresh).unwrap();
+        assert!(repaired);
+        assert_eq!(idx.len(), 2);
+        // Written again in place, shorter than what was there: git reads it.
+        fs::write(&path, [whole.clone(), vec![0u8; 64]].concat()).unwrap();
+        idx.write().unwrap();
+        // The old tail is cut off: git checks the trailing checksum.
+        assert!(fs::read(&path).unwrap().len() < whole.len() + 64);
+        let out = std::process::Command::new("git")
+            .args(["ls-files", "--stage"])
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(String::from_utf8_lossy(&out.stdout).lines().count(), 2);
     }
 
     #[test]
