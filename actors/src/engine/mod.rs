@@ -130,13 +130,8 @@ impl Engine {
         } else {
             None
         };
-        let mut registry = Registry::new(
-            loaded.rows.into_values(),
-            writer,
-            config.index_debounce,
-            loaded.seq,
-        )
-        .with_hub(hub.clone());
+        let mut registry = Registry::new(loaded.rows, writer, config.index_debounce, loaded.seq)
+            .with_hub(hub.clone());
         if let Some(search) = &search {
             registry = registry.with_search(search.clone().recipient());
         }

@@ -48,9 +48,9 @@ pub struct Registry {
 const MIN_COMPACTION: usize = 1000;
 
 impl Registry {
-    /// `seq`: the last journal entry number startup saw.
+    /// `rows` by id; `seq`: the last journal entry number startup saw.
     pub fn new(
-        rows: impl IntoIterator<Item = SessionRow>,
+        rows: HashMap<String, SessionRow>,
         writer: Writer,
         debounce: Duration,
         seq: u64,
@@ -71,7 +71,7 @@ impl Registry {
         };
         // Built in bulk: the list order from one sort.
         let mut rows: Vec<(OrderKey, Arc<SessionRow>)> = rows
-            .into_iter()
+            .into_values()
             .map(|r| (r.order_key(), Arc::new(r)))
             .collect();
         rows.sort_unstable_by(|a, b| a.0.cmp(&b.0));
@@ -80,16 +80,7 @@ impl Registry {
             .iter()
             .map(|(_, r)| (r.id.clone(), Arc::clone(r)))
             .collect();
-        if reg.rows.len() == rows.len() {
-            reg.order = rows.into_iter().collect();
-        } else {
-            // The same id twice: one at a time, the later row winning.
-            reg.rows.clear();
-            reg.archived = 0;
-            for (_, row) in rows {
-                reg.put(Arc::unwrap_or_clone(row));
-            }
-        }
+        reg.order = rows.into_iter().collect();
         reg
     }
 

@@ -239,7 +239,6 @@ pub fn open(sessions_dir: &Path, locations: &Locations, policy: &Policy) -> io::
     // from its own files; the rest is taken as is. Only those are looked
     // at for an older layout too: a session this version wrote and left
     // unchanged needs no migration, so startup stays one stat per session.
-    // One stat per session.
     let stale: std::collections::HashSet<String> = match &index {
         Ok(index) => scan(
             &dirs,
