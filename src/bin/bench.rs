@@ -565,6 +565,15 @@ fn main() {
             f.entries_per_flush
                 .map_or("-".to_string(), |e| format!("{e:.1}"))
         );
+        if let Some((user, sys)) = f.cpu {
+            let per = |s: f64| s * 1e3 / f.turns as f64;
+            println!(
+                "CPU per turn under that load (server and clients): {:.2} ms (user {:.2}, kernel {:.2})",
+                per(user + sys),
+                per(user),
+                per(sys)
+            );
+        }
         println!(
             "| turns/s across {} sessions | {rate:.0} | ≥ 1000 | {} |",
             args.load_sessions,

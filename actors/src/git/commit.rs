@@ -1,9 +1,9 @@
 use std::path::{Path, PathBuf};
 
 use git2::build::TreeUpdateBuilder;
-use git2::{FileMode, Oid, Repository};
+use git2::{Commit, FileMode, Odb, Oid, Repository, Tree};
 
-use super::{head_commit, open_repo, pack_write, store_signature, GitError, IndexFile};
+use super::{head_commit, pack_write, store_signature, GitError, IndexFile};
 use crate::wal::{self, Change};
 
 pub struct CommitOutcome {
@@ -66,14 +66,30 @@ pub fn prepare_commit(
         .workdir()
         .ok_or_else(|| git2::Error::from_str("bare repository"))?
         .to_path_buf();
-    // A throwaway handle whose object database writes to memory first.
-    let staging = open_repo(&workdir)?;
+    let parent = head_commit(repo)?;
+    let branch = repo
+        .find_reference("HEAD")?
+        .symbolic_target()
+        .map(str::to_owned)
+        .ok_or_else(|| git2::Error::from_str("HEAD is detached"))?;
+    // A repository whose only object database is in memory: every object
+    // this commit writes stays there, and a write's existence check never
+    // reaches the session's packs (libgit2 re-reads `objects/pack` after
+    // each miss there). What the new objects build on is copied in first.
+    let staging = Repository::from_odb(Odb::new()?)?;
     let odb = staging.odb()?;
     let mempack = odb.add_new_mempack_backend(1000)?;
-    let parent = head_commit(&staging)?;
     let base = match &parent {
-        Some(p) => p.tree()?,
+        Some(p) => {
+            let tree = p.tree()?;
+            preload(repo, &odb, p, &tree, paths)?;
+            staging.find_tree(tree.id())?
+        }
         None => staging.find_tree(staging.treebuilder(None)?.write()?)?,
+    };
+    let parent = match &parent {
+        Some(p) => Some(staging.find_commit(p.id())?),
+        None => None,
     };
     let mut update = TreeUpdateBuilder::new();
     // Index changes wait until the objects they name are on disk.
@@ -141,12 +157,7 @@ pub fn prepare_commit(
     mempack.reset()?;
     let files = pack_write::write_pack(&objects)?;
 
-    let branch = staging
-        .find_reference("HEAD")?
-        .symbolic_target()
-        .map(str::to_owned)
-        .ok_or_else(|| git2::Error::from_str("HEAD is detached"))?;
-    let pack_dir = staging.path().join("objects/pack");
+    let pack_dir = repo.path().join("objects/pack");
     let root = workdir.clone();
     let changes = vec![
         Change::Put {
@@ -161,7 +172,7 @@ pub fn prepare_commit(
         },
         Change::Ref {
             root,
-            git_dir: staging.path().to_path_buf(),
+            git_dir: repo.path().to_path_buf(),
             name: branch,
             old: parent.as_ref().map(git2::Commit::id),
             new: oid,
@@ -172,6 +183,41 @@ pub fn prepare_commit(
         changes,
         staged,
     })
+}
+
+/// Copy into `odb` what a commit on `parent` changing `paths` reads: the
+/// parent commit, its root tree, and each tree on the way to a path (the
+/// siblings along the way are only named, never read).
+fn preload(
+    repo: &Repository,
+    odb: &Odb<'_>,
+    parent: &Commit<'_>,
+    tree: &Tree<'_>,
+    paths: &[&Path],
+) -> Result<(), GitError> {
+    let source = repo.odb()?;
+    let mut wanted = vec![parent.id(), tree.id()];
+    for path in paths {
+        let mut prefix = PathBuf::new();
+        let mut dirs = path.iter().peekable();
+        while let Some(part) = dirs.next() {
+            if dirs.peek().is_none() {
+                break;
+            }
+            prefix.push(part);
+            match tree.get_path(&prefix) {
+                Ok(e) if e.kind() == Some(git2::ObjectType::Tree) => wanted.push(e.id()),
+                _ => break,
+            }
+        }
+    }
+    wanted.sort();
+    wanted.dedup();
+    for id in wanted {
+        let object = source.read(id)?;
+        odb.write(object.kind(), object.data())?;
+    }
+    Ok(())
 }
 
 /// After the prepared commit's changes (and the files it names) are

@@ -78,6 +78,11 @@ pub fn head_commit(repo: &git2::Repository) -> Result<Option<git2::Commit<'_>>, 
     }
 }
 
+/// Under a session's `.git`: one file per branch the log has moved, the
+/// branch's previous value, exchanged with the ref at the next move
+/// (`fsio::replace_through_spare`). git never reads this folder.
+pub const REF_SPARES: &str = "openprogram-spare";
+
 /// The identity of session-repo commits.
 pub fn store_signature() -> Result<git2::Signature<'static>, git2::Error> {
     git2::Signature::now("OpenProgram", "sessions@openprogram.local")

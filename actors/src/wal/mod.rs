@@ -172,7 +172,8 @@ fn apply(change: &Change, durable: bool) -> io::Result<()> {
             if durable {
                 fsio::atomic_write(&path, body.as_bytes())
             } else {
-                fsio::atomic_write_unsynced(&path, body.as_bytes())
+                let spare = git_dir.join(crate::git::REF_SPARES).join(name);
+                fsio::replace_through_spare(&path, &spare, body.as_bytes())
             }
         }
         Change::Barrier { .. } => Ok(()),

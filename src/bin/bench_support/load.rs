@@ -17,6 +17,20 @@ pub struct LoadFigures {
     pub p99: Duration,
     /// Log entries per flush (group commit), from `/metrics`.
     pub entries_per_flush: Option<f64>,
+    /// CPU time of the whole process (server and clients), user and
+    /// kernel, over the load: less moved by the disk than the rate is.
+    pub cpu: Option<(f64, f64)>,
+}
+
+/// User and kernel CPU seconds this process has used (`/proc/self/stat`,
+/// in clock ticks of 1/100 s).
+fn cpu_seconds() -> Option<(f64, f64)> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    let (_, rest) = stat.rsplit_once(')')?;
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    // After the command: state is field 3, utime 14, stime 15.
+    let tick = |i: usize| -> Option<f64> { Some(fields.get(i - 3)?.parse::<f64>().ok()? / 100.0) };
+    Some((tick(14)?, tick(15)?))
 }
 
 fn metric(text: &str, name: &str) -> Option<f64> {
@@ -47,6 +61,7 @@ pub fn bench_load(dir: &Path, sessions: usize, turns_each: usize) -> LoadFigures
             .unwrap_or_default()
     };
     let before = scrape();
+    let cpu_before = cpu_seconds();
     let start = Instant::now();
     let mut all: Vec<Duration> = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..sessions)
@@ -64,6 +79,10 @@ pub fn bench_load(dir: &Path, sessions: usize, turns_each: usize) -> LoadFigures
             .collect()
     });
     let seconds = start.elapsed().as_secs_f64();
+    let cpu = match (cpu_before, cpu_seconds()) {
+        (Some((u0, s0)), Some((u1, s1))) => Some((u1 - u0, s1 - s0)),
+        _ => None,
+    };
     let after = scrape();
     all.sort();
     let at = |p: f64| all[((all.len() as f64 - 1.0) * p).round() as usize];
@@ -81,6 +100,7 @@ pub fn bench_load(dir: &Path, sessions: usize, turns_each: usize) -> LoadFigures
         p50: at(0.5),
         p99: at(0.99),
         entries_per_flush,
+        cpu,
     }
 }
 
