@@ -266,7 +266,7 @@ fn files_torn_by_a_crash_in_place_are_replayed_whole() {
         .find(|p| {
             p.starts_with(dir.join("history"))
                 && p.file_name()
-                    .is_some_and(|n| n.to_string_lossy().contains("a2"))
+                    .is_some_and(|n| n.to_string_lossy().ends_with("-a-a2.json"))
         })
         .expect("a2's node file")
         .clone();

@@ -110,7 +110,27 @@ fn set_busy(shared: &Shared, value: bool) {
     shared.idle.notify_all();
 }
 
+/// Give the keeper's thread the lowest CPU and disk priority: a merge's
+/// compression and its pack's fsync then wait for the turns' own work and
+/// flushes instead of delaying them (the end of turn's p99 was 4× its
+/// p50 with merges running, 1.8× without). Best effort.
+fn lower_priority() {
+    // SAFETY: plain syscalls about the calling thread (who = 0); on Linux
+    // the nice value and the I/O priority are per thread.
+    let (nice, io) = unsafe {
+        (
+            libc::setpriority(libc::PRIO_PROCESS, 0, 19),
+            // IOPRIO_WHO_PROCESS, this thread, IOPRIO_CLASS_IDLE << 13.
+            libc::syscall(libc::SYS_ioprio_set, 1, 0, 3 << 13),
+        )
+    };
+    if nice != 0 || io != 0 {
+        tracing::debug!("pack keeper: priority not lowered");
+    }
+}
+
 fn run(rx: Receiver<Job>, shared: Arc<Shared>) {
+    lower_priority();
     while let Ok(job) = rx.recv() {
         if shared.stop.load(Ordering::SeqCst) {
             let _ = job.reply.send(Ok(None));

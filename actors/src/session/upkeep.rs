@@ -59,10 +59,11 @@ impl SessionCore {
 
     /// Drop packs merged into another (a step between two writes).
     pub fn drop_merged(&mut self, victims: &[PathBuf]) -> Result<(), SessionError> {
-        git::repack::drop_packs(self.repo.path(), victims)?;
+        git::repack::drop_packs(victims)?;
         // Fresh handle: the old one keeps the dropped packs open.
         self.repo = git::open_repo(&self.dir)?;
-        self.packs = git::repack::pack_count(self.repo.path());
+        // The merged pack replaced the victims (no need to read them all).
+        self.packs = (self.packs + 1).saturating_sub(victims.len());
         Ok(())
     }
 }

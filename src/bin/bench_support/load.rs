@@ -134,7 +134,7 @@ pub fn idle_maintenance_size(git_dir: &Path, turns: usize) {
     };
     while let Ok(Some(victims)) = repack::plan(git_dir, None) {
         repack::build(&repo, &victims).expect("merge");
-        repack::drop_packs(git_dir, &victims).expect("drop");
+        repack::drop_packs(&victims).expect("drop");
     }
     let out = Command::new("du")
         .arg("-sk")
