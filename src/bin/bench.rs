@@ -30,7 +30,7 @@ use serde_json::json;
 mod load;
 #[path = "bench_support/server.rs"]
 mod server;
-use load::{bench_http, idle_maintenance_size};
+use load::idle_maintenance_size;
 #[path = "bench_support/registry.rs"]
 mod registry;
 use registry::{bench_fsyncs, bench_registry};
@@ -452,69 +452,18 @@ fn stall_report(ours: &[(usize, Duration)]) {
     );
 }
 
-/// Targets 3 and 5, measured first: the later phases delete tens of
-/// thousands of files (a branch switch of the 5,000-turn session drops
-/// 15,000), and on this VM's ext4 (no journal) each inode freed makes
-/// every file creation near it skip it for one to six minutes
-/// (`recently_deleted`), which would load the turns measured after them.
-fn bench_load_and_http(args: &Args, dir: &Path) {
-    if args.load_sessions > 0 && args.load_turns > 0 {
-        let f = load::bench_load(dir, args.load_sessions, args.load_turns);
-        let rate = f.turns as f64 / f.seconds;
-        println!(
-            "Load: {} sessions at once, {} full durable turns in {:.1} s (entries per log flush: {})",
-            args.load_sessions,
-            f.turns,
-            f.seconds,
-            f.entries_per_flush
-                .map_or("-".to_string(), |e| format!("{e:.1}"))
-        );
-        if let Some((user, sys)) = f.cpu {
-            let per = |s: f64| s * 1e3 / f.turns as f64;
-            println!(
-                "CPU per turn under that load (server and clients): {:.2} ms (user {:.2}, kernel {:.2})",
-                per(user + sys),
-                per(user),
-                per(sys)
-            );
-        }
-        println!(
-            "| turns/s across {} sessions | {rate:.0} | ≥ 1000 | {} |",
-            args.load_sessions,
-            if rate >= 1000.0 { "PASS" } else { "FAIL" }
-        );
-        println!(
-            "| turn p99 under that load (p50 {:.1} ms) | {:.1} ms | ≤ 100 ms | {} |",
-            ms(f.p50),
-            ms(f.p99),
-            if ms(f.p99) <= 100.0 { "PASS" } else { "FAIL" }
-        );
-    }
-    if args.http_turns > 0 {
-        let (http, writes) = bench_http(dir, args.http_turns);
-        let (turn50, write50) = (ms(percentile(&http, 0.5)), ms(percentile(&writes, 0.5)));
-        println!(
-            "Full turn over HTTP (user + assistant + tool + fill + end), {} turns: p50 {:.2} ms, p99 {:.2} ms; one fsync'd 2 KB atomic write in the same seconds: p50 {:.2} ms",
-            args.http_turns,
-            turn50,
-            ms(percentile(&http, 0.99)),
-            write50
-        );
-        let ratio = turn50 / write50;
-        println!(
-            "| full durable HTTP turn / one fsync'd 2 KB write (p50s) | {ratio:.1}× | ≤ 6× | {} |",
-            if ratio <= 6.0 { "PASS" } else { "FAIL" }
-        );
-    }
-}
-
 fn main() {
     let args = parse_args();
     let tmp = tempfile::tempdir().expect("tempdir");
     if args.keep {
         eprintln!("keeping the benchmark's files in {}", tmp.path().display());
     }
-    bench_load_and_http(&args, tmp.path());
+    load::report(
+        tmp.path(),
+        args.load_sessions,
+        args.load_turns,
+        args.http_turns,
+    );
     let windows: Vec<(usize, usize, usize)> = [10usize, 1000, 5000]
         .into_iter()
         .filter(|&n| n <= args.turns)

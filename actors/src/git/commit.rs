@@ -139,9 +139,7 @@ pub fn prepare_commit(
     // and along each changed path its trees and blob.
     let mut created = vec![oid, tree_oid];
     for path in paths {
-        let mut prefix = std::path::PathBuf::new();
-        for part in path.iter() {
-            prefix.push(part);
+        for prefix in prefixes(path) {
             if let Ok(entry) = tree.get_path(&prefix) {
                 created.push(entry.id());
             }
@@ -185,6 +183,14 @@ pub fn prepare_commit(
     })
 }
 
+/// `a`, `a/b`, `a/b/c` for the path `a/b/c`.
+fn prefixes(path: &Path) -> impl Iterator<Item = PathBuf> + '_ {
+    path.iter().scan(PathBuf::new(), |prefix, part| {
+        prefix.push(part);
+        Some(prefix.clone())
+    })
+}
+
 /// Copy into `odb` what a commit on `parent` changing `paths` reads: the
 /// parent commit, its root tree, and each tree on the way to a path (the
 /// siblings along the way are only named, never read).
@@ -198,13 +204,9 @@ fn preload(
     let source = repo.odb()?;
     let mut wanted = vec![parent.id(), tree.id()];
     for path in paths {
-        let mut prefix = PathBuf::new();
-        let mut dirs = path.iter().peekable();
-        while let Some(part) = dirs.next() {
-            if dirs.peek().is_none() {
-                break;
-            }
-            prefix.push(part);
+        // The folders above the file, not the file itself.
+        let folders = path.iter().count().saturating_sub(1);
+        for prefix in prefixes(path).take(folders) {
             match tree.get_path(&prefix) {
                 Ok(e) if e.kind() == Some(git2::ObjectType::Tree) => wanted.push(e.id()),
                 _ => break,
