@@ -153,7 +153,8 @@ impl EngineSession {
         let start = Instant::now();
         let done = match self.merging.as_mut().map(|rx| rx.try_recv()) {
             Some(Ok(Ok(Some(victims)))) => {
-                self.core.drop_merged(&victims).expect("drop merged packs");
+                let old = self.core.drop_merged(&victims).expect("fresh handle");
+                self.keeper.retire(self.core.git_dir(), old);
                 true
             }
             Some(Err(tokio::sync::oneshot::error::TryRecvError::Empty)) => false,

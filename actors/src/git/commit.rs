@@ -3,7 +3,7 @@ use std::path::{Path, PathBuf};
 use git2::build::TreeUpdateBuilder;
 use git2::{Commit, FileMode, Odb, Oid, Repository, Tree};
 
-use super::{head_commit, pack_write, store_signature, GitError, IndexFile};
+use super::{pack_write, store_signature, GitError, IndexFile, RecentObjects};
 use crate::wal::{self, Change};
 
 pub struct CommitOutcome {
@@ -30,7 +30,7 @@ pub fn commit_paths(
     message: &str,
     time: Option<i64>,
 ) -> Result<CommitOutcome, GitError> {
-    let prepared = prepare_commit(repo, paths, &[], message, time)?;
+    let prepared = prepare_commit(repo, &mut RecentObjects::new(), paths, &[], message, time)?;
     let oid = prepared.oid;
     wal::commit(prepared.changes.clone())?;
     finish_commit(repo, index, prepared)?;
@@ -57,6 +57,7 @@ pub fn commit_paths(
 /// crash leaves either the old or the new commit.
 pub fn prepare_commit(
     repo: &Repository,
+    recent: &mut RecentObjects,
     paths: &[&Path],
     overrides: &[(&Path, &[u8])],
     message: &str,
@@ -66,30 +67,31 @@ pub fn prepare_commit(
         .workdir()
         .ok_or_else(|| git2::Error::from_str("bare repository"))?
         .to_path_buf();
-    let parent = head_commit(repo)?;
     let branch = repo
         .find_reference("HEAD")?
         .symbolic_target()
         .map(str::to_owned)
         .ok_or_else(|| git2::Error::from_str("HEAD is detached"))?;
+    let parent_id = match repo.refname_to_id(&branch) {
+        Ok(id) => Some(id),
+        Err(e) if e.code() == git2::ErrorCode::NotFound => None,
+        Err(e) => return Err(e.into()),
+    };
     // A repository whose only object database is in memory: every object
     // this commit writes stays there, and a write's existence check never
     // reaches the session's packs (libgit2 re-reads `objects/pack` after
-    // each miss there). What the new objects build on is copied in first.
+    // each miss there). What the new objects build on is copied in first,
+    // from `recent` when the parent is the last commit made here.
     let staging = Repository::from_odb(Odb::new()?)?;
     let odb = staging.odb()?;
     let mempack = odb.add_new_mempack_backend(1000)?;
-    let base = match &parent {
-        Some(p) => {
-            let tree = p.tree()?;
-            preload(repo, &odb, p, &tree, paths)?;
-            staging.find_tree(tree.id())?
-        }
-        None => staging.find_tree(staging.treebuilder(None)?.write()?)?,
-    };
-    let parent = match &parent {
-        Some(p) => Some(staging.find_commit(p.id())?),
+    let parent = match parent_id {
+        Some(id) => Some(preload(repo, recent, &staging, id, paths)?),
         None => None,
+    };
+    let base = match &parent {
+        Some(p) => p.tree()?,
+        None => staging.find_tree(staging.treebuilder(None)?.write()?)?,
     };
     let mut update = TreeUpdateBuilder::new();
     // Index changes wait until the objects they name are on disk.
@@ -154,6 +156,7 @@ pub fn prepare_commit(
     }
     mempack.reset()?;
     let files = pack_write::write_pack(&objects)?;
+    recent.replace(&objects);
 
     let pack_dir = repo.path().join("objects/pack");
     let root = workdir.clone();
@@ -191,35 +194,48 @@ fn prefixes(path: &Path) -> impl Iterator<Item = PathBuf> + '_ {
     })
 }
 
-/// Copy into `odb` what a commit on `parent` changing `paths` reads: the
-/// parent commit, its root tree, and each tree on the way to a path (the
-/// siblings along the way are only named, never read).
-fn preload(
+/// Copy into `staging` what a commit on `parent` changing `paths` reads:
+/// the parent commit, its root tree, and each tree on the way to a path
+/// (the siblings along the way are only named, never read). Each comes
+/// from `recent` if it is there, else from the repository's packs.
+fn preload<'s>(
     repo: &Repository,
-    odb: &Odb<'_>,
-    parent: &Commit<'_>,
-    tree: &Tree<'_>,
+    recent: &RecentObjects,
+    staging: &'s Repository,
+    parent: Oid,
     paths: &[&Path],
-) -> Result<(), GitError> {
+) -> Result<Commit<'s>, GitError> {
     let source = repo.odb()?;
-    let mut wanted = vec![parent.id(), tree.id()];
+    let target = staging.odb()?;
+    let copy = |id: Oid| -> Result<(), GitError> {
+        if target.exists(id) {
+            return Ok(());
+        }
+        match recent.get(id) {
+            Some((kind, bytes)) => target.write(kind, bytes)?,
+            None => {
+                let object = source.read(id)?;
+                target.write(object.kind(), object.data())?
+            }
+        };
+        Ok(())
+    };
+    copy(parent)?;
+    let commit = staging.find_commit(parent)?;
+    copy(commit.tree_id())?;
+    let tree: Tree<'_> = commit.tree()?;
     for path in paths {
-        // The folders above the file, not the file itself.
+        // The folders above the file, not the file itself; each is found
+        // in the one above it, copied in just before.
         let folders = path.iter().count().saturating_sub(1);
         for prefix in prefixes(path).take(folders) {
             match tree.get_path(&prefix) {
-                Ok(e) if e.kind() == Some(git2::ObjectType::Tree) => wanted.push(e.id()),
+                Ok(e) if e.kind() == Some(git2::ObjectType::Tree) => copy(e.id())?,
                 _ => break,
             }
         }
     }
-    wanted.sort();
-    wanted.dedup();
-    for id in wanted {
-        let object = source.read(id)?;
-        odb.write(object.kind(), object.data())?;
-    }
-    Ok(())
+    Ok(commit)
 }
 
 /// After the prepared commit's changes (and the files it names) are

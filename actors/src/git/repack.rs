@@ -6,8 +6,8 @@
 //! In three steps, so that the long one never holds the session: `plan`
 //! picks the packs to merge, `build` writes one pack of their objects
 //! beside them (read-only on the session's objects: a concurrent commit
-//! only adds packs of its own), and `drop_packs` removes the merged ones
-//! (short; the session's actor runs it between two of its writes).
+//! only adds packs of its own), `drop_packs` moves the merged ones aside,
+//! and `purge_merged` removes them once the session holds a fresh handle.
 
 use std::fs;
 use std::io;
@@ -188,18 +188,63 @@ fn path_names(repo: &Repository, oids: &[Oid]) -> std::collections::HashMap<Oid,
     names
 }
 
-/// Remove merged packs (their objects are in the pack `build` wrote and
-/// libgit2 fsynced). Not fsynced: a crash may bring some back, and a pack
-/// whose objects are in another is only a duplicate, taken by the next
-/// merge; the session's next write, which waits for this, no longer
-/// waits for the disk too.
+/// Under a session's `.git`: packs merged into another, moved out of
+/// `objects/pack` by `drop_packs`, removed later by `purge_merged`. git
+/// never reads this folder; everything in it is a duplicate of objects in
+/// a pack that was fsynced before it was moved here.
+pub const MERGED: &str = "openprogram-merged";
+
+/// Retire merged packs (their objects are in the pack `build` wrote and
+/// libgit2 fsynced): move them out of `objects/pack` into `.git/`[`MERGED`],
+/// on the keeper's thread, while the session may be writing: a handle that
+/// has a pack open keeps reading it, and one that has not skips it and
+/// finds the objects in the merged pack. `purge_merged` removes the files
+/// once the session has closed its old handle.
+/// The index file goes first: git and libgit2 find packs by it, and never
+/// see a pack whose data file is gone. Not fsynced: a crash may bring some
+/// back, and a pack whose objects are in another is only a duplicate,
+/// taken by the next merge.
 pub fn drop_packs(victims: &[PathBuf]) -> Result<(), GitError> {
     for idx in victims {
-        for ext in ["keep", "rev", "pack", "idx"] {
-            let _ = fs::remove_file(idx.with_extension(ext));
+        let Some(git_dir) = idx.parent().and_then(Path::parent).and_then(Path::parent) else {
+            continue;
+        };
+        let merged = git_dir.join(MERGED);
+        match fs::create_dir(&merged) {
+            Err(e) if e.kind() != io::ErrorKind::AlreadyExists => return Err(e.into()),
+            _ => {}
+        }
+        for ext in ["idx", "pack", "rev", "keep"] {
+            let from = idx.with_extension(ext);
+            let Some(name) = from.file_name() else {
+                continue;
+            };
+            match fs::rename(&from, merged.join(name)) {
+                Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e.into()),
+                _ => {}
+            }
         }
     }
     Ok(())
+}
+
+/// Remove what `drop_packs` retired in the repository at `git_dir`; how
+/// many files went.
+pub fn purge_merged(git_dir: &Path) -> io::Result<usize> {
+    let entries = match fs::read_dir(git_dir.join(MERGED)) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(0),
+        Err(e) => return Err(e),
+    };
+    let mut removed = 0;
+    for entry in entries {
+        match fs::remove_file(entry?.path()) {
+            Ok(()) => removed += 1,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(removed)
 }
 
 /// Merge every pack into one (`openprogram gc`); false when there was at
@@ -212,6 +257,7 @@ pub fn repack_all(repo: &Repository) -> Result<bool, GitError> {
     let victims: Vec<PathBuf> = all.into_iter().map(|p| p.idx).collect();
     build(repo, &victims)?;
     drop_packs(&victims)?;
+    purge_merged(repo.path())?;
     Ok(true)
 }
 
@@ -222,6 +268,7 @@ pub fn maybe_repack(repo: &Repository) -> Result<bool, GitError> {
     };
     build(repo, &victims)?;
     drop_packs(&victims)?;
+    purge_merged(repo.path())?;
     Ok(true)
 }
 

@@ -5,7 +5,7 @@ use super::core::{is_reply, SessionCore};
 use super::error::SessionError;
 use super::layout;
 use super::wire::{AppendOutcome, EndTurn, NewNode, NodePatch, TurnOutcome, ROOT_CALLER};
-use crate::git;
+
 use crate::ids;
 use crate::meta::{now, OpenTurn, ProjectBaseline, ProjectOutcome, Status};
 use crate::node::{Node, Role};
@@ -117,7 +117,7 @@ impl SessionCore {
             self.meta.updated_at = node.created_at;
             if opens_turn {
                 self.meta.open_turn = Some(OpenTurn {
-                    number: git::head_trailers(&self.repo)?.turn + 1,
+                    number: self.recent.head_trailers(&self.repo)?.turn + 1,
                     user_node: self.answered_user_node(&node),
                     first_seq: self.ended_seq() + 1,
                     started_at: node.created_at,

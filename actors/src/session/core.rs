@@ -51,6 +51,9 @@ pub struct SessionCore {
     /// Packs in the repository (one more per commit; fewer after
     /// maintenance merged some).
     pub(super) packs: usize,
+    /// The last commit's commit and tree objects: the next commit builds
+    /// on them without reading the packs.
+    pub(super) recent: git::RecentObjects,
 }
 
 impl SessionCore {

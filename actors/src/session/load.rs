@@ -57,6 +57,7 @@ impl SessionCore {
                     pending_paths: Vec::new(),
                     commit_pending: false,
                     packs: 0,
+                    recent: git::RecentObjects::new(),
                 };
                 let outcome = first.map(|(n, b)| core.append_with(n, b)).transpose()?;
                 for sub in ["context", layout::HISTORY] {
@@ -136,6 +137,7 @@ impl SessionCore {
             pending_paths: Vec::new(),
             commit_pending: false,
             packs: 0,
+            recent: git::RecentObjects::new(),
         };
         core.packs = git::repack::pack_count(core.repo.path());
         core.replies = core.nodes.iter().filter(|n| is_reply(n)).count() as u32;

@@ -208,7 +208,7 @@ impl SessionCore {
         turn_nodes.reverse();
         // A turn on a new branch also brings the nodes of its path that the
         // parent commit lacks (a retry: the user message it answers again).
-        let parent_head = git::head_trailers(&self.repo)?.head_node;
+        let parent_head = self.recent.head_trailers(&self.repo)?.head_node;
         let opener = turn_nodes.iter().find(|n| n.is_conversational()).copied();
         let extras = match opener {
             Some(o) => self.path_nodes_since(o, parent_head.as_deref()),
@@ -264,7 +264,14 @@ impl SessionCore {
         let meta = self.meta_bytes()?;
         let meta_put = self.meta_change(meta.clone());
         let overrides = [(Path::new(META), meta.as_slice())];
-        let prepared = git::prepare_commit(&self.repo, &refs, &overrides, &message, at);
+        let prepared = git::prepare_commit(
+            &self.repo,
+            &mut self.recent,
+            &refs,
+            &overrides,
+            &message,
+            at,
+        );
         let oid = match prepared {
             Ok(p) => {
                 let oid = p.oid;

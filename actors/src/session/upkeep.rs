@@ -2,8 +2,10 @@
 //! pack; once there are too many, the actor waits until the session is
 //! idle (no write for `IDLE`, or at once when packs pile up on a session
 //! that is never idle), has the server's pack keeper write the merged pack
-//! on its own thread, and then drops the merged packs between two of its
-//! own writes (a few file removals: the only step that holds the session).
+//! and move the merged packs aside on its own thread; the actor then opens
+//! a fresh repository handle between two of its writes (the only step that
+//! holds the session) and hands the old one back to the keeper, which
+//! closes it and removes the merged files.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -57,14 +59,15 @@ impl SessionCore {
         self.repo.path().to_path_buf()
     }
 
-    /// Drop packs merged into another (a step between two writes).
-    pub fn drop_merged(&mut self, victims: &[PathBuf]) -> Result<(), SessionError> {
-        git::repack::drop_packs(victims)?;
-        // Fresh handle: the old one keeps the dropped packs open.
-        self.repo = git::open_repo(&self.dir)?;
+    /// After a merge (the keeper moved the merged packs aside): a fresh
+    /// repository handle, as a step between two writes; the old one, which
+    /// maps the merged packs, is returned for the keeper to close
+    /// (`PackKeeper::retire`).
+    pub fn drop_merged(&mut self, victims: &[PathBuf]) -> Result<git2::Repository, SessionError> {
+        let fresh = git::open_repo(&self.dir)?;
         // The merged pack replaced the victims (no need to read them all).
         self.packs = (self.packs + 1).saturating_sub(victims.len());
-        Ok(())
+        Ok(std::mem::replace(&mut self.repo, fresh))
     }
 }
 
@@ -124,9 +127,20 @@ impl SessionActor {
                         .on_core(move |core| core.drop_merged(&victims))
                         .map(|res, act, ctx| {
                             act.upkeep.running = false;
-                            if let Err(e) = res {
-                                // Both copies stay; the next merge takes them.
-                                tracing::debug!(error = %e, "merged packs not dropped yet");
+                            match res {
+                                // Closed, and the merged files removed, there.
+                                Ok(old) => {
+                                    if let (Some(keeper), Ok(core)) =
+                                        (&act.upkeep.keeper, act.slot.live())
+                                    {
+                                        keeper.retire(core.git_dir(), old);
+                                    }
+                                }
+                                // The old handle stays; the next merge's
+                                // step replaces it.
+                                Err(e) => {
+                                    tracing::debug!(error = %e, "no fresh repository handle after a merge")
+                                }
                             }
                             act.plan_upkeep(ctx);
                         });

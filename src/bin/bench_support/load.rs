@@ -193,6 +193,7 @@ pub fn idle_maintenance_size(git_dir: &Path, turns: usize) {
         repack::build(&repo, &victims).expect("merge");
         repack::drop_packs(&victims).expect("drop");
     }
+    repack::purge_merged(git_dir).expect("purge");
     let out = Command::new("du")
         .arg("-sk")
         .arg(git_dir)
