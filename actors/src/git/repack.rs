@@ -210,10 +210,7 @@ pub fn drop_packs(victims: &[PathBuf]) -> Result<(), GitError> {
             continue;
         };
         let merged = git_dir.join(MERGED);
-        match fs::create_dir(&merged) {
-            Err(e) if e.kind() != io::ErrorKind::AlreadyExists => return Err(e.into()),
-            _ => {}
-        }
+        crate::fsio::create_private_dir_all(&merged)?;
         for ext in ["idx", "pack", "rev", "keep"] {
             let from = idx.with_extension(ext);
             let Some(name) = from.file_name() else {
