@@ -25,12 +25,16 @@ fn whole_conversation_makes_one_commit_per_turn() {
 
     let dir = s.session_dir("conv1");
     assert_clean_repo(&dir);
-    // Nothing in .git that git does not need: no sample hooks, no description.
+    // Nothing in .git that git does not need: no sample hooks, no
+    // description, none of the template's empty folders.
     let hooks: Vec<_> = std::fs::read_dir(dir.join(".git/hooks"))
         .map(|d| d.flatten().map(|e| e.file_name()).collect())
         .unwrap_or_default();
     assert!(hooks.is_empty(), "hooks: {hooks:?}");
     assert!(!dir.join(".git/description").exists());
+    for empty in ["hooks", "info", "objects/info", "refs/tags"] {
+        assert!(!dir.join(".git").join(empty).exists(), ".git/{empty}");
+    }
     assert_eq!(git(&dir, &["rev-list", "--count", "HEAD"]).trim(), "3");
     assert_eq!(
         git(&dir, &["rev-parse", "HEAD"]).trim(),

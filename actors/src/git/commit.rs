@@ -138,12 +138,18 @@ pub fn prepare_commit(
     let oid = staging.commit(None, &sig, &sig, message, &tree, &parents)?;
 
     // Exactly the objects this commit created: the commit, the root tree,
-    // and along each changed path its trees and blob.
+    // and along each path its trees and blob where they differ from the
+    // parent's (`.gitignore` is named every turn and rarely changes: it
+    // went into every turn's pack, so no two packs could be merged by
+    // copying them).
     let mut created = vec![oid, tree_oid];
     for path in paths {
         for prefix in prefixes(path) {
             if let Ok(entry) = tree.get_path(&prefix) {
-                created.push(entry.id());
+                let before = base.get_path(&prefix).map(|e| e.id());
+                if before.ok() != Some(entry.id()) {
+                    created.push(entry.id());
+                }
             }
         }
     }

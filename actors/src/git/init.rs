@@ -28,6 +28,14 @@ pub fn init_session_repo(dir: &Path) -> Result<Repository, git2::Error> {
         }
         _ => {}
     }
+    // And the empty folders of its template (`hooks`, `info` with its
+    // commented-out `exclude`, `objects/info`, `refs/tags`): a disk block
+    // each; git makes them again when it needs one.
+    let git_dir = repo.path();
+    let _ = std::fs::remove_file(git_dir.join("info/exclude"));
+    for empty in ["hooks", "info", "objects/info", "refs/tags"] {
+        let _ = std::fs::remove_dir(git_dir.join(empty));
+    }
     // libgit2 follows the umask; the session's git folder is private.
     crate::fsio::make_dir_private(repo.path())
         .map_err(|e| git2::Error::from_str(&format!("{}: {e}", repo.path().display())))?;

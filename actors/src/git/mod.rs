@@ -10,6 +10,7 @@ mod index_file;
 mod init;
 mod locks;
 mod log;
+mod pack_concat;
 mod pack_scan;
 mod pack_write;
 mod recent;

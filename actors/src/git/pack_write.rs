@@ -95,13 +95,24 @@ pub fn write_pack(objects: &[(Oid, ObjectType, Vec<u8>)]) -> Result<PackFiles, G
     let checksum: [u8; 20] = Sha1::digest(&pack).into();
     pack.extend_from_slice(&checksum);
 
+    let idx = index_bytes(&mut entries, &checksum)?;
+    let name = format!("pack-{}", Oid::from_bytes(&checksum)?);
+    Ok(PackFiles { name, pack, idx })
+}
+
+/// The version-2 index of a pack whose `entries` are (id, CRC-32 of the
+/// entry's bytes, offset) and whose trailer is `checksum`.
+pub(crate) fn index_bytes(
+    entries: &mut Vec<(Oid, u32, u64)>,
+    checksum: &[u8; 20],
+) -> Result<Vec<u8>, GitError> {
     entries.sort_by_key(|e| e.0);
     entries.dedup_by_key(|e| e.0);
     let mut idx = Vec::with_capacity(8 + 1024 + entries.len() * 28 + 40);
     idx.extend_from_slice(&[0xff, b't', b'O', b'c']);
     idx.extend_from_slice(&2u32.to_be_bytes());
     let mut fanout = [0u32; 256];
-    for (oid, _, _) in &entries {
+    for (oid, _, _) in entries.iter() {
         fanout[oid.as_bytes()[0] as usize] += 1;
     }
     let mut running = 0u32;
@@ -109,25 +120,24 @@ pub fn write_pack(objects: &[(Oid, ObjectType, Vec<u8>)]) -> Result<PackFiles, G
         running += n;
         idx.extend_from_slice(&running.to_be_bytes());
     }
-    for (oid, _, _) in &entries {
+    for (oid, _, _) in entries.iter() {
         idx.extend_from_slice(oid.as_bytes());
     }
-    for (_, crc, _) in &entries {
+    for (_, crc, _) in entries.iter() {
         idx.extend_from_slice(&crc.to_be_bytes());
     }
-    for (_, _, offset) in &entries {
+    for (_, _, offset) in entries.iter() {
         let small = u32::try_from(*offset)
             .ok()
             .filter(|o| o & 0x8000_0000 == 0)
             .ok_or_else(|| git2::Error::from_str("pack too large for a direct write"))?;
         idx.extend_from_slice(&small.to_be_bytes());
     }
-    idx.extend_from_slice(&checksum);
+    idx.extend_from_slice(checksum);
     let idx_sum: [u8; 20] = Sha1::digest(&idx).into();
     idx.extend_from_slice(&idx_sum);
 
-    let name = format!("pack-{}", Oid::from_bytes(&checksum)?);
-    Ok(PackFiles { name, pack, idx })
+    Ok(idx)
 }
 
 #[cfg(test)]

@@ -206,7 +206,12 @@ fn merge_one(git_dir: &std::path::Path, cap: Option<usize>) -> Result<Merged, Gi
         return Ok(None);
     };
     let repo = git2::Repository::open(git_dir)?;
-    git::repack::build(&repo, &victims)?;
+    if cap.is_some() {
+        // Busy: copied, to keep up with the turns; compressed once idle.
+        git::repack::build_copy(&repo, &victims)?;
+    } else {
+        git::repack::build(&repo, &victims)?;
+    }
     git::repack::drop_packs(&victims)?;
     Ok(Some(victims))
 }

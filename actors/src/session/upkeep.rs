@@ -1,7 +1,8 @@
 //! A session's pack maintenance, off its write path: every commit adds a
-//! pack; once there are too many, the actor waits until the session is
-//! idle (no write for `IDLE`, or at once when packs pile up on a session
-//! that is never idle), has the server's pack keeper write the merged pack
+//! pack; the actor waits until the session is idle (no write for `IDLE`,
+//! or at once when packs pile up on a session that is never idle), has the
+//! server's pack keeper plan a merge (geometric, or all packs into one once
+//! the newer ones have grown enough beside the largest), write the merged pack
 //! and move the merged packs aside on its own thread; the actor then opens
 //! a fresh repository handle between two of its writes (the only step that
 //! holds the session) and hands the old one back to the keeper, which
@@ -90,7 +91,9 @@ impl SessionActor {
         };
         let packs = core.pack_count();
         let u = &mut self.upkeep;
-        if u.keeper.is_none() || packs <= git::repack::MAX_PACKS || u.scheduled || u.running {
+        // Two packs may already be worth merging once idle (the keeper's
+        // plan decides: `git::repack::CONSOLIDATE`); a busy merge needs more.
+        if u.keeper.is_none() || packs < 2 || u.scheduled || u.running {
             return;
         }
         let forced = packs >= FORCE_PACKS;
