@@ -598,19 +598,7 @@ mod tests {
         let (again, repaired) = IndexFile::load_checked(&reopened).unwrap();
         assert!(!repaired);
         assert_eq!(again.len(), 3);
-        let git = |args: &[&str]| {
-            let out = std::process::Command::new("git")
-                .args(args)
-                .current_dir(dir.path())
-                .output()
-                .unwrap();
-            assert!(
-                out.status.success(),
-                "git {args:?}: {}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-            String::from_utf8(out.stdout).unwrap()
-        };
+        let git = |args: &[&str]| crate::git::run_git(dir.path(), args);
         assert_eq!(git(&["ls-files"]), "a.json\nb.json\nc.json\n");
         assert_eq!(git(&["status", "--porcelain"]), "");
         git(&["fsck", "--no-dangling"]);

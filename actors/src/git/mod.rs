@@ -90,3 +90,20 @@ pub const REF_SPARES: &str = "openprogram-spare";
 pub fn store_signature() -> Result<git2::Signature<'static>, git2::Error> {
     git2::Signature::now("OpenProgram", "sessions@openprogram.local")
 }
+
+/// Run the git CLI in `dir` (unit tests check our files with git itself);
+/// its standard output, or a panic with its error.
+#[cfg(test)]
+pub(crate) fn run_git(dir: &std::path::Path, args: &[&str]) -> String {
+    let out = std::process::Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}

@@ -134,8 +134,8 @@ pub fn concat(victims: &[PathBuf]) -> Result<Option<PathBuf>, GitError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::git::run_git as git;
     use std::path::Path;
-    use std::process::Command;
 
     /// The `.idx` paths of the packs in `pack_dir`.
     fn index_paths(pack_dir: &Path) -> Vec<PathBuf> {
@@ -146,20 +146,6 @@ mod tests {
             .collect();
         out.sort();
         out
-    }
-
-    fn git(dir: &Path, args: &[&str]) -> String {
-        let out = Command::new("git")
-            .args(args)
-            .current_dir(dir)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "git {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout).into_owned()
     }
 
     #[test]
