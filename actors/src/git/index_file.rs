@@ -674,17 +674,8 @@ mod tests {
         idx.write().unwrap();
         // The old tail is cut off: git would read it as extensions.
         assert!(fs::read(&path).unwrap().len() < whole.len() + 64);
-        let out = std::process::Command::new("git")
-            .args(["ls-files", "--stage"])
-            .current_dir(dir.path())
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        assert_eq!(String::from_utf8_lossy(&out.stdout).lines().count(), 2);
+        let listed = crate::git::run_git(dir.path(), &["ls-files", "--stage"]);
+        assert_eq!(listed.lines().count(), 2);
     }
 
     #[test]

@@ -160,17 +160,8 @@ mod tests {
         let pack_dir = dir.path().join("objects/pack");
         std::fs::write(pack_dir.join(format!("{}.pack", files.name)), &files.pack).unwrap();
         std::fs::write(pack_dir.join(format!("{}.idx", files.name)), &files.idx).unwrap();
-        let out = Command::new("git")
-            .arg("verify-pack")
-            .arg("-v")
-            .arg(pack_dir.join(format!("{}.idx", files.name)))
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        let idx = pack_dir.join(format!("{}.idx", files.name));
+        crate::git::run_git(dir.path(), &["verify-pack", "-v", idx.to_str().unwrap()]);
         for (oid, _, c) in &objects {
             let out = Command::new("git")
                 .arg("-C")
