@@ -89,6 +89,9 @@ pub struct MaintenanceConfig {
     pub empty_shell_max_age_s: f64,
     pub archive_ttl_days: f64,
     pub max_sessions: usize,
+    /// Seconds a pack merged into another stays beside it (readers that
+    /// listed it, such as a `git fsck`, can still open it).
+    pub retired_pack_grace_s: u64,
 }
 
 #[derive(Debug, Clone, Deserialize, serde::Serialize)]

@@ -118,6 +118,7 @@ impl Application {
             retitle_at: config.titles.retitle_at.clone(),
             allowed_roots: config.projects.allowed_roots.clone(),
             search: config.search.enabled,
+            retired_pack_grace: std::time::Duration::from_secs(m.retired_pack_grace_s),
             import_limits: openprogram_actors::git::ImportLimits {
                 max_unpacked: config.store.import_max_unpacked,
                 max_objects: config.store.import_max_objects,

@@ -14,9 +14,18 @@ pub enum LogFormat {
     Json,
 }
 
+/// The one tantivy target held at `error`.
+const QUIET_TANTIVY: &str = "tantivy::store::compressors=error";
+
 pub fn init(format: LogFormat) {
-    let filter =
+    let mut filter =
         EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info,tantivy=warn"));
+    // tantivy warns at every segment it writes that zstd level 19 is slow;
+    // the level is chosen on purpose (see `search/index.rs`), so that one
+    // warning is dropped whatever `RUST_LOG` asks for.
+    if let Ok(quiet) = QUIET_TANTIVY.parse() {
+        filter = filter.add_directive(quiet);
+    }
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr);

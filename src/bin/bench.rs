@@ -312,7 +312,7 @@ fn bench_commits(
     sub_turns: usize,
     windows: &[(usize, usize, usize)],
 ) -> CommitSamples {
-    let keeper = PackKeeper::spawn().expect("pack keeper");
+    let keeper = PackKeeper::spawn(Duration::ZERO).expect("pack keeper");
     let mut big = EngineSession::create(dir, "engine-session", &keeper);
     let mut sub = (sub_turns > 0).then(|| SubprocessSession::create(dir));
     let mut out = CommitSamples {
@@ -408,7 +408,7 @@ fn bench_branches(dir: &Path) {
 /// merges capped), then what its idle maintenance does, then its size.
 fn disk_after_maintenance(dir: &Path) {
     const TURNS: usize = 1000;
-    let keeper = PackKeeper::spawn().expect("pack keeper");
+    let keeper = PackKeeper::spawn(Duration::ZERO).expect("pack keeper");
     let mut session = EngineSession::create(dir, "disk-session", &keeper);
     let mut peak = 0;
     for _ in 0..TURNS {

@@ -72,6 +72,10 @@ fn describe() {
     );
     describe_gauge!("openprogram_titler_queue", "title requests waiting");
     describe_gauge!(
+        "openprogram_search_backlog",
+        "sessions queued for the search indexer or being indexed"
+    );
+    describe_gauge!(
         "openprogram_titler_in_flight",
         "title requests being answered"
     );
@@ -114,6 +118,9 @@ pub async fn scrape(state: web::Data<AppState>) -> HttpResponse {
     let titler = engine.titler_stats();
     metrics::gauge!("openprogram_titler_queue").set(titler.queued as f64);
     metrics::gauge!("openprogram_titler_in_flight").set(titler.in_flight as f64);
+    if let Some(n) = engine.search_backlog() {
+        metrics::gauge!("openprogram_search_backlog").set(n as f64);
+    }
     let body = install().map(|h| h.render()).unwrap_or_default();
     HttpResponse::Ok()
         .content_type("text/plain; version=0.0.4; charset=utf-8")

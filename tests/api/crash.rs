@@ -298,3 +298,122 @@ fn a_failed_commit_is_retried_into_its_own_turn() {
     assert_eq!(git(&dir, &["rev-list", "--count", "HEAD"]).trim(), "4");
     assert_clean_repo(&dir);
 }
+
+/// Packs in a session's `objects/pack`.
+fn pack_files(dir: &std::path::Path) -> usize {
+    std::fs::read_dir(dir.join(".git/objects/pack"))
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .path()
+                .extension()
+                .is_some_and(|x| x == "pack")
+        })
+        .count()
+}
+
+/// A crash after an idle merge: the log's replay puts the merged per-turn
+/// packs back beside the merged one, and the next merge then writes a
+/// pack identical to that merged one (same objects, same name). It must
+/// never retire the pack it has just written.
+#[test]
+fn a_merge_after_a_replay_that_resurrected_merged_packs_keeps_every_object() {
+    for (i, action) in ["switch", "rename", "system"].iter().enumerate() {
+        // No grace: the merged packs are gone before the kill, so only the
+        // log's replay can bring them back.
+        let mut s =
+            TestServer::start_with_env(&[("OPENPROGRAM_MAINTENANCE_RETIRED_PACK_GRACE_S", "0")]);
+        let id = format!("m{i}");
+        s.turn(&id, "turn one", "reply one", &[]);
+        s.turn(&id, "turn two", "reply two", &[]);
+        let dir = s.session_dir(&id);
+        let merged = std::time::Instant::now();
+        while pack_files(&dir) > 1 {
+            assert!(merged.elapsed().as_secs() < 20, "no idle merge");
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        s.restart_after_kill();
+        assert!(
+            pack_files(&dir) > 1,
+            "the replay brought the per-turn packs back"
+        );
+        let (status, body) = match *action {
+            "switch" => s.post(
+                &format!("/api/sessions/{id}/switch"),
+                json!({"branch": "main"}),
+            ),
+            "rename" => s.patch(&format!("/api/sessions/{id}"), json!({"title": "renamed"})),
+            _ => s.post(
+                &format!("/api/sessions/{id}/messages"),
+                json!({"role": "system", "content": "be brief"}),
+            ),
+        };
+        assert!(status < 300, "{action}: {status} {body}");
+        // The idle merge of the resurrected packs runs about 1 s later.
+        std::thread::sleep(std::time::Duration::from_millis(2500));
+        assert!(pack_files(&dir) >= 1, "{action}: every pack was removed");
+        assert_eq!(git(&dir, &["rev-list", "--count", "HEAD"]).trim(), "2");
+        git(&dir, &["fsck", "--strict", "--no-progress"]);
+        let (status, commits) = s.get(&format!("/api/sessions/{id}/commits"));
+        assert_eq!(status, 200, "{action}: {commits}");
+        s.turn(&id, "turn three", "reply three", &[]);
+        assert_eq!(git(&dir, &["rev-list", "--count", "HEAD"]).trim(), "3");
+    }
+}
+
+/// A retry of the first turn starts its branch with no commit yet (HEAD on
+/// an unborn `retry-*`, the work tree without the first answer); a crash
+/// right then must not hide the first turn's nodes, which only `main`
+/// holds. Found by the crash model (seed 0).
+#[test]
+fn a_crash_while_retrying_the_first_turn_keeps_the_first_answer() {
+    let mut s = TestServer::start();
+    s.append(
+        "rf",
+        json!({"id": "u1", "role": "user", "content": "first"}),
+    );
+    s.append(
+        "rf",
+        json!({"id": "a1", "role": "assistant", "content": "answer one"}),
+    );
+    s.end_turn("rf", json!({}));
+    s.kill();
+    s.env = vec![(
+        "OPENPROGRAM_WAL_FAULT".to_string(),
+        "kill-before-ack".to_string(),
+    )];
+    s.spawn();
+    let url = format!("{}/api/sessions/rf/messages", s.url);
+    let sent = ureq::post(&url).send_json(
+        json!({"id": "a1b", "role": "assistant", "predecessor": "u1", "content": "again"}),
+    );
+    assert!(sent.is_err(), "no answer from a killed server: {sent:?}");
+    s.kill();
+    s.env.clear();
+    s.spawn();
+    let (_, nodes) = s.get("/api/sessions/rf/nodes");
+    let ids: Vec<&str> = nodes["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n["id"].as_str().unwrap())
+        .collect();
+    assert!(ids.contains(&"a1") && ids.contains(&"u1"), "{ids:?}");
+    // The retry was cut before it was written (the branch switch's own
+    // flush killed the server): sending it again works.
+    let (status, body) = s.post(
+        "/api/sessions/rf/messages",
+        json!({"id": "a1b", "role": "assistant", "predecessor": "u1", "content": "again"}),
+    );
+    assert!(status == 200 || status == 201, "{body}");
+    let (status, body) = s.post("/api/sessions/rf/turns", json!({}));
+    assert_eq!(status, 201, "{body}");
+    let (_, branches) = s.get("/api/sessions/rf/branches");
+    assert_eq!(
+        branches["branches"].as_array().unwrap().len(),
+        2,
+        "{branches}"
+    );
+    assert_clean_repo(&s.session_dir("rf"));
+}

@@ -216,6 +216,83 @@ impl TestServer {
         self.call(self.agent.get(&format!("{}{path}", self.url)), None)
     }
 
+    /// `GET path` as bytes, or `Err` when no answer came.
+    pub fn try_get_bytes(&self, path: &str) -> Result<(u16, Vec<u8>), String> {
+        let mut req = self.agent.get(&format!("{}{path}", self.url));
+        if let Some(t) = &self.auth {
+            req = req.set("Authorization", &format!("Bearer {t}"));
+        }
+        let resp = match req.call() {
+            Ok(r) => r,
+            Err(ureq::Error::Status(_, r)) => r,
+            Err(e) => return Err(e.to_string()),
+        };
+        let status = resp.status();
+        let mut body = Vec::new();
+        std::io::Read::read_to_end(&mut resp.into_reader(), &mut body)
+            .map_err(|e| e.to_string())?;
+        Ok((status, body))
+    }
+
+    /// `POST path` with a raw body, or `Err` when no answer came.
+    pub fn try_post_bytes(
+        &self,
+        path: &str,
+        content_type: &str,
+        body: &[u8],
+    ) -> Result<(u16, Value), String> {
+        let mut req = self
+            .agent
+            .post(&format!("{}{path}", self.url))
+            .set("Content-Type", content_type);
+        if let Some(t) = &self.auth {
+            req = req.set("Authorization", &format!("Bearer {t}"));
+        }
+        let resp = match req.send_bytes(body) {
+            Ok(r) => r,
+            Err(ureq::Error::Status(_, r)) => r,
+            Err(e) => return Err(e.to_string()),
+        };
+        let status = resp.status();
+        let text = resp.into_string().map_err(|e| e.to_string())?;
+        Ok((
+            status,
+            serde_json::from_str(&text).unwrap_or(Value::String(text)),
+        ))
+    }
+
+    /// The server's process id, while it runs.
+    pub fn pid(&self) -> Option<u32> {
+        self.child.as_ref().map(Child::id)
+    }
+
+    /// A request that may meet a server killed meanwhile: `Err` when no
+    /// answer came (the outcome is unknown).
+    pub fn try_request(
+        &self,
+        method: &str,
+        path: &str,
+        body: Option<&Value>,
+    ) -> Result<(u16, Value), String> {
+        let mut req = self.agent.request(method, &format!("{}{path}", self.url));
+        if let Some(t) = &self.auth {
+            req = req.set("Authorization", &format!("Bearer {t}"));
+        }
+        let res = match body {
+            Some(b) => req.send_json(b),
+            None => req.call(),
+        };
+        let resp = match res {
+            Ok(r) => r,
+            Err(ureq::Error::Status(_, r)) => r,
+            Err(e) => return Err(e.to_string()),
+        };
+        let status = resp.status();
+        let text = resp.into_string().map_err(|e| e.to_string())?;
+        let json = serde_json::from_str(&text).unwrap_or(Value::String(text));
+        Ok((status, json))
+    }
+
     pub fn post(&self, path: &str, body: Value) -> (u16, Value) {
         self.call(self.agent.post(&format!("{}{path}", self.url)), Some(&body))
     }

@@ -360,7 +360,8 @@ fn pack_count(dir: &std::path::Path) -> usize {
 
 #[test]
 fn packs_are_merged_in_the_background_once_the_session_is_idle() {
-    let mut s = TestServer::start();
+    let mut s =
+        TestServer::start_with_env(&[("OPENPROGRAM_MAINTENANCE_RETIRED_PACK_GRACE_S", "3")]);
     for t in 0..40 {
         s.turn(
             "packed",
@@ -370,8 +371,21 @@ fn packs_are_merged_in_the_background_once_the_session_is_idle() {
         );
     }
     let dir = s.session_dir("packed");
-    // Once idle, the packs are merged down (each turn added one).
+    // Once idle, the packs are merged (each turn added one); the merged
+    // ones are marked retired and stay readable for the grace period, so
+    // a `git fsck` run meanwhile reads every pack it listed.
     let deadline = Instant::now() + Duration::from_secs(30);
+    let retired = dir.join(".git/openprogram-merged");
+    let marks = || std::fs::read_dir(&retired).map_or(0, |d| d.count());
+    while marks() == 0 {
+        assert!(Instant::now() < deadline, "no merge after the last write");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(
+        pack_count(&dir) > marks(),
+        "retired packs stay during the grace"
+    );
+    git(&dir, &["fsck", "--strict"]);
     while pack_count(&dir) > 9 {
         assert!(
             Instant::now() < deadline,
@@ -380,11 +394,9 @@ fn packs_are_merged_in_the_background_once_the_session_is_idle() {
         );
         std::thread::sleep(Duration::from_millis(100));
     }
-    // The merged packs were moved aside, then removed by the keeper once
-    // the session had a fresh handle: nothing is left of them, nor of the
-    // folder that held them.
-    let retired = dir.join(".git/openprogram-merged");
-    let left = || std::fs::read_dir(&retired).map_or(0, |d| d.count());
+    // Once the grace is over the keeper removed them: nothing is left of
+    // them, nor of the folder that held their marks.
+    let left = marks;
     while left() > 0 {
         assert!(
             Instant::now() < deadline,

@@ -11,6 +11,7 @@ mod projects;
 mod search;
 mod sessions;
 mod transfer;
+mod verify;
 
 pub use projects::Relocation;
 pub use search::{SearchQuery, SearchResult, SessionHits};
@@ -61,6 +62,9 @@ pub struct EngineConfig {
     pub import_limits: ImportLimits,
     /// Keep the full-text index (`[search] enabled`).
     pub search: bool,
+    /// How long a pack merged into another stays readable beside it
+    /// before its files are removed.
+    pub retired_pack_grace: Duration,
 }
 
 #[derive(Clone)]
@@ -75,6 +79,8 @@ pub struct Engine {
     titler_counts: std::sync::Arc<crate::titler::actor::Counts>,
     /// None when search is turned off.
     search: Option<Addr<crate::search::Search>>,
+    /// Sessions waiting for the search indexer (None when search is off).
+    search_backlog: Option<crate::search::Backlog>,
     keeper: crate::maintenance::packs::PackKeeper,
     hub: Hub,
 }
@@ -126,10 +132,17 @@ impl Engine {
                     Some((r.id.clone(), dir, r.search_title()))
                 })
                 .collect();
-            Some(opened.catch_up(for_search).start())
+            let search = opened.catch_up(for_search);
+            Some((search.backlog(), search.start()))
         } else {
             None
         };
+        let (search_backlog, search) = search.unzip();
+        let to_verify: Vec<(String, PathBuf)> = loaded
+            .dirs
+            .iter()
+            .map(|(id, dir)| (id.clone(), dir.clone()))
+            .collect();
         let mut registry = Registry::new(loaded.rows, writer, config.index_debounce, loaded.seq)
             .with_hub(hub.clone());
         if let Some(search) = &search {
@@ -149,7 +162,7 @@ impl Engine {
             locations.save_now()?;
         }
         let writer = LocationsWriter::spawn(locations.path().to_path_buf())?;
-        let keeper = crate::maintenance::packs::PackKeeper::spawn()?;
+        let keeper = crate::maintenance::packs::PackKeeper::spawn(config.retired_pack_grace)?;
         let manager = SessionManager::new(
             config.sessions_dir.clone(),
             locations,
@@ -171,22 +184,22 @@ impl Engine {
             titler: titler.clone(),
             retitle_at: config.retitle_at,
         }));
-        Ok((
-            Engine {
-                sessions_dir: config.sessions_dir.clone(),
-                paths: std::sync::Arc::new(paths),
-                import_limits: config.import_limits,
-                manager,
-                registry,
-                projects,
-                titler,
-                titler_counts,
-                search,
-                keeper,
-                hub,
-            },
-            loaded.report,
-        ))
+        let engine = Engine {
+            sessions_dir: config.sessions_dir.clone(),
+            paths: std::sync::Arc::new(paths),
+            import_limits: config.import_limits,
+            manager,
+            registry,
+            projects,
+            titler,
+            titler_counts,
+            search,
+            search_backlog,
+            keeper,
+            hub,
+        };
+        engine.verify_in_background(to_verify);
+        Ok((engine, loaded.report))
     }
 
     /// Send `msg` to the session's actor (started if needed) and return
@@ -304,6 +317,13 @@ impl Engine {
     /// The titler's queue and in-flight requests.
     pub fn titler_stats(&self) -> crate::titler::actor::TitlerStats {
         self.titler_counts.stats()
+    }
+
+    /// Sessions queued for the search indexer or being indexed.
+    pub fn search_backlog(&self) -> Option<usize> {
+        self.search_backlog
+            .as_ref()
+            .map(crate::search::Backlog::get)
     }
 
     pub async fn live_sessions(&self) -> usize {

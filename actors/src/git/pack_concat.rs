@@ -169,8 +169,9 @@ mod tests {
         // A pack with deltas (the packbuilder's), then more turn packs.
         let pack_dir = dir.path().join(".git/objects/pack");
         let first = index_paths(&pack_dir);
-        crate::git::repack::build(&repo, &first).unwrap();
-        crate::git::repack::drop_packs(&first).unwrap();
+        let written = crate::git::repack::build(&repo, &first).unwrap();
+        crate::git::repack::drop_packs(&first, &written).unwrap();
+        crate::git::repack::purge_merged(repo.path(), std::time::Duration::ZERO).unwrap();
         let merged = index_paths(&pack_dir);
         assert_eq!(merged.len(), 1);
         let deltas = git(
@@ -187,7 +188,8 @@ mod tests {
         let victims = index_paths(&pack_dir);
         assert_eq!(victims.len(), 9);
         let made = concat(&victims).unwrap().expect("no duplicates");
-        crate::git::repack::drop_packs(&victims).unwrap();
+        crate::git::repack::drop_packs(&victims, &made).unwrap();
+        crate::git::repack::purge_merged(repo.path(), std::time::Duration::ZERO).unwrap();
         assert_eq!(index_paths(&pack_dir), vec![made.clone()]);
         // git checks every entry's CRC and SHA-1, every delta, the index.
         git(dir.path(), &["verify-pack", made.to_str().unwrap()]);

@@ -3,12 +3,19 @@
 //! sum of the smaller ones keeps the number of packs logarithmic in the
 //! number of objects, and the amortised cost per object constant.
 //!
-//! In three steps, so that the long one never holds the session: `plan`
-//! picks the packs to merge, `build` (or `build_copy` for a busy session)
-//! writes one pack of their objects
-//! beside them (read-only on the session's objects: a concurrent commit
-//! only adds packs of its own), `drop_packs` moves the merged ones aside,
-//! and `purge_merged` removes them once the session holds a fresh handle.
+//! In steps, so that the long one never holds the session: `plan` picks
+//! the packs to merge, `build` (or `build_copy` for a busy session) writes
+//! one pack of their objects beside them (read-only on the session's
+//! objects: a concurrent commit only adds packs of its own) and names it,
+//! `drop_packs` marks the merged ones retired (they stay in `objects/pack`
+//! for a grace period, so a reader that listed them, a user's `git fsck`
+//! or the session's own handle, can still open them), and `purge_merged`
+//! removes the retired packs whose grace is over.
+//!
+//! The pack a merge writes is named by its content: merging a pack with
+//! duplicates of its own objects (a crash can bring merged packs back)
+//! writes a pack of the same name as one of the victims. That pack is the
+//! result, never a victim.
 
 use std::fs;
 use std::io;
@@ -52,11 +59,22 @@ fn object_count(path: &Path) -> io::Result<usize> {
     Ok(u32::from_be_bytes(n) as usize)
 }
 
+/// The packs of `pack_dir` that are not retired.
 fn packs(pack_dir: &Path) -> io::Result<Vec<Pack>> {
+    let retired = pack_dir
+        .parent()
+        .and_then(Path::parent)
+        .map(retired_names)
+        .unwrap_or_default();
     let mut out = Vec::new();
     for entry in fs::read_dir(pack_dir)? {
         let path = entry?.path();
-        if path.extension().is_some_and(|e| e == "idx") && path.with_extension("pack").exists() {
+        if path.extension().is_some_and(|e| e == "idx")
+            && path.with_extension("pack").exists()
+            && !path
+                .file_stem()
+                .is_some_and(|stem| retired.contains(&stem.to_string_lossy().into_owned()))
+        {
             let objects = object_count(&path)?;
             out.push(Pack { idx: path, objects });
         }
@@ -125,8 +143,9 @@ pub fn plan(git_dir: &Path, cap: Option<usize>) -> Result<Option<Vec<PathBuf>>, 
 }
 
 /// Write one pack holding every object of the packs `victims` (durable:
-/// libgit2 fsyncs it), beside them. They stay until `drop_packs`.
-pub fn build(repo: &Repository, victims: &[PathBuf]) -> Result<(), GitError> {
+/// libgit2 fsyncs it), beside them; its `.idx` path. They stay until
+/// `drop_packs`.
+pub fn build(repo: &Repository, victims: &[PathBuf]) -> Result<PathBuf, GitError> {
     let started = std::time::Instant::now();
     let mut builder = repo.packbuilder()?;
     let mut oids: Vec<Oid> = Vec::new();
@@ -139,26 +158,32 @@ pub fn build(repo: &Repository, victims: &[PathBuf]) -> Result<(), GitError> {
     for oid in oids {
         builder.insert_object(oid, names.get(&oid).map(String::as_str))?;
     }
-    builder.write(&repo.path().join("objects/pack"), 0o444)?;
+    let pack_dir = repo.path().join("objects/pack");
+    builder.write(&pack_dir, 0o444)?;
+    let written = builder
+        .name()
+        .map(|name| pack_dir.join(format!("pack-{name}.idx")))
+        .ok_or_else(|| git2::Error::from_str("the merged pack has no name"))?;
     metrics::counter!("openprogram_maintenance_runs_total").increment(1);
     metrics::histogram!("openprogram_maintenance_duration_seconds")
         .record(started.elapsed().as_secs_f64());
-    Ok(())
+    Ok(written)
 }
 
 /// A busy session's merge: the packs `victims` copied into one
 /// (`pack_concat`: no delta search, no recompression, so it keeps up with
 /// a session's turns), fsynced, beside them; with the packbuilder
 /// (`build`) when two of them share an object. The idle merges compress.
-pub fn build_copy(repo: &Repository, victims: &[PathBuf]) -> Result<(), GitError> {
+/// The written pack's `.idx` path.
+pub fn build_copy(repo: &Repository, victims: &[PathBuf]) -> Result<PathBuf, GitError> {
     let started = std::time::Instant::now();
-    if super::pack_concat::concat(victims)?.is_none() {
+    let Some(written) = super::pack_concat::concat(victims)? else {
         return build(repo, victims);
-    }
+    };
     metrics::counter!("openprogram_maintenance_runs_total").increment(1);
     metrics::histogram!("openprogram_maintenance_duration_seconds")
         .record(started.elapsed().as_secs_f64());
-    Ok(())
+    Ok(written)
 }
 
 /// The path of each tree and blob among `oids` in the commits among
@@ -205,64 +230,117 @@ fn path_names(repo: &Repository, oids: &[Oid]) -> std::collections::HashMap<Oid,
     names
 }
 
-/// Under a session's `.git`: packs merged into another, moved out of
-/// `objects/pack` by `drop_packs`, removed later by `purge_merged`. git
-/// never reads this folder; everything in it is a duplicate of objects in
-/// a pack that was fsynced before it was moved here.
+/// Under a session's `.git`: one empty file per retired pack, named
+/// after it (`pack-<hash>`), made when `drop_packs` retired it. The pack
+/// itself stays in `objects/pack` (a duplicate of objects in a pack that
+/// was fsynced first) until `purge_merged` finds its grace over.
 pub const MERGED: &str = "openprogram-merged";
 
-/// Retire merged packs (their objects are in the pack `build` wrote and
-/// libgit2 fsynced): move them out of `objects/pack` into `.git/`[`MERGED`],
-/// on the keeper's thread, while the session may be writing: a handle that
-/// has a pack open keeps reading it, and one that has not skips it and
-/// finds the objects in the merged pack. `purge_merged` removes the files
-/// once the session has closed its old handle.
-/// The index file goes first: git and libgit2 find packs by it, and never
-/// see a pack whose data file is gone. Not fsynced: a crash may bring some
-/// back, and a pack whose objects are in another is only a duplicate,
-/// taken by the next merge.
-pub fn drop_packs(victims: &[PathBuf]) -> Result<(), GitError> {
+/// The names (`pack-<hash>`) of the retired packs of the `.git` at
+/// `git_dir`.
+fn retired_names(git_dir: &Path) -> std::collections::HashSet<String> {
+    let Ok(entries) = fs::read_dir(git_dir.join(MERGED)) else {
+        return Default::default();
+    };
+    entries
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect()
+}
+
+/// A pack's name (`pack-<hash>`) from the path of its `.idx`.
+fn pack_name(idx: &Path) -> Option<String> {
+    idx.file_stem().map(|s| s.to_string_lossy().into_owned())
+}
+
+/// Retire the merged packs `victims`, all but `written` (the pack the
+/// merge wrote: when it has the same content as a victim, it has the same
+/// name, and it is the result). Retiring only marks them (`MERGED`): git,
+/// libgit2 and this store's listing (`plan`, `pack_count`) go on as if
+/// they were gone, while a reader that listed them before can still open
+/// them. `written` is un-retired if an earlier merge had retired a pack of
+/// its name. The marks are not fsynced: a crash may forget one, and a
+/// pack whose objects are in another is only a duplicate, taken by the
+/// next merge.
+pub fn drop_packs(victims: &[PathBuf], written: &Path) -> Result<(), GitError> {
+    let Some(git_dir) = written
+        .parent()
+        .and_then(Path::parent)
+        .and_then(Path::parent)
+    else {
+        return Ok(());
+    };
+    let merged = git_dir.join(MERGED);
+    let kept = pack_name(written);
+    if let Some(kept) = &kept {
+        match fs::remove_file(merged.join(kept)) {
+            Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e.into()),
+            _ => {}
+        }
+    }
     for idx in victims {
-        let Some(git_dir) = idx.parent().and_then(Path::parent).and_then(Path::parent) else {
+        let Some(name) = pack_name(idx) else {
             continue;
         };
-        let merged = git_dir.join(MERGED);
-        crate::fsio::create_private_dir_all(&merged)?;
-        for ext in ["idx", "pack", "rev", "keep"] {
-            let from = idx.with_extension(ext);
-            let Some(name) = from.file_name() else {
-                continue;
-            };
-            match fs::rename(&from, merged.join(name)) {
-                Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e.into()),
-                _ => {}
-            }
+        if Some(&name) == kept.as_ref() || !idx.exists() {
+            continue;
         }
+        crate::fsio::create_private_dir_all(&merged)?;
+        fs::File::create(merged.join(name))?;
     }
     Ok(())
 }
 
-/// Remove what `drop_packs` retired in the repository at `git_dir`; how
-/// many files went.
-pub fn purge_merged(git_dir: &Path) -> io::Result<usize> {
-    let entries = match fs::read_dir(git_dir.join(MERGED)) {
+/// Remove the retired packs of the repository at `git_dir` retired at
+/// least `grace` ago; how many packs went. The index goes first (git and
+/// libgit2 find packs by it, and never open a pack whose index is gone),
+/// the mark last.
+pub fn purge_merged(git_dir: &Path, grace: std::time::Duration) -> io::Result<usize> {
+    let merged = git_dir.join(MERGED);
+    let entries = match fs::read_dir(&merged) {
         Ok(entries) => entries,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(0),
         Err(e) => return Err(e),
     };
+    let pack_dir = git_dir.join("objects/pack");
     let mut removed = 0;
+    let mut left = 0;
     for entry in entries {
-        match fs::remove_file(entry?.path()) {
-            Ok(()) => removed += 1,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-            Err(e) => return Err(e),
+        let entry = entry?;
+        let due = entry
+            .metadata()
+            .and_then(|m| m.modified())
+            .map(|t| t.elapsed().map_or(true, |age| age >= grace))
+            .unwrap_or(true);
+        if !due {
+            left += 1;
+            continue;
         }
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if !name.starts_with("pack-") || name.contains('/') {
+            // Not a mark of ours (an older layout kept pack files here).
+            fs::remove_file(entry.path())?;
+            continue;
+        }
+        for ext in ["idx", "pack", "rev", "bitmap", "keep"] {
+            match fs::remove_file(pack_dir.join(format!("{name}.{ext}"))) {
+                Ok(()) if ext == "idx" => removed += 1,
+                Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
+                _ => {}
+            }
+        }
+        fs::remove_file(entry.path())?;
     }
-    // The folder too: a folder that once listed a few hundred packs keeps
-    // its size (52 KiB) on ext4; the next retirement makes it again.
-    let _ = fs::remove_dir(git_dir.join(MERGED));
+    if left == 0 {
+        // A folder that once listed a few hundred marks keeps its size
+        // (52 KiB) on ext4; the next retirement makes it again.
+        let _ = fs::remove_dir(&merged);
+    }
     Ok(removed)
 }
+
+/// The grace of a retired pack before its files are removed.
+pub const GRACE: std::time::Duration = std::time::Duration::from_secs(120);
 
 /// Merge every pack into one (`openprogram gc`); false when there was at
 /// most one.
@@ -272,9 +350,10 @@ pub fn repack_all(repo: &Repository) -> Result<bool, GitError> {
         return Ok(false);
     }
     let victims: Vec<PathBuf> = all.into_iter().map(|p| p.idx).collect();
-    build(repo, &victims)?;
-    drop_packs(&victims)?;
-    purge_merged(repo.path())?;
+    let written = build(repo, &victims)?;
+    drop_packs(&victims, &written)?;
+    // No server runs (`openprogram gc` refuses beside one): no grace.
+    purge_merged(repo.path(), std::time::Duration::ZERO)?;
     Ok(true)
 }
 
@@ -283,9 +362,9 @@ pub fn maybe_repack(repo: &Repository) -> Result<bool, GitError> {
     let Some(victims) = plan(repo.path(), None)? else {
         return Ok(false);
     };
-    build(repo, &victims)?;
-    drop_packs(&victims)?;
-    purge_merged(repo.path())?;
+    let written = build(repo, &victims)?;
+    drop_packs(&victims, &written)?;
+    purge_merged(repo.path(), std::time::Duration::ZERO)?;
     Ok(true)
 }
 
@@ -308,10 +387,10 @@ mod tests {
         }
         assert_eq!(pack_count(repo.path()), 3 * MAX_PACKS);
         let victims = plan(repo.path(), None).unwrap().expect("a merge is due");
-        build(&repo, &victims).unwrap();
+        let written = build(&repo, &victims).unwrap();
         // Built beside the old packs; they go only when dropped.
         assert_eq!(pack_count(repo.path()), 3 * MAX_PACKS + 1);
-        drop_packs(&victims).unwrap();
+        drop_packs(&victims, &written).unwrap();
         assert_eq!(pack_count(repo.path()), 3 * MAX_PACKS + 1 - victims.len());
     }
 
@@ -356,10 +435,82 @@ mod tests {
         assert_eq!(victims.len(), small + 1, "every pack");
         // Not while busy: few packs, and a busy merge is capped anyway.
         assert_eq!(plan(repo.path(), Some(BUSY_CAP)).unwrap(), None);
-        build(&repo, &victims).unwrap();
-        drop_packs(&victims).unwrap();
+        let written = build(&repo, &victims).unwrap();
+        drop_packs(&victims, &written).unwrap();
         assert_eq!(objects(&pack_dir), vec![162 + 3 * small]);
         assert_eq!(plan(repo.path(), None).unwrap(), None, "one pack stays");
+    }
+
+    #[test]
+    fn a_merge_that_rewrites_a_victim_keeps_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = crate::git::init_repo(dir.path()).unwrap();
+        let mut index = crate::git::IndexFile::load(&repo).unwrap();
+        for i in 0..3 {
+            let name = format!("f{i}.txt");
+            fs::write(dir.path().join(&name), format!("content {i}")).unwrap();
+            let paths = [Path::new(&name)];
+            crate::git::commit_paths(&repo, &mut index, &paths, "c", None).unwrap();
+        }
+        let pack_dir = dir.path().join(".git/objects/pack");
+        let turn_packs: Vec<PathBuf> = packs(&pack_dir)
+            .unwrap()
+            .into_iter()
+            .map(|p| p.idx)
+            .collect();
+        let saved: Vec<(PathBuf, Vec<u8>)> = turn_packs
+            .iter()
+            .flat_map(|idx| [idx.clone(), idx.with_extension("pack")])
+            .map(|p| (p.clone(), fs::read(&p).unwrap()))
+            .collect();
+        let merged = build(&repo, &turn_packs).unwrap();
+        drop_packs(&turn_packs, &merged).unwrap();
+        purge_merged(repo.path(), std::time::Duration::ZERO).unwrap();
+        // A crash brings the merged packs back (as a log replay does).
+        for (path, bytes) in &saved {
+            fs::write(path, bytes).unwrap();
+        }
+        let victims = plan(repo.path(), None).unwrap().expect("a whole merge");
+        assert!(victims.contains(&merged));
+        let again = build(&repo, &victims).unwrap();
+        assert_eq!(again, merged, "the same objects make the same pack");
+        drop_packs(&victims, &again).unwrap();
+        purge_merged(repo.path(), std::time::Duration::ZERO).unwrap();
+        assert_eq!(pack_count(repo.path()), 1);
+        assert!(again.exists() && again.with_extension("pack").exists());
+        let reopened = crate::git::open_repo(dir.path()).unwrap();
+        assert_eq!(crate::git::log(&reopened, 10).unwrap().len(), 3);
+    }
+
+    #[test]
+    fn retired_packs_stay_readable_until_their_grace_is_over() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = crate::git::init_repo(dir.path()).unwrap();
+        let mut index = crate::git::IndexFile::load(&repo).unwrap();
+        for i in 0..3 {
+            let name = format!("f{i}.txt");
+            fs::write(dir.path().join(&name), format!("content {i}")).unwrap();
+            let paths = [Path::new(&name)];
+            crate::git::commit_paths(&repo, &mut index, &paths, "c", None).unwrap();
+        }
+        let pack_dir = dir.path().join(".git/objects/pack");
+        let victims: Vec<PathBuf> = packs(&pack_dir)
+            .unwrap()
+            .into_iter()
+            .map(|p| p.idx)
+            .collect();
+        let merged = build(&repo, &victims).unwrap();
+        drop_packs(&victims, &merged).unwrap();
+        assert_eq!(pack_count(repo.path()), 1, "retired packs are not counted");
+        let hour = std::time::Duration::from_secs(3600);
+        assert_eq!(purge_merged(repo.path(), hour).unwrap(), 0);
+        assert!(victims.iter().all(|v| v.exists()), "still readable");
+        assert_eq!(
+            purge_merged(repo.path(), std::time::Duration::ZERO).unwrap(),
+            3
+        );
+        assert!(victims.iter().all(|v| !v.exists()));
+        assert!(!repo.path().join(MERGED).exists());
     }
 
     #[test]

@@ -92,6 +92,15 @@ fn check_session(id: &str, dir: &Path, report: &mut Report) {
             return;
         }
     };
+    match crate::session::outside::detached_at(&repo) {
+        Ok(Some(at)) => report.problem(
+            Some(id),
+            format!("HEAD is detached at {at} (a `git checkout` outside the server); --repair puts it back on its branch"),
+            Fix::Repairable,
+        ),
+        Ok(None) => {}
+        Err(e) => report.problem(Some(id), format!("HEAD unreadable: {e}"), Fix::Manual),
+    }
     let tips = match git::list_branches(&repo) {
         Ok(t) => t,
         Err(e) => {

@@ -3,12 +3,13 @@
 //! for a merge when it is idle (or when its packs pile up); this thread
 //! plans and writes the merged pack, which only adds a file beside the
 //! session's objects, then moves the merged packs out of `objects/pack`
-//! (libgit2 and git skip a pack that vanishes under an open handle, as
-//! when `git gc` runs beside them). The actor then opens a fresh handle
-//! between two of its writes and gives the old one back to this thread,
-//! which closes it and removes the merged files. One merge at a time for the whole server, each
-//! followed by a rest as long as it took, so maintenance uses at most half
-//! of one core.
+//! then retires the merged packs (`git::repack::drop_packs`: marked, left
+//! in place for a grace period so that a reader that listed them can still
+//! open them). The actor then opens a fresh handle between two of its
+//! writes and gives the old one back to this thread, which closes it; the
+//! retired files are removed once their grace is over. One merge at a time
+//! for the whole server, each followed by a rest as long as it took, so
+//! maintenance uses at most half of one core.
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -20,8 +21,8 @@ use tokio::sync::OwnedMutexGuard;
 
 use crate::git::{self, GitError};
 
-/// The packs a merge took (already moved out of `objects/pack`); the
-/// session then opens a fresh handle (`SessionCore::drop_merged`).
+/// The packs a merge retired; the session then opens a fresh handle
+/// (`SessionCore::drop_merged`).
 pub type Merged = Option<Vec<PathBuf>>;
 
 enum Job {
@@ -35,7 +36,7 @@ enum Job {
         reply: tokio::sync::oneshot::Sender<Result<Merged, GitError>>,
     },
     /// A session let go of the merged packs: close its old repository
-    /// handle (its maps of them) and remove the files
+    /// handle (its maps of them); the files go once their grace is over
     /// (`git::repack::purge_merged`).
     Retire {
         git_dir: PathBuf,
@@ -57,13 +58,15 @@ pub struct PackKeeper {
 }
 
 impl PackKeeper {
-    pub fn spawn() -> std::io::Result<PackKeeper> {
+    /// The keeper's thread; retired packs are removed `grace` after
+    /// their merge.
+    pub fn spawn(grace: Duration) -> std::io::Result<PackKeeper> {
         let (tx, rx) = crossbeam_channel::unbounded();
         let shared = Arc::new(Shared::default());
         let s = shared.clone();
         std::thread::Builder::new()
             .name("pack-keeper".into())
-            .spawn(move || run(rx, s))?;
+            .spawn(move || run(rx, s, grace))?;
         Ok(PackKeeper { tx, shared })
     }
 
@@ -99,9 +102,9 @@ impl PackKeeper {
     }
 
     /// After a merge, the session at `git_dir` opened a fresh handle: close
-    /// the `old` one and remove the merged packs, on the keeper's thread
-    /// (unmapping a few hundred packs and freeing their blocks took the
-    /// session's step 3–11 ms).
+    /// the `old` one on the keeper's thread (unmapping a few hundred packs
+    /// took the session's step 3–11 ms), and remove the retired packs once
+    /// their grace is over.
     pub fn retire(&self, git_dir: PathBuf, old: git2::Repository) {
         let _ = self.tx.send(Job::Retire { git_dir, old });
     }
@@ -150,9 +153,36 @@ fn lower_priority() {
     }
 }
 
-fn run(rx: Receiver<Job>, shared: Arc<Shared>) {
+fn run(rx: Receiver<Job>, shared: Arc<Shared>, grace: Duration) {
     lower_priority();
-    while let Ok(job) = rx.recv() {
+    // Sessions with retired packs, and when their grace is over.
+    let mut due: std::collections::HashMap<PathBuf, Instant> = Default::default();
+    loop {
+        let next = due.values().min().copied();
+        let job = match next {
+            Some(at) => match rx.recv_deadline(at) {
+                Ok(job) => Some(job),
+                Err(crossbeam_channel::RecvTimeoutError::Timeout) => None,
+                Err(crossbeam_channel::RecvTimeoutError::Disconnected) => break,
+            },
+            None => match rx.recv() {
+                Ok(job) => Some(job),
+                Err(_) => break,
+            },
+        };
+        let now = Instant::now();
+        let ready: Vec<PathBuf> = due
+            .iter()
+            .filter(|(_, at)| **at <= now)
+            .map(|(dir, _)| dir.clone())
+            .collect();
+        for dir in ready {
+            due.remove(&dir);
+            purge(&dir, grace);
+        }
+        let Some(job) = job else {
+            continue;
+        };
         let stopping = shared.stop.load(Ordering::SeqCst);
         let (git_dir, cap, guard, reply) = match job {
             Job::Merge { reply, .. } if stopping => {
@@ -166,8 +196,9 @@ fn run(rx: Receiver<Job>, shared: Arc<Shared>) {
             Job::Retire { git_dir, old } => {
                 set_busy(&shared, true);
                 drop(old);
-                purge(&git_dir);
                 set_busy(&shared, false);
+                // A little after the grace, so that every mark is due.
+                due.insert(git_dir, Instant::now() + grace + Duration::from_millis(50));
                 continue;
             }
             Job::Merge {
@@ -179,7 +210,7 @@ fn run(rx: Receiver<Job>, shared: Arc<Shared>) {
         };
         set_busy(&shared, true);
         let started = Instant::now();
-        let result = merge_one(&git_dir, cap);
+        let result = merge_one(&git_dir, cap, grace);
         set_busy(&shared, false);
         let took = started.elapsed();
         drop(guard);
@@ -191,27 +222,33 @@ fn run(rx: Receiver<Job>, shared: Arc<Shared>) {
     }
 }
 
-/// Remove a session's retired packs; a failure only leaves duplicates
-/// behind, removed at its next merge.
-fn purge(git_dir: &std::path::Path) {
-    if let Err(e) = git::repack::purge_merged(git_dir) {
+/// Remove a session's retired packs whose grace is over; a failure only
+/// leaves duplicates behind, removed at its next merge.
+fn purge(git_dir: &std::path::Path, grace: Duration) {
+    if let Err(e) = git::repack::purge_merged(git_dir, grace) {
         tracing::debug!(git_dir = %git_dir.display(), error = %e, "retired packs not removed yet");
     }
 }
 
-fn merge_one(git_dir: &std::path::Path, cap: Option<usize>) -> Result<Merged, GitError> {
+fn merge_one(
+    git_dir: &std::path::Path,
+    cap: Option<usize>,
+    grace: Duration,
+) -> Result<Merged, GitError> {
     // What an earlier merge retired and a crash or a stop left behind.
-    purge(git_dir);
+    purge(git_dir, grace);
     let Some(victims) = git::repack::plan(git_dir, cap)? else {
         return Ok(None);
     };
     let repo = git2::Repository::open(git_dir)?;
-    if cap.is_some() {
+    let written = if cap.is_some() {
         // Busy: copied, to keep up with the turns; compressed once idle.
-        git::repack::build_copy(&repo, &victims)?;
+        git::repack::build_copy(&repo, &victims)?
     } else {
-        git::repack::build(&repo, &victims)?;
-    }
-    git::repack::drop_packs(&victims)?;
-    Ok(Some(victims))
+        git::repack::build(&repo, &victims)?
+    };
+    git::repack::drop_packs(&victims, &written)?;
+    Ok(Some(
+        victims.into_iter().filter(|v| *v != written).collect(),
+    ))
 }

@@ -39,6 +39,17 @@ pub enum Job {
     Flush(tokio::sync::oneshot::Sender<()>),
 }
 
+impl Job {
+    /// The sessions this job asks to index (the search backlog's unit).
+    pub fn weight(&self) -> usize {
+        match self {
+            Job::Touch { .. } => 1,
+            Job::Rebuild(all) => all.len(),
+            Job::Forget(_) | Job::Flush(_) => 0,
+        }
+    }
+}
+
 /// Changes gathered for a little while are committed together.
 const BATCH_WINDOW: Duration = Duration::from_millis(200);
 
@@ -48,6 +59,7 @@ pub fn run(
     reader: IndexReader,
     f: Fields,
     dir: PathBuf,
+    backlog: super::Backlog,
 ) {
     // The committed tips of every session (read once; then kept here).
     let mut tips = load_tips(&reader, f);
@@ -80,6 +92,7 @@ pub fn run(
         // The last word on each session wins; a deletion cancels a touch.
         let mut touched: HashMap<String, (PathBuf, String)> = HashMap::new();
         let mut order: Vec<String> = Vec::new();
+        let asked: usize = jobs.iter().map(Job::weight).sum();
         for job in jobs {
             match job {
                 Job::Touch { id, dir, title } => {
@@ -115,6 +128,8 @@ pub fn run(
             }
         }
         let total = order.len();
+        // Touches of one session folded together, or dropped by a rebuild.
+        backlog.done(asked.saturating_sub(total));
         let started = std::time::Instant::now();
         let mut last_log = started;
         for (i, id) in order.iter().enumerate() {
@@ -123,6 +138,7 @@ pub fn run(
                     tracing::warn!(session = %id, error = %e, "search index: session not indexed; tried again at its next change or start");
                 }
             }
+            backlog.done(1);
             if last_log.elapsed() >= Duration::from_secs(3) {
                 tracing::info!(done = i + 1, of = total, "indexing sessions for search");
                 last_log = std::time::Instant::now();

@@ -20,6 +20,7 @@ pub mod tokenizer;
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use actix::prelude::*;
@@ -103,8 +104,44 @@ pub struct Found {
     pub hits: Vec<Hit>,
 }
 
+/// Sessions queued for the indexer or being indexed (a touch counts one,
+/// a rebuild each of its sessions): `openprogram_search_backlog`.
+#[derive(Clone, Default)]
+pub struct Backlog(Arc<AtomicUsize>);
+
+impl Backlog {
+    pub fn get(&self) -> usize {
+        self.0.load(Ordering::Relaxed)
+    }
+
+    fn add(&self, n: usize) {
+        self.0.fetch_add(n, Ordering::Relaxed);
+    }
+
+    /// Taken off by the indexer, never below zero.
+    pub(crate) fn done(&self, n: usize) {
+        let _ = self
+            .0
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |v| {
+                Some(v.saturating_sub(n))
+            });
+    }
+}
+
+/// Queue `job` for the indexer, counted in `backlog` first.
+fn queue(tx: &Sender<Job>, backlog: &Backlog, job: Job) -> bool {
+    let weight = job.weight();
+    backlog.add(weight);
+    if tx.send(job).is_err() {
+        backlog.done(weight);
+        return false;
+    }
+    true
+}
+
 pub struct Search {
     tx: Option<Sender<Job>>,
+    backlog: Backlog,
     reader: IndexReader,
     fields: Fields,
     /// Where each session lives (snippets are read from its repository).
@@ -115,6 +152,7 @@ pub struct Search {
 /// (startup opens it while the registry reads the session list).
 pub struct Opened {
     tx: Sender<Job>,
+    backlog: Backlog,
     reader: IndexReader,
     fields: Fields,
     rebuilt: bool,
@@ -132,11 +170,14 @@ impl Opened {
         crate::fsio::make_private(&dir)?;
         let (tx, rx) = crossbeam_channel::unbounded();
         let (r, f) = (reader.clone(), fields);
+        let backlog = Backlog::default();
+        let b = backlog.clone();
         std::thread::Builder::new()
             .name("search-indexer".into())
-            .spawn(move || indexer::run(rx, writer, r, f, dir))?;
+            .spawn(move || indexer::run(rx, writer, r, f, dir, b))?;
         Ok(Opened {
             tx,
+            backlog,
             reader,
             fields,
             rebuilt,
@@ -148,6 +189,7 @@ impl Opened {
     pub fn catch_up(self, sessions: Vec<(String, PathBuf, String)>) -> Search {
         let Opened {
             tx,
+            backlog,
             reader,
             fields,
             rebuilt,
@@ -160,18 +202,22 @@ impl Opened {
             Job::Rebuild(sessions)
         } else {
             // Touches: each session's tips are compared with the index.
-            let _ = sessions.iter().try_for_each(|(id, dir, title)| {
-                tx.send(Job::Touch {
+            for (id, dir, title) in &sessions {
+                let touch = Job::Touch {
                     id: id.clone(),
                     dir: dir.clone(),
                     title: title.clone(),
-                })
-            });
+                };
+                if !queue(&tx, &backlog, touch) {
+                    break;
+                }
+            }
             Job::Flush(tokio::sync::oneshot::channel().0)
         };
-        let _ = tx.send(job);
+        queue(&tx, &backlog, job);
         Search {
             tx: Some(tx),
+            backlog,
             reader,
             fields,
             dirs: Arc::new(dirs),
@@ -258,9 +304,14 @@ impl Search {
         Ok(out.into_iter().collect())
     }
 
+    /// The sessions waiting to be indexed (a gauge for `/metrics`).
+    pub fn backlog(&self) -> Backlog {
+        self.backlog.clone()
+    }
+
     fn send(&self, job: Job) {
         if let Some(tx) = &self.tx {
-            if tx.send(job).is_err() {
+            if !queue(tx, &self.backlog, job) {
                 tracing::error!("the search indexer is gone; search results may be stale");
             }
         }

@@ -19,11 +19,81 @@ use super::index::Fields;
 use super::tokenizer;
 use super::SearchError;
 
+/// The deepest nesting a query may have: parentheses inside each other,
+/// plus operators (`NOT`, `+`, `-`) applied to each other. tantivy's
+/// grammar parses them by recursion, so an unbounded depth overflows the
+/// stack of the thread that parses (1,000 `(` aborted the process).
+pub const MAX_DEPTH: usize = 32;
+/// The longest query accepted, in bytes.
+pub const MAX_LEN: usize = 4096;
+
+/// Refuse a query tantivy's grammar would recurse into too deeply.
+fn check_depth(q: &str) -> Result<(), SearchError> {
+    if q.len() > MAX_LEN {
+        return Err(SearchError::BadQuery(format!(
+            "the query is longer than {MAX_LEN} bytes"
+        )));
+    }
+    let (mut depth, mut deepest, mut unary, mut quoted) = (0usize, 0usize, 0usize, false);
+    let mut word = String::new();
+    // What each open parenthesis added to the depth.
+    let mut opened: Vec<usize> = Vec::new();
+    // A word ends at a blank or a parenthesis; `NOT` and leading `+`/`-`
+    // nest what follows them.
+    let end_word = |word: &mut String, depth: usize, unary: &mut usize| -> usize {
+        let ops = word.chars().take_while(|c| *c == '+' || *c == '-').count();
+        let level = depth + *unary + ops;
+        if word == "NOT" || ops == word.chars().count() {
+            *unary += if word == "NOT" { 1 } else { ops };
+        } else {
+            *unary = 0;
+        }
+        word.clear();
+        level
+    };
+    for c in q.chars() {
+        if quoted {
+            quoted = c != '"';
+            continue;
+        }
+        match c {
+            '"' => {
+                deepest = deepest.max(end_word(&mut word, depth, &mut unary));
+                quoted = true;
+                unary = 0;
+            }
+            '(' => {
+                deepest = deepest.max(end_word(&mut word, depth, &mut unary));
+                opened.push(1 + unary);
+                depth += 1 + unary;
+                unary = 0;
+            }
+            ')' => {
+                deepest = deepest.max(end_word(&mut word, depth, &mut unary));
+                depth = depth.saturating_sub(opened.pop().unwrap_or(0));
+            }
+            c if c.is_whitespace() => {
+                deepest = deepest.max(end_word(&mut word, depth, &mut unary));
+            }
+            c => word.push(c),
+        }
+        deepest = deepest.max(depth + unary);
+    }
+    deepest = deepest.max(end_word(&mut word, depth, &mut unary));
+    if deepest > MAX_DEPTH {
+        return Err(SearchError::BadQuery(format!(
+            "the query nests deeper than {MAX_DEPTH} levels (parentheses and NOT, +, - operators)"
+        )));
+    }
+    Ok(())
+}
+
 /// Parse `q` into a query on the text field.
 pub fn parse(q: &str, f: &Fields) -> Result<Box<dyn Query>, SearchError> {
     if q.trim().is_empty() {
         return Err(SearchError::BadQuery("the query is empty".into()));
     }
+    check_depth(q)?;
     let (ast, errors) = query_grammar::parse_query_lenient(q);
     if let Some(e) = errors.first() {
         return Err(SearchError::BadQuery(format!(
@@ -142,4 +212,61 @@ pub fn filtered(
         parts.push((Occur::Must, Box::new(RangeQuery::new(lower, upper))));
     }
     Box::new(BooleanQuery::new(parts))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fields() -> Fields {
+        super::super::index::schema().1
+    }
+
+    /// Queries of every shape up to the limit parse on a thread with a
+    /// small stack (a quarter of a tokio blocking thread's); deeper ones
+    /// are refused before tantivy's grammar sees them.
+    #[test]
+    fn deep_queries_are_refused_and_none_overflows_a_small_stack() {
+        let run = std::thread::Builder::new()
+            .stack_size(512 * 1024)
+            .spawn(|| {
+                let f = fields();
+                let shapes: Vec<Box<dyn Fn(usize) -> String>> = vec![
+                    Box::new(|n| format!("{}a{}", "(".repeat(n), ")".repeat(n))),
+                    Box::new(|n| format!("{}a", "NOT ".repeat(n))),
+                    Box::new(|n| format!("{}a", "-".repeat(n))),
+                    Box::new(|n| format!("{}a", "+".repeat(n))),
+                    Box::new(|n| format!("{}a", "- ".repeat(n))),
+                    Box::new(|n| format!("{}a{}", "NOT (".repeat(n), ")".repeat(n))),
+                    Box::new(|n| format!("{}a{}", "-(".repeat(n), ")".repeat(n))),
+                    Box::new(|n| format!("{}a", "(".repeat(n))),
+                    Box::new(|n| format!("{}a{}", "(b OR ".repeat(n), ")".repeat(n))),
+                ];
+                for (i, shape) in shapes.iter().enumerate() {
+                    // "NOT (" and "-(" nest two levels at a time.
+                    let per = if i == 5 || i == 6 { 2 } else { 1 };
+                    for n in [1, MAX_DEPTH / 2 / per, MAX_DEPTH / per - 1] {
+                        let q = shape(n);
+                        if let Err(SearchError::BadQuery(e)) = parse(&q, &f) {
+                            assert!(!e.contains("nests deeper"), "shape {i} at {n}: {e}");
+                        }
+                    }
+                    for n in [MAX_DEPTH + 1, 1000, 5000] {
+                        let q = shape(n);
+                        match parse(&q, &f) {
+                            Err(SearchError::BadQuery(_)) => {}
+                            Err(e) => panic!("shape {i} at {n}: {e}"),
+                            Ok(_) => panic!("shape {i} at {n} accepted"),
+                        }
+                    }
+                }
+                // Long flat queries are not deep.
+                let flat = "NOT (a) b ".repeat(200);
+                assert!(parse(&flat, &f).is_ok());
+                let words = "word ".repeat(800);
+                assert!(parse(&words, &f).is_ok());
+            })
+            .unwrap();
+        run.join().unwrap();
+    }
 }

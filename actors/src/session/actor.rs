@@ -200,6 +200,23 @@ impl SessionActor {
         self.blocking(move |slot, _| f(slot.live_mut()?))
     }
 
+    /// `on_core` for a write: refused while the repository is in a state
+    /// changed from outside (`outside.rs`).
+    pub(super) fn on_core_write<R, F>(
+        &mut self,
+        f: F,
+    ) -> ResponseActFuture<Self, Result<R, SessionError>>
+    where
+        R: Send + 'static,
+        F: FnOnce(&mut SessionCore) -> Result<R, SessionError> + Send + 'static,
+    {
+        self.blocking(move |slot, _| {
+            let core = slot.live_mut()?;
+            core.check_repository()?;
+            f(core)
+        })
+    }
+
     fn notify(&self, kind: ChangeKind) {
         let (Some(events), Ok(core)) = (&self.events, self.slot.live()) else {
             return;
@@ -239,11 +256,9 @@ impl SessionActor {
     ) -> ResponseActFuture<Self, Result<Option<AppendOutcome>, SessionError>> {
         let project_id = self.slot.live().map(|c| c.meta().project_id.clone()).ok();
         let baseline = self.baseline_of(project_id);
-        Box::pin(
-            baseline
-                .into_actor(self)
-                .then(|baseline, act, _| act.on_core(move |core| core.start_queued_turn(baseline))),
-        )
+        Box::pin(baseline.into_actor(self).then(|baseline, act, _| {
+            act.on_core_write(move |core| core.start_queued_turn(baseline))
+        }))
     }
 
     /// Hand a due naming pass to the titler (fire and forget).
@@ -369,10 +384,15 @@ impl Handler<Append> for SessionActor {
         let baseline = self.baseline_of(project_id.filter(|_| opens_turn));
         let fut = baseline.into_actor(self).then(move |baseline, act, _| {
             act.blocking(move |slot, dir| match (slot.live_mut(), msg.create) {
-                (Ok(core), _) if msg.queue => core.post(msg.node, baseline),
-                (Ok(core), _) => core
-                    .append_with(msg.node, baseline)
-                    .map(|o| Posted::Appended(Box::new(o))),
+                (Ok(core), _) if msg.queue => {
+                    core.check_repository()?;
+                    core.post(msg.node, baseline)
+                }
+                (Ok(core), _) => {
+                    core.check_repository()?;
+                    core.append_with(msg.node, baseline)
+                        .map(|o| Posted::Appended(Box::new(o)))
+                }
                 (Err(SessionError::NotFound), Some(meta)) if msg.node.role == Role::User => {
                     let (core, outcome) =
                         SessionCore::create(dir, meta, Some((msg.node, baseline)))?;
@@ -411,7 +431,9 @@ impl Handler<UpdateNode> for SessionActor {
     type Result = AtomicResponse<Self, Result<Node, SessionError>>;
 
     fn handle(&mut self, msg: UpdateNode, _: &mut Self::Context) -> Self::Result {
-        AtomicResponse::new(self.on_core(move |core| core.update_node(&msg.node_id, msg.patch)))
+        AtomicResponse::new(
+            self.on_core_write(move |core| core.update_node(&msg.node_id, msg.patch)),
+        )
     }
 }
 
@@ -448,9 +470,9 @@ impl Handler<EndTurnMsg> for SessionActor {
             }),
             None => Box::pin(std::future::ready(None)),
         };
-        let fut = outcome
-            .into_actor(self)
-            .then(move |project, act, _| act.on_core(move |core| core.end_turn(msg.0, project)));
+        let fut = outcome.into_actor(self).then(move |project, act, _| {
+            act.on_core_write(move |core| core.end_turn(msg.0, project))
+        });
         let fut = fut.map(|res, act: &mut SessionActor, ctx| {
             match &res {
                 Ok(out) => act.request_title(out.title_plan.clone()),
@@ -519,7 +541,7 @@ impl Handler<SetGeneratedTitle> for SessionActor {
     type Result = AtomicResponse<Self, Result<SessionMeta, SessionError>>;
 
     fn handle(&mut self, msg: SetGeneratedTitle, _: &mut Self::Context) -> Self::Result {
-        let fut = self.on_core(move |core| {
+        let fut = self.on_core_write(move |core| {
             core.apply_title(&msg.0, 0, None, true)?;
             Ok(core.meta().clone())
         });
@@ -540,7 +562,7 @@ impl Handler<Rebind> for SessionActor {
 
     fn handle(&mut self, msg: Rebind, _: &mut Self::Context) -> Self::Result {
         let dir = msg.dir.clone();
-        let fut = self.on_core(move |core| core.rebind(&msg.project_id, &msg.dir));
+        let fut = self.on_core_write(move |core| core.rebind(&msg.project_id, &msg.dir));
         AtomicResponse::new(Box::pin(fut.map(move |res, act, _| {
             if let Ok(true) = res {
                 act.dir = dir;
@@ -560,7 +582,7 @@ impl Handler<UpdateMeta> for SessionActor {
     type Result = AtomicResponse<Self, Result<SessionMeta, SessionError>>;
 
     fn handle(&mut self, msg: UpdateMeta, _: &mut Self::Context) -> Self::Result {
-        let fut = self.on_core(move |core| Ok(core.update_meta(|m| msg.0.apply(m))?.clone()));
+        let fut = self.on_core_write(move |core| Ok(core.update_meta(|m| msg.0.apply(m))?.clone()));
         notify_after(fut, ChangeKind::Updated)
     }
 }

@@ -66,6 +66,10 @@ pub enum SessionError {
     ProjectPathMissing(std::path::PathBuf),
     #[error("turn {0} is ended but its commit could not be made yet; it is retried in the background, retry later")]
     CommitPending(u64),
+    /// The session's repository was changed from outside the server in a
+    /// way a write would build on wrongly; says what and how to fix it.
+    #[error("{0}")]
+    RepositoryChanged(String),
 }
 
 impl From<git2::Error> for SessionError {
@@ -99,7 +103,8 @@ impl SessionError {
             | NotCommitted(_)
             | NoTurns
             | WrongTurn { .. }
-            | ProjectPathMissing(_) => ErrorKind::Conflict,
+            | ProjectPathMissing(_)
+            | RepositoryChanged(_) => ErrorKind::Conflict,
             Git(_) | Io(_) => ErrorKind::Internal,
             Unavailable | CommitPending(_) => ErrorKind::Unavailable,
         }
@@ -136,6 +141,7 @@ impl SessionError {
             WrongTurn { .. } => "wrong_turn",
             ProjectPathMissing(_) => "project_path_missing",
             CommitPending(_) => "commit_pending",
+            RepositoryChanged(_) => "repository_changed",
         }
     }
 }

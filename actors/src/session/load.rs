@@ -110,11 +110,23 @@ impl SessionCore {
             git::init_session_repo(dir)?
         };
         git::remove_stale_locks(repo.path())?;
+        // A `git checkout <commit>` run in the folder: back on the branch,
+        // and the work tree re-synced below.
+        let reattached = super::outside::reattach(&repo, dir, &meta)?;
         let (index, index_repaired) = git::IndexFile::load_checked(&repo)?;
+        let index_repaired = index_repaired || reattached;
         let mut nodes = read_history(&dir.join(layout::HISTORY))?;
         // The work tree holds the current branch (all of it unless a switch
-        // was cut short); the other branches live in git.
-        let single_branch = git::list_branches(&repo)?.len() <= 1;
+        // was cut short); the other branches live in git. HEAD may be on a
+        // branch with no commit yet (a retry of the first turn, cut short
+        // by a crash), whose work tree lacks the nodes of the others.
+        let branches = git::list_branches(&repo)?;
+        let current = git::current_branch(&repo).ok();
+        let single_branch = match branches.as_slice() {
+            [] => true,
+            [only] => Some(&only.name) == current.as_ref(),
+            _ => false,
+        };
         if index_repaired || !single_branch {
             nodes.extend(read_branch_nodes(&repo, &nodes)?);
             nodes.sort_by_key(|n| n.seq);

@@ -135,7 +135,7 @@ impl Handler<Checkout> for SessionActor {
 
     fn handle(&mut self, msg: Checkout, _: &mut Self::Context) -> Self::Result {
         notify_after(
-            self.on_core(move |core| core.checkout(msg.0)),
+            self.on_core_write(move |core| core.checkout(msg.0)),
             ChangeKind::Updated,
         )
     }
@@ -151,7 +151,7 @@ impl Handler<Switch> for SessionActor {
 
     fn handle(&mut self, msg: Switch, _: &mut Self::Context) -> Self::Result {
         notify_after(
-            self.on_core(move |core| core.switch(msg.0)),
+            self.on_core_write(move |core| core.switch(msg.0)),
             ChangeKind::Updated,
         )
     }

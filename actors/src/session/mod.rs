@@ -13,6 +13,7 @@ pub mod legacy;
 mod load;
 pub mod messages;
 mod naming;
+pub mod outside;
 mod queue;
 mod rebind;
 pub mod summary;

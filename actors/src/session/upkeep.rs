@@ -66,8 +66,10 @@ impl SessionCore {
     /// (`PackKeeper::retire`).
     pub fn drop_merged(&mut self, victims: &[PathBuf]) -> Result<git2::Repository, SessionError> {
         let fresh = git::open_repo(&self.dir)?;
-        // The merged pack replaced the victims (no need to read them all).
-        self.packs = (self.packs + 1).saturating_sub(victims.len());
+        // The live packs, the merged one among them (it may bear the name
+        // of a victim: the same objects make the same pack).
+        self.packs = git::repack::pack_count(fresh.path());
+        tracing::debug!(retired = victims.len(), packs = self.packs, "packs merged");
         Ok(std::mem::replace(&mut self.repo, fresh))
     }
 }

@@ -190,10 +190,10 @@ pub fn idle_maintenance_size(git_dir: &Path, turns: usize) {
         return;
     };
     while let Ok(Some(victims)) = repack::plan(git_dir, None) {
-        repack::build(&repo, &victims).expect("merge");
-        repack::drop_packs(&victims).expect("drop");
+        let written = repack::build(&repo, &victims).expect("merge");
+        repack::drop_packs(&victims, &written).expect("drop");
+        repack::purge_merged(git_dir, Duration::ZERO).expect("purge");
     }
-    repack::purge_merged(git_dir).expect("purge");
     let out = Command::new("du")
         .arg("-sk")
         .arg(git_dir)

@@ -1,0 +1,64 @@
+//! Startup validation (spec 001 §6, "validate DAG seq vs git commit count
+//! on startup, trigger a backfill on mismatch"), in the background once the
+//! server is up: every session whose recorded last turn is newer than its
+//! newest commit (a branch moved back from outside, a commit lost with a
+//! disk) or whose HEAD was detached from outside is loaded, and loading
+//! repairs it (`SessionCore::load`: the missing turns are committed again,
+//! HEAD goes back on its branch). The scan reads one `meta.json` and the
+//! branch tips of each session, on a blocking thread; sessions that need
+//! nothing are never loaded.
+
+use std::path::{Path, PathBuf};
+
+use super::Engine;
+use crate::git;
+use crate::meta::SessionMeta;
+
+/// Whether the session at `dir` needs the repair a load does.
+pub fn needs_repair(dir: &Path) -> bool {
+    let Ok(meta) = SessionMeta::read_lenient(&dir.join("meta.json")) else {
+        return false;
+    };
+    let Ok(repo) = git2::Repository::open(dir) else {
+        return false;
+    };
+    if crate::session::outside::detached_at(&repo).is_ok_and(|d| d.is_some()) {
+        return true;
+    }
+    let Some(ended) = meta.last_turn.as_ref().map(|t| t.last_seq) else {
+        return false;
+    };
+    let committed = git::list_branches(&repo)
+        .map(|tips| tips.iter().map(|t| t.trailers.last_seq).max().unwrap_or(0))
+        .unwrap_or(u64::MAX);
+    ended > committed
+}
+
+impl Engine {
+    /// Check `sessions` (id and folder) in the background and load those
+    /// that need a repair. Returns at once.
+    pub fn verify_in_background(&self, sessions: Vec<(String, PathBuf)>) {
+        let engine = self.clone();
+        actix::spawn(async move {
+            let found = tokio::task::spawn_blocking(move || {
+                sessions
+                    .into_iter()
+                    .filter(|(_, dir)| needs_repair(dir))
+                    .map(|(id, _)| id)
+                    .collect::<Vec<String>>()
+            })
+            .await
+            .unwrap_or_default();
+            for id in found {
+                match engine.meta(&id).await {
+                    Ok(m) => {
+                        tracing::warn!(session = %id, turns = m.turn_count, "startup validation: session repaired")
+                    }
+                    Err(e) => {
+                        tracing::error!(session = %id, error = %e, "startup validation: session could not be repaired")
+                    }
+                }
+            }
+        });
+    }
+}

@@ -1,0 +1,669 @@
+//! A model-based crash test: seeded random sequences of the write actions
+//! against a real server, SIGKILLed at seeded moments (in the middle of a
+//! request, right after the idle pack merges and registry writes, right
+//! after a restart's replay), restarted, and checked after every restart:
+//! every acknowledged node present exactly once with its acknowledged
+//! content, every acknowledged turn commit in git, deleted sessions still
+//! gone, `git fsck --strict` and `openprogram fsck` clean.
+//!
+//! `CRASH_SEEDS=a..b` picks the seeds (a failing seed is a test case:
+//! `CRASH_SEEDS=17..18 cargo test --release --test api crash_model`),
+//! `CRASH_KILLS=n` the kills per seed, `CRASH_SOAK_SECS=s` runs seeds one
+//! after another for that long (the soak mode) and prints the figures.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+use crate::helpers::{git, TestServer};
+
+/// xorshift64*: the seeded choices of one run.
+struct Rng(u64);
+
+impl Rng {
+    fn new(seed: u64) -> Rng {
+        Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
+    }
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n.max(1)
+    }
+    fn chance(&mut self, percent: u64) -> bool {
+        self.below(100) < percent
+    }
+}
+
+/// What the server acknowledged (and what it may have done: the request
+/// in flight at a kill).
+#[derive(Default)]
+struct Model {
+    /// session → node id → acknowledged content.
+    nodes: BTreeMap<String, BTreeMap<String, Value>>,
+    /// session → node id → content a request in flight at a kill carried.
+    maybe: BTreeMap<String, BTreeMap<String, Value>>,
+    /// session → acknowledged turn commits.
+    commits: BTreeMap<String, Vec<String>>,
+    deleted: BTreeSet<String>,
+    /// Counts for the report.
+    acked_nodes: usize,
+    acked_turns: usize,
+}
+
+#[derive(Default)]
+pub struct Figures {
+    pub kills: usize,
+    pub nodes: usize,
+    pub turns: usize,
+    pub actions: usize,
+}
+
+struct Run {
+    s: TestServer,
+    rng: Rng,
+    model: Model,
+    next_id: u64,
+    seed: u64,
+    actions: usize,
+    project_dir: tempfile::TempDir,
+    project_id: Option<String>,
+    /// What was sent and answered, for a failure's report.
+    trace: Vec<String>,
+}
+
+/// The outcome of one request: answered, or cut by the kill.
+enum Sent {
+    Answer(u16, Value),
+    Cut,
+}
+
+impl Run {
+    fn send(&mut self, method: &str, path: &str, body: Option<Value>) -> Sent {
+        self.actions += 1;
+        let answer = self.s.try_request(method, path, body.as_ref());
+        let shown = match &answer {
+            Ok((status, v)) => format!(
+                "{status} {}",
+                v.to_string().chars().take(160).collect::<String>()
+            ),
+            Err(e) => format!("cut: {e}"),
+        };
+        self.trace.push(format!(
+            "{method} {path} {} → {shown}",
+            body.as_ref().map(|b| b.to_string()).unwrap_or_default()
+        ));
+        match answer {
+            Ok((status, v)) => {
+                assert!(
+                    status < 500,
+                    "seed {}: {method} {path} {body:?} → {status} {v}\n{}",
+                    self.seed,
+                    tail(&self.s.log())
+                );
+                Sent::Answer(status, v)
+            }
+            Err(_) => Sent::Cut,
+        }
+    }
+
+    fn fresh_id(&mut self, prefix: &str) -> String {
+        self.next_id += 1;
+        format!("{prefix}{}s{}", self.next_id, self.seed)
+    }
+
+    fn live_sessions(&self) -> Vec<String> {
+        self.model
+            .nodes
+            .keys()
+            .filter(|s| !self.model.deleted.contains(*s))
+            .cloned()
+            .collect()
+    }
+
+    fn pick_session(&mut self) -> String {
+        let live = self.live_sessions();
+        if live.is_empty() || self.rng.chance(8) {
+            let id = self.fresh_id("c");
+            return id;
+        }
+        live[self.rng.below(live.len() as u64) as usize].clone()
+    }
+
+    /// Append `node` to `session`; the model learns it when acknowledged.
+    fn append(&mut self, session: &str, node: Value) -> Sent {
+        let id = node["id"].as_str().unwrap_or_default().to_string();
+        let content = node["content"].clone();
+        let sent = self.send(
+            "POST",
+            &format!("/api/sessions/{session}/messages"),
+            Some(node),
+        );
+        match &sent {
+            Sent::Answer(s, _) if *s == 200 || *s == 201 => {
+                self.acked(session, &id, content);
+            }
+            Sent::Cut => self.maybe(session, &id, content),
+            _ => {}
+        }
+        sent
+    }
+
+    fn acked(&mut self, session: &str, id: &str, content: Value) {
+        let nodes = self.model.nodes.entry(session.to_string()).or_default();
+        if nodes.insert(id.to_string(), content).is_none() {
+            self.model.acked_nodes += 1;
+        }
+    }
+
+    fn maybe(&mut self, session: &str, id: &str, content: Value) {
+        self.model
+            .maybe
+            .entry(session.to_string())
+            .or_default()
+            .insert(id.to_string(), content);
+    }
+
+    /// One random action on a random session, chosen from its state.
+    fn step(&mut self) {
+        let session = self.pick_session();
+        let meta = match self
+            .s
+            .try_request("GET", &format!("/api/sessions/{session}"), None)
+        {
+            Ok((200, m)) => m,
+            Ok(_) => Value::Null,
+            Err(_) => return,
+        };
+        let open = meta["open_turn"].is_object();
+        let roll = self.rng.below(100);
+        if meta.is_null() {
+            // A new session: a user message, in the project sometimes.
+            let id = self.fresh_id("u");
+            let mut node = json!({"id": id, "role": "user", "content": format!("hello {id}")});
+            if roll < 15 {
+                if let Some(p) = self.project_id.clone() {
+                    node["session"] = json!({"project_id": p});
+                }
+            }
+            self.append(&session, node);
+            return;
+        }
+        if open {
+            let nodes = self.model.nodes.get(&session).cloned().unwrap_or_default();
+            let assistant = meta["head"]
+                .as_str()
+                .filter(|h| h.starts_with('a') && nodes.contains_key(*h))
+                .map(str::to_owned);
+            match (roll, assistant) {
+                (0..=24, None) => {
+                    let id = self.fresh_id("a");
+                    self.append(
+                        &session,
+                        json!({"id": id, "role": "assistant", "content": ""}),
+                    );
+                }
+                (0..=24, Some(a)) => {
+                    let id = self.fresh_id("t");
+                    self.append(
+                        &session,
+                        json!({"id": id, "role": "tool", "name": "grep", "caller": a, "content": format!("out {id}")}),
+                    );
+                }
+                (25..=44, Some(a)) => {
+                    let text = format!("reply {}", self.rng.next() % 100_000);
+                    let sent = self.send(
+                        "PATCH",
+                        &format!("/api/sessions/{session}/messages/{a}"),
+                        Some(json!({"content": text})),
+                    );
+                    match sent {
+                        Sent::Answer(200, _) => self.acked(&session, &a, json!(text)),
+                        Sent::Cut => self.maybe(&session, &a, json!(text)),
+                        _ => {}
+                    }
+                }
+                (45..=54, _) => {
+                    let id = self.fresh_id("y");
+                    self.append(
+                        &session,
+                        json!({"id": id, "role": "system", "content": "be brief"}),
+                    );
+                }
+                _ => self.end_turn(&session),
+            }
+            return;
+        }
+        match roll {
+            0..=39 => {
+                let id = self.fresh_id("u");
+                self.append(
+                    &session,
+                    json!({"id": id, "role": "user", "content": format!("question {id}")}),
+                );
+            }
+            40..=47 => {
+                // A retry of the first answer: a turn on a retry branch.
+                let first_user = self.model.nodes[&session]
+                    .keys()
+                    .find(|k| k.starts_with('u'))
+                    .cloned();
+                if let Some(u) = first_user {
+                    let id = self.fresh_id("a");
+                    self.append(
+                        &session,
+                        json!({"id": id, "role": "assistant", "predecessor": u, "content": "again"}),
+                    );
+                }
+            }
+            48..=55 => {
+                self.send(
+                    "POST",
+                    &format!("/api/sessions/{session}/switch"),
+                    Some(json!({"branch": "main"})),
+                );
+            }
+            56..=62 => {
+                self.send(
+                    "POST",
+                    &format!("/api/sessions/{session}/checkout"),
+                    Some(json!({"step": "prev"})),
+                );
+            }
+            63..=70 => {
+                let title = format!("title {}", self.rng.below(1000));
+                self.send(
+                    "PATCH",
+                    &format!("/api/sessions/{session}"),
+                    Some(json!({"title": title})),
+                );
+            }
+            71..=76 => {
+                let pinned = self.rng.chance(50);
+                self.send(
+                    "PATCH",
+                    &format!("/api/sessions/{session}"),
+                    Some(json!({"pinned": pinned, "archived": !pinned})),
+                );
+            }
+            77..=81 => {
+                let id = self.fresh_id("y");
+                self.append(
+                    &session,
+                    json!({"id": id, "role": "system", "content": "a note"}),
+                );
+            }
+            82..=85 => {
+                if let Sent::Answer(201, v) = self.send(
+                    "POST",
+                    &format!("/api/sessions/{session}/fork"),
+                    Some(json!({})),
+                ) {
+                    if let Some(id) = v["id"].as_str() {
+                        self.model.nodes.entry(id.to_string()).or_default();
+                    }
+                }
+            }
+            86..=88 => {
+                if let Sent::Answer(s, _) =
+                    self.send("DELETE", &format!("/api/sessions/{session}"), None)
+                {
+                    if s < 300 {
+                        self.model.deleted.insert(session.clone());
+                    }
+                }
+            }
+            89..=93 => {
+                let peer = self.rng.below(3);
+                let mid = self.fresh_id("w");
+                let body = json!({"account_id": "bot", "peer_id": format!("p{peer}s{}", self.seed),
+                                  "text": format!("channel {mid}"), "message_id": mid});
+                if let Sent::Answer(s, v) =
+                    self.send("POST", "/api/channels/wechat/messages", Some(body))
+                {
+                    if s == 201 {
+                        let sid = v["session_id"].as_str().unwrap_or_default().to_string();
+                        let id = v["node"]["id"].as_str().unwrap_or_default().to_string();
+                        self.acked(&sid, &id, v["node"]["content"].clone());
+                    }
+                }
+            }
+            _ => {
+                // Export, then import as a new session (its nodes are the
+                // committed ones of the original).
+                let Ok((200, bundle)) = self
+                    .s
+                    .try_get_bytes(&format!("/api/sessions/{session}/export"))
+                else {
+                    return;
+                };
+                self.actions += 1;
+                match self.s.try_post_bytes(
+                    "/api/sessions/import",
+                    "application/x-git-bundle",
+                    &bundle,
+                ) {
+                    Ok((201, v)) => {
+                        if let Some(id) = v["id"].as_str() {
+                            self.model.nodes.entry(id.to_string()).or_default();
+                        }
+                    }
+                    Ok((status, v)) => {
+                        assert!(status < 500, "seed {}: import → {status} {v}", self.seed)
+                    }
+                    Err(_) => {}
+                }
+            }
+        }
+    }
+
+    fn end_turn(&mut self, session: &str) {
+        let sent = self.send(
+            "POST",
+            &format!("/api/sessions/{session}/turns"),
+            Some(json!({})),
+        );
+        if let Sent::Answer(201, v) = sent {
+            if let Some(c) = v["commit"].as_str() {
+                self.model
+                    .commits
+                    .entry(session.to_string())
+                    .or_default()
+                    .push(c.to_string());
+                self.model.acked_turns += 1;
+            }
+        }
+    }
+
+    /// Kill the server in the middle of the next actions, after a seeded
+    /// delay; returns once it is dead.
+    fn kill_during_actions(&mut self) {
+        let pid = self.s.pid().expect("running");
+        let delay = Duration::from_micros(self.rng.below(40_000));
+        let killer = std::thread::spawn(move || {
+            std::thread::sleep(delay);
+            let _ = Command::new("kill")
+                .args(["-KILL", &pid.to_string()])
+                .status();
+        });
+        let started = Instant::now();
+        while !killer.is_finished() || started.elapsed() < delay {
+            self.step();
+            if killer.is_finished() {
+                break;
+            }
+        }
+        killer.join().expect("killer");
+    }
+
+    fn restart(&mut self) {
+        self.s.kill();
+        self.s.spawn();
+    }
+
+    /// The invariants, checked on the restarted server.
+    fn check(&mut self) {
+        let seed = self.seed;
+        // Nodes a cut request may have written: learnt now.
+        let maybe = std::mem::take(&mut self.model.maybe);
+        for (session, ids) in maybe {
+            if self.model.deleted.contains(&session) {
+                continue;
+            }
+            let (status, v) = self.s.get(&format!("/api/sessions/{session}/nodes"));
+            if status != 200 {
+                continue;
+            }
+            for (id, content) in ids {
+                if let Some(n) = nodes_of(&v).into_iter().find(|n| n["id"] == id.as_str()) {
+                    if n["content"] == content {
+                        self.acked(&session, &id, content);
+                    }
+                }
+            }
+        }
+        let sessions: Vec<String> = self.model.nodes.keys().cloned().collect();
+        for session in sessions {
+            let (status, v) = self.s.get(&format!("/api/sessions/{session}/nodes"));
+            if self.model.deleted.contains(&session) {
+                assert_eq!(
+                    status, 404,
+                    "seed {seed}: deleted session {session} is back: {v}"
+                );
+                continue;
+            }
+            assert_eq!(
+                status,
+                200,
+                "seed {seed}: session {session}: {v}\n{}",
+                tail(&self.s.log())
+            );
+            let nodes = nodes_of(&v);
+            let mut seen: BTreeMap<String, Value> = BTreeMap::new();
+            for n in &nodes {
+                let id = n["id"].as_str().unwrap_or_default().to_string();
+                assert!(
+                    seen.insert(id.clone(), n["content"].clone()).is_none(),
+                    "seed {seed}: node {id} twice in {session}"
+                );
+            }
+            for (id, content) in &self.model.nodes[&session] {
+                let got = seen.get(id);
+                assert!(
+                    got.is_some(),
+                    "seed {seed}: acknowledged node {id} of {session} lost\n{}\n{}",
+                    self.trace.join("\n"),
+                    tail(&self.s.log())
+                );
+                // A fill cut by the kill may have landed after the
+                // acknowledged one.
+                if got != Some(content) {
+                    assert!(
+                        id.starts_with('a'),
+                        "seed {seed}: node {id} of {session}: {got:?} instead of {content}"
+                    );
+                }
+            }
+            let dir = self.session_dir(&session);
+            for c in self.model.commits.get(&session).into_iter().flatten() {
+                assert_eq!(
+                    git(&dir, &["cat-file", "-t", c]).trim(),
+                    "commit",
+                    "seed {seed}: acknowledged turn commit {c} of {session} lost"
+                );
+            }
+            git(
+                &dir,
+                &["fsck", "--strict", "--no-progress", "--no-dangling"],
+            );
+        }
+        let (code, out, err) = self.s.cli(&["fsck"], None);
+        assert_eq!(
+            code,
+            0,
+            "seed {seed}: fsck\n{out}{err}\n{}",
+            tail(&self.s.log())
+        );
+    }
+
+    fn session_dir(&self, session: &str) -> std::path::PathBuf {
+        let (_, meta) = self.s.get(&format!("/api/sessions/{session}"));
+        match meta["dir"].as_str() {
+            Some(d) => d.into(),
+            None => {
+                let in_project = self
+                    .project_dir
+                    .path()
+                    .join(".openprogram/sessions")
+                    .join(session);
+                if in_project.exists() {
+                    in_project
+                } else {
+                    self.s.session_dir(session)
+                }
+            }
+        }
+    }
+}
+
+fn nodes_of(v: &Value) -> Vec<Value> {
+    v["nodes"].as_array().cloned().unwrap_or_default()
+}
+
+fn tail(log: &str) -> String {
+    let lines: Vec<&str> = log.lines().collect();
+    lines[lines.len().saturating_sub(30)..].join("\n")
+}
+
+/// One seed: `kills` kills at seeded moments, the invariants after each.
+pub fn run_seed(seed: u64, kills: usize) -> Figures {
+    let s = TestServer::start_with_env(&[
+        ("OPENPROGRAM_MAINTENANCE_RETIRED_PACK_GRACE_S", "1"),
+        ("OPENPROGRAM_INDEX_DEBOUNCE_MS", "300"),
+    ]);
+    let project_dir = tempfile::tempdir().expect("project dir");
+    git(project_dir.path(), &["init", "-q", "-b", "main"]);
+    let mut run = Run {
+        s,
+        rng: Rng::new(seed),
+        model: Model::default(),
+        next_id: 0,
+        seed,
+        actions: 0,
+        project_dir,
+        project_id: None,
+        trace: Vec::new(),
+    };
+    let (status, p) = run.s.post(
+        "/api/projects",
+        json!({"path": run.project_dir.path(), "name": "crash"}),
+    );
+    if status < 300 {
+        run.project_id = p["id"].as_str().map(str::to_owned);
+    }
+    let mut figures = Figures::default();
+    for _ in 0..kills {
+        // Some work first, fully acknowledged.
+        for _ in 0..run.rng.below(12) {
+            run.step();
+        }
+        match run.rng.below(10) {
+            // Right after background work: idle pack merges (1 s idle),
+            // the debounced registry write.
+            0..=2 => {
+                std::thread::sleep(Duration::from_millis(900 + run.rng.below(1500)));
+                run.s.kill();
+            }
+            // Right after a restart's replay.
+            3 => {
+                run.restart();
+                run.s.kill();
+                figures.kills += 1;
+            }
+            _ => run.kill_during_actions(),
+        }
+        figures.kills += 1;
+        run.trace.push("--- kill, restart".into());
+        run.restart();
+        run.check();
+    }
+    figures.nodes = run.model.acked_nodes;
+    figures.turns = run.model.acked_turns;
+    figures.actions = run.actions;
+    figures
+}
+
+fn seeds(default: std::ops::Range<u64>) -> std::ops::Range<u64> {
+    std::env::var("CRASH_SEEDS")
+        .ok()
+        .and_then(|v| {
+            let (a, b) = v.split_once("..")?;
+            Some(a.parse().ok()?..b.parse().ok()?)
+        })
+        .unwrap_or(default)
+}
+
+fn kills() -> usize {
+    std::env::var("CRASH_KILLS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(10)
+}
+
+fn run_range(default: std::ops::Range<u64>) {
+    let mut total = Figures::default();
+    for seed in seeds(default) {
+        let f = run_seed(seed, kills());
+        total.kills += f.kills;
+        total.nodes += f.nodes;
+        total.turns += f.turns;
+        total.actions += f.actions;
+    }
+    println!(
+        "crash model: {} kills, {} actions, {} acknowledged nodes, {} acknowledged turns, 0 lost",
+        total.kills, total.actions, total.nodes, total.turns
+    );
+}
+
+// Twenty seeds in four tests, so that they share the machine's cores.
+#[test]
+fn crash_model_seeds_0_to_5() {
+    run_range(0..5);
+}
+
+#[test]
+fn crash_model_seeds_5_to_10() {
+    if std::env::var("CRASH_SEEDS").is_err() {
+        run_range(5..10);
+    }
+}
+
+#[test]
+fn crash_model_seeds_10_to_15() {
+    if std::env::var("CRASH_SEEDS").is_err() {
+        run_range(10..15);
+    }
+}
+
+#[test]
+fn crash_model_seeds_15_to_20() {
+    if std::env::var("CRASH_SEEDS").is_err() {
+        run_range(15..20);
+    }
+}
+
+/// The soak mode: `CRASH_SOAK_SECS=3600 cargo test --release --test api
+/// crash_model_soak -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn crash_model_soak() {
+    let secs: u64 = std::env::var("CRASH_SOAK_SECS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(600);
+    let started = Instant::now();
+    let mut total = Figures::default();
+    let mut seed = 1000;
+    while started.elapsed() < Duration::from_secs(secs) {
+        let f = run_seed(seed, kills());
+        total.kills += f.kills;
+        total.nodes += f.nodes;
+        total.turns += f.turns;
+        total.actions += f.actions;
+        seed += 1;
+        println!(
+            "soak: {} s, {} seeds, {} kills, {} actions, {} nodes, {} turns acknowledged, 0 lost",
+            started.elapsed().as_secs(),
+            seed - 1000,
+            total.kills,
+            total.actions,
+            total.nodes,
+            total.turns
+        );
+    }
+}

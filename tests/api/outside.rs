@@ -1,0 +1,124 @@
+//! A session repository changed from outside the server: detected, refused
+//! with a clear 409 while live, reported by `fsck`, repaired on a restart,
+//! never a 500 and never a lost turn.
+
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+
+use crate::helpers::{assert_clean_repo, git, TestServer};
+
+#[test]
+fn a_detached_head_is_refused_while_live_and_put_back_at_restart() {
+    let mut s = TestServer::start();
+    s.turn("o1", "turn one", "reply one", &[]);
+    s.turn("o1", "turn two", "reply two", &[]);
+    let dir = s.session_dir("o1");
+    git(
+        &dir,
+        &[
+            "-c",
+            "advice.detachedHead=false",
+            "checkout",
+            "-q",
+            "HEAD~1",
+        ],
+    );
+    let (_, before) = s.get("/api/sessions/o1/nodes");
+    let (status, body) = s.post(
+        "/api/sessions/o1/messages",
+        json!({"role": "user", "content": "turn three"}),
+    );
+    assert_eq!(status, 409, "{body}");
+    assert_eq!(body["code"], "repository_changed", "{body}");
+    let text = body.to_string();
+    assert!(
+        text.contains("detached") && text.contains("checkout main"),
+        "{text}"
+    );
+    let (status, body) = s.patch("/api/sessions/o1", json!({"title": "renamed"}));
+    assert_eq!(status, 409, "{body}");
+    // Reads go on, and nothing was written.
+    let (status, after) = s.get("/api/sessions/o1/nodes");
+    assert_eq!(status, 200);
+    assert_eq!(before, after);
+    // fsck names it.
+    let (code, out, _) = s.cli(&["fsck"], None);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("HEAD is detached"), "{out}");
+    // A restart puts HEAD back on main, with every file of turn two.
+    s.restart_after_kill();
+    let (status, body) = s.post(
+        "/api/sessions/o1/messages",
+        json!({"role": "user", "content": "turn three"}),
+    );
+    assert_eq!(status, 201, "{body}");
+    s.append("o1", json!({"role": "assistant", "content": "reply three"}));
+    let out = s.end_turn("o1", json!({}));
+    assert_eq!(out["turn"], 3);
+    assert_eq!(
+        git(&dir, &["rev-parse", "--abbrev-ref", "HEAD"]).trim(),
+        "main"
+    );
+    assert_eq!(git(&dir, &["rev-list", "--count", "HEAD"]).trim(), "3");
+    assert_clean_repo(&dir);
+    let (code, out, _) = s.cli(&["fsck"], None);
+    assert_eq!(code, 0, "{out}");
+}
+
+#[test]
+fn going_back_with_git_lets_writes_resume_without_a_restart() {
+    let s = TestServer::start();
+    s.turn("o2", "turn one", "reply one", &[]);
+    s.turn("o2", "turn two", "reply two", &[]);
+    let dir = s.session_dir("o2");
+    git(
+        &dir,
+        &[
+            "-c",
+            "advice.detachedHead=false",
+            "checkout",
+            "-q",
+            "HEAD~1",
+        ],
+    );
+    let (status, _) = s.post(
+        "/api/sessions/o2/messages",
+        json!({"role": "user", "content": "refused"}),
+    );
+    assert_eq!(status, 409);
+    git(&dir, &["checkout", "-q", "main"]);
+    s.turn("o2", "turn three", "reply three", &[]);
+    assert_eq!(git(&dir, &["rev-list", "--count", "HEAD"]).trim(), "3");
+    assert_clean_repo(&dir);
+}
+
+/// A branch moved back from outside (`git update-ref main HEAD~1`), then a
+/// restart: startup's validation commits the turn again without anyone
+/// opening the session.
+#[test]
+fn startup_commits_again_a_turn_missing_from_git() {
+    let mut s = TestServer::start();
+    s.turn("o3", "turn one", "reply one", &[]);
+    s.turn("o3", "turn two", "reply two", &[]);
+    let dir = s.session_dir("o3");
+    s.kill();
+    git(&dir, &["update-ref", "refs/heads/main", "HEAD~1"]);
+    s.spawn();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while git(&dir, &["rev-list", "--count", "HEAD"]).trim() != "2" {
+        assert!(
+            Instant::now() < deadline,
+            "turn two was not committed again\n{}",
+            s.log()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let msg = git(&dir, &["log", "-1", "--format=%s"]);
+    assert!(msg.starts_with("turn 2: turn two"), "{msg}");
+    assert_clean_repo(&dir);
+    let (_, meta) = s.get("/api/sessions/o3");
+    assert_eq!(meta["turn_count"], 2);
+    s.turn("o3", "turn three", "reply three", &[]);
+    assert_eq!(git(&dir, &["rev-list", "--count", "HEAD"]).trim(), "3");
+}
