@@ -31,7 +31,28 @@ pub async fn get(
     state: web::Data<AppState>,
     id: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
-    let meta = state.engine.meta(&id).await?;
+    let meta = match state.engine.meta(&id).await {
+        Ok(meta) => meta,
+        // Listed, but its project folder is missing: what the list knows,
+        // and why the rest is unavailable.
+        Err(e) if e.code() == "project_path_missing" => match state.engine.row(&id).await? {
+            Some(row) => {
+                let relocate = format!("/api/projects/{}/relocate", row.project_id);
+                let mut view = serde_json::to_value(&row).unwrap_or_default();
+                if let Some(obj) = view.as_object_mut() {
+                    obj.insert("available".into(), false.into());
+                    obj.insert("project_path_missing".into(), true.into());
+                    obj.insert(
+                        "unavailable".into(),
+                        serde_json::json!({"code": e.code(), "error": e.to_string(), "relocate": relocate}),
+                    );
+                }
+                return Ok(HttpResponse::Ok().json(view));
+            }
+            None => return Err(e.into()),
+        },
+        Err(e) => return Err(e.into()),
+    };
     let (cwd, missing) = state.engine.session_cwd(&id).await?;
     Ok(HttpResponse::Ok().json(SessionView {
         meta,

@@ -51,6 +51,8 @@ struct Model {
     /// session → acknowledged turn commits.
     commits: BTreeMap<String, Vec<String>>,
     deleted: BTreeSet<String>,
+    /// Sessions whose deletion was in flight at a kill.
+    maybe_deleted: BTreeSet<String>,
     /// Counts for the report.
     acked_nodes: usize,
     acked_turns: usize,
@@ -309,15 +311,15 @@ impl Run {
                     }
                 }
             }
-            86..=88 => {
-                if let Sent::Answer(s, _) =
-                    self.send("DELETE", &format!("/api/sessions/{session}"), None)
-                {
-                    if s < 300 {
-                        self.model.deleted.insert(session.clone());
-                    }
+            86..=88 => match self.send("DELETE", &format!("/api/sessions/{session}"), None) {
+                Sent::Answer(s, _) if s < 300 => {
+                    self.model.deleted.insert(session.clone());
                 }
-            }
+                Sent::Cut => {
+                    self.model.maybe_deleted.insert(session.clone());
+                }
+                _ => {}
+            },
             89..=93 => {
                 let peer = self.rng.below(3);
                 let mid = self.fresh_id("w");
@@ -430,6 +432,9 @@ impl Run {
         let sessions: Vec<String> = self.model.nodes.keys().cloned().collect();
         for session in sessions {
             let (status, v) = self.s.get(&format!("/api/sessions/{session}/nodes"));
+            if self.model.maybe_deleted.remove(&session) && status == 404 {
+                self.model.deleted.insert(session.clone());
+            }
             if self.model.deleted.contains(&session) {
                 assert_eq!(
                     status, 404,

@@ -507,3 +507,64 @@ fn every_hostile_input_gets_a_clear_4xx_answer() {
     let (_, m) = s.get("/api/sessions/victim/messages");
     assert_eq!(m["messages"].as_array().map(Vec::len), Some(2));
 }
+
+/// Deep nesting on every parser: search queries (HTTP and WebSocket), JSON
+/// bodies and WebSocket frames. Each is refused with a 4xx (or an
+/// `action_error`) and the process lives on.
+#[test]
+fn deep_nesting_never_brings_the_server_down() {
+    let s = TestServer::start();
+    s.turn("deep", "some words to find", "more words", &[]);
+    let mut tally = Tally {
+        cases: 0,
+        by_category: Default::default(),
+        failures: Vec::new(),
+    };
+    let queries = [
+        "(".repeat(1000) + "a",
+        format!("{}a{}", "(".repeat(1000), ")".repeat(1000)),
+        "NOT ".repeat(5000) + "a",
+        "-".repeat(5000) + "a",
+        "+".repeat(5000) + "a",
+        format!("{}a{}", "NOT (".repeat(500), ")".repeat(500)),
+        "a ".repeat(5000),
+    ];
+    for q in &queries {
+        let (status, body) = s.get(&format!("/api/search?q={}", enc(q)));
+        tally.check(
+            "nesting",
+            &format!("search {}…", q.chars().take(20).collect::<String>()),
+            status,
+            &body,
+        );
+        assert_eq!(body["code"], "bad_query", "{body}");
+    }
+    // JSON far deeper than serde's limit, as a message's content.
+    let deep_json = format!("{}1{}", "[".repeat(100_000), "]".repeat(100_000));
+    let body = format!(r#"{{"role":"user","content":{deep_json}}}"#);
+    let (status, v) = s.post_raw(
+        "/api/sessions/deep/messages",
+        "application/json",
+        body.as_bytes(),
+    );
+    tally.check("nesting", "deep JSON body", status, &v);
+    let (status, v) = s.post_raw("/api/sessions", "application/json", deep_json.as_bytes());
+    tally.check("nesting", "deep JSON session", status, &v);
+    // The same over the WebSocket.
+    let mut ws = WsClient::connect(&s);
+    for q in &queries[..3] {
+        ws.send(json!({"action": "search_sessions", "q": q, "request_id": "deep"}));
+        let reply = ws.expect("action_error", |f| {
+            f["data"]["request_id"] == "deep" || f["request_id"] == "deep"
+        });
+        assert_eq!(reply["data"]["code"], "bad_query", "{reply}");
+    }
+    ws.send_raw(&format!(r#"{{"action":"list_sessions","x":{deep_json}}}"#));
+    ws.send(json!({"action": "list_sessions"}));
+    ws.expect("sessions_list", |_| true);
+    assert!(tally.failures.is_empty(), "{:#?}", tally.failures);
+    let (status, _) = s.get("/api/health");
+    assert_eq!(status, 200, "the server survived");
+    let (status, found) = s.get("/api/search?q=words");
+    assert_eq!(status, 200, "{found}");
+}

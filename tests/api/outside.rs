@@ -122,3 +122,54 @@ fn startup_commits_again_a_turn_missing_from_git() {
     s.turn("o3", "turn three", "reply three", &[]);
     assert_eq!(git(&dir, &["rev-list", "--count", "HEAD"]).trim(), "3");
 }
+
+/// A session whose project folder moved away is listed; opening it says
+/// why it cannot be read (never "unknown session") until the project is
+/// relocated.
+#[test]
+fn a_session_whose_project_moved_says_why_it_cannot_be_opened() {
+    let root = tempfile::tempdir().unwrap();
+    let first = root.path().join("p1");
+    std::fs::create_dir(&first).unwrap();
+    let mut s = TestServer::start();
+    let (_, p) = s.post("/api/projects", json!({"path": first}));
+    let pid = p["id"].as_str().unwrap().to_string();
+    s.turn_in_project("mv2", &pid);
+    std::fs::rename(&first, root.path().join("p2")).unwrap();
+    s.restart_after_kill();
+    let (status, meta) = s.get("/api/sessions/mv2");
+    assert_eq!(status, 200, "{meta}");
+    assert_eq!(meta["id"], "mv2");
+    assert_eq!(meta["available"], false);
+    assert_eq!(meta["project_path_missing"], true);
+    assert_eq!(meta["unavailable"]["code"], "project_path_missing");
+    assert_eq!(
+        meta["unavailable"]["relocate"],
+        format!("/api/projects/{pid}/relocate")
+    );
+    assert!(
+        meta["title"].as_str().is_some_and(|t| !t.is_empty()),
+        "{meta}"
+    );
+    for path in ["messages", "commits", "nodes", "branches"] {
+        let (status, e) = s.get(&format!("/api/sessions/mv2/{path}"));
+        assert_eq!(status, 409, "{path}: {e}");
+        assert_eq!(e["code"], "project_path_missing", "{path}: {e}");
+        assert!(e["error"].as_str().unwrap().contains("p1"), "{e}");
+    }
+    let mut ws = crate::ws::WsClient::connect(&s);
+    ws.send(json!({"action": "rewind_list", "session_id": "mv2"}));
+    let reply = ws.expect("action_error", |_| true);
+    assert_eq!(reply["data"]["code"], "project_path_missing", "{reply}");
+    // Relocated, it opens again.
+    let (st, _) = s.post(
+        &format!("/api/projects/{pid}/relocate"),
+        json!({"path": root.path().join("p2")}),
+    );
+    assert_eq!(st, 200);
+    let (status, meta) = s.get("/api/sessions/mv2");
+    assert_eq!(status, 200);
+    assert!(meta.get("available").is_none(), "{meta}");
+    let (status, _) = s.get("/api/sessions/mv2/messages");
+    assert_eq!(status, 200);
+}

@@ -63,6 +63,10 @@ pub(super) enum Slot {
     Busy,
     /// No session with this id (yet: the first user message creates it).
     Absent,
+    /// The session's folder is inside a project folder that is missing
+    /// (moved or renamed): nothing can be read or written until the
+    /// project is relocated, and nothing is created.
+    Vanished(std::path::PathBuf),
     Live(Box<SessionCore>),
 }
 
@@ -72,6 +76,7 @@ impl Slot {
         match self {
             Slot::Live(core) => Ok(core),
             Slot::Absent => Err(SessionError::NotFound),
+            Slot::Vanished(root) => Err(SessionError::ProjectPathMissing(root.clone())),
             Slot::Busy => Err(SessionError::Unavailable),
         }
     }
@@ -80,6 +85,7 @@ impl Slot {
         match self {
             Slot::Live(core) => Ok(core),
             Slot::Absent => Err(SessionError::NotFound),
+            Slot::Vanished(root) => Err(SessionError::ProjectPathMissing(root.clone())),
             Slot::Busy => Err(SessionError::Unavailable),
         }
     }
@@ -290,7 +296,10 @@ impl Actor for SessionActor {
             let guard = lease.lock_owned().await;
             let loaded = tokio::task::spawn_blocking(move || match SessionCore::load(&dir) {
                 Ok(core) => Ok(Slot::Live(Box::new(core))),
-                Err(SessionError::NotFound) => Ok(Slot::Absent),
+                Err(SessionError::NotFound) => Ok(match super::load::vanished(&dir) {
+                    SessionError::ProjectPathMissing(root) => Slot::Vanished(root),
+                    _ => Slot::Absent,
+                }),
                 Err(e) => Err(e),
             })
             .await;
@@ -340,6 +349,9 @@ impl Handler<Create> for SessionActor {
 
     fn handle(&mut self, msg: Create, _: &mut Self::Context) -> Self::Result {
         let fut = self.blocking(move |slot, dir| {
+            if let Slot::Vanished(root) = slot {
+                return Err(SessionError::ProjectPathMissing(root.clone()));
+            }
             if !matches!(slot, Slot::Absent) {
                 return Err(SessionError::AlreadyExists);
             }
