@@ -7,6 +7,15 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+/// The `openprogram` binary under test: the one cargo built, or
+/// `OPENPROGRAM_TEST_BIN` (a copy kept apart for a long soak run while the
+/// tree is rebuilt).
+pub fn server_bin() -> PathBuf {
+    std::env::var_os("OPENPROGRAM_TEST_BIN")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_openprogram")))
+}
+
 pub struct TestServer {
     child: Option<Child>,
     pub url: String,
@@ -71,9 +80,7 @@ impl TestServer {
                 .build(),
             bind: opts.bind.unwrap_or("127.0.0.1:0").to_string(),
             prefix: opts.prefix,
-            bin: opts
-                .bin
-                .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_openprogram"))),
+            bin: opts.bin.unwrap_or_else(server_bin),
             auth: None,
             _tmp: Some(tmp),
         };
@@ -307,7 +314,7 @@ impl TestServer {
     /// Run the `openprogram` CLI against this server's state directory:
     /// (exit code, stdout, stderr).
     pub fn cli(&self, args: &[&str], cwd: Option<&Path>) -> (i32, String, String) {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_openprogram"));
+        let mut cmd = Command::new(server_bin());
         cmd.args(args)
             .env("OPENPROGRAM_STATE_DIR", &self.state_dir)
             .env_remove("OPENPROGRAM_URL");
