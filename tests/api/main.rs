@@ -11,6 +11,7 @@ mod helpers;
 mod hostile;
 mod migration;
 mod operations;
+mod original_store;
 mod outside;
 mod projects;
 mod protocol;

@@ -252,12 +252,11 @@ fn flat_and_original_sessions_migrate_with_every_node_and_one_commit_per_turn() 
         assert_eq!(
             with_git,
             [
-                "turn 2: and then?",
-                "turn 1: original question",
+                "migrate: 2 turns of the original system, in this store's layout",
                 "turn: original question",
                 "session init"
             ],
-            "the original commits stay under the new ones"
+            "the original commits stay, one commit brings them to this layout"
         );
         assert_eq!(
             commit_subjects(&s.session_dir("orig-bare")),
@@ -293,6 +292,16 @@ fn flat_and_original_sessions_migrate_with_every_node_and_one_commit_per_turn() 
             .first()
             .map(String::as_str),
         Some("turn 3: a new question")
+    );
+    s.turn("orig-git", "a new question", "a new answer", &[]);
+    let dir = s.session_dir("orig-git");
+    assert_eq!(
+        commit_subjects(&dir).first().map(String::as_str),
+        Some("turn 3: a new question")
+    );
+    assert_eq!(
+        git(&dir, &["branch", "--format=%(refname:short)"]).trim(),
+        "main"
     );
     assert!(!s.log().contains("migration failed"), "{}", s.log());
 }

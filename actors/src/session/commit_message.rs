@@ -83,6 +83,13 @@ impl<'a> TurnSummary<'a> {
             )),
         }
         msg.push('\n');
+        msg.push_str(&self.trailers());
+        msg
+    }
+
+    /// The trailers alone (`Openprogram-Session`, `-Turn`, …), one a line.
+    pub fn trailers(&self) -> String {
+        let mut msg = String::new();
         msg.push_str(&format!("{}: {}\n", keys::SESSION, self.session_id));
         msg.push_str(&format!("{}: {}\n", keys::TURN, self.turn));
         if let Some(head) = self.head {

@@ -9,7 +9,12 @@
 //! Each node is converted to the current format and written to its sharded
 //! path; then the old file is moved to `legacy/` (kept, and committed);
 //! then the conversation is committed turn by turn, in sequence order, each
-//! commit with the spec's message and the turn's own time. Every step is
+//! commit with the spec's message and the turn's own time. The original
+//! system's own turn commits (`turn: …` on `main`) are kept as they are:
+//! one commit on top of them (`migrate: …`) brings the nodes they hold into
+//! this layout and carries the trailers of their last turn, so only the
+//! turns they lack (appended but never committed) get commits of their
+//! own, and the next message continues `main` with the next number. Every step is
 //! idempotent (a converted file is not written twice, numbering comes from
 //! the old files wherever they are), so a crash midway leaves a state the
 //! next start finishes. A file that cannot be read is left where it is and
@@ -121,7 +126,9 @@ fn convert(v: &Value, seq: u64, name_id: &str) -> Result<Node, String> {
         .cloned()
         .unwrap_or_default();
     let raw_role = text("role").ok_or("no role")?;
-    let caller = text("caller");
+    // The original writes `caller: ""` on every node it did not call, and
+    // `"ROOT"` on the runtime nodes it records (a relocation): no caller.
+    let caller = text("caller").filter(|c| !c.is_empty() && c != "ROOT");
     // The original system keeps every text in `output`; the spec's nodes in
     // `content`.
     let original = matches!(raw_role.as_str(), "llm" | "code")
@@ -184,6 +191,8 @@ pub fn migrate(dir: &Path) -> Result<Migrated, SessionError> {
     }
     // 1. Convert every old node to its place in the current layout. The
     //    numbering follows the old files, wherever they are now.
+    let adopted = original_turns(dir);
+    let mut seqs: std::collections::HashMap<String, u64> = Default::default();
     let mut moved: Vec<PathBuf> = Vec::new();
     let mut seq = 0;
     for f in &files {
@@ -210,6 +219,7 @@ pub fn migrate(dir: &Path) -> Result<Migrated, SessionError> {
             }
         };
         seq += 1;
+        seqs.insert(node.id.clone(), node.seq);
         let target = dir.join(layout::node_rel_path(node.seq, node.role, &node.id));
         if !target.exists() {
             if let Some(parent) = target.parent() {
@@ -265,8 +275,130 @@ pub fn migrate(dir: &Path) -> Result<Migrated, SessionError> {
         })
         .unwrap_or_default();
     core.pending_paths.extend(kept);
-    report.turns = core.backfill()?;
+    let mut adopted_turns = 0;
+    if let Some(a) = adopted {
+        let committed = a.ids.iter().filter_map(|id| seqs.get(id)).max().copied();
+        if let Some(last_seq) = committed {
+            adopted_turns = core.commit_adopted(&a, last_seq)?;
+        }
+    }
+    report.turns = adopted_turns + core.backfill()?;
     Ok(report)
+}
+
+/// The original system's committed turns: its `turn: …` commits on the
+/// first-parent line of HEAD, and the ids of the nodes HEAD's tree holds.
+struct Adopted {
+    turns: u64,
+    ids: std::collections::HashSet<String>,
+    /// When the last of them was made.
+    at: i64,
+}
+
+/// What the original system committed in the repository at `dir`; None
+/// when there is no such history (or this store already committed there).
+fn original_turns(dir: &Path) -> Option<Adopted> {
+    let repo = git2::Repository::open(dir).ok()?;
+    let head = repo.head().ok()?.peel_to_commit().ok()?;
+    let mut turns = 0;
+    let mut cursor = Some(head.clone());
+    while let Some(commit) = cursor {
+        let message = commit.message().unwrap_or("");
+        if git::Trailers::parse(message).turn > 0 {
+            return None;
+        }
+        let subject = message.lines().next().unwrap_or("").trim_end();
+        if subject == "turn" || subject.starts_with("turn:") || subject.starts_with("turn (") {
+            turns += 1;
+        }
+        cursor = commit.parent(0).ok();
+    }
+    if turns == 0 {
+        return None;
+    }
+    let tree = head.tree().ok()?;
+    let history = tree.get_path(Path::new(HISTORY)).ok()?;
+    let folder = repo.find_tree(history.id()).ok()?;
+    let ids = folder
+        .iter()
+        .filter_map(|e| {
+            let name = e.name()?;
+            old_name_seq(name)?;
+            Some(
+                name.strip_suffix(".json")?
+                    .splitn(3, '-')
+                    .nth(2)?
+                    .to_string(),
+            )
+        })
+        .collect();
+    Some(Adopted {
+        turns,
+        ids,
+        at: head.time().seconds(),
+    })
+}
+
+impl SessionCore {
+    /// The commit on top of the original system's turn commits: the nodes
+    /// up to `last_seq` (those the original committed) in this layout, the
+    /// old files moved to `legacy/`, and the trailers of their last turn.
+    /// Their turns are counted by the user messages that opened them (the
+    /// original makes one `turn: …` commit per turn; a history that
+    /// committed several turns at once counts them all). Returns the count.
+    fn commit_adopted(&mut self, a: &Adopted, last_seq: u64) -> Result<usize, SessionError> {
+        let opened = self
+            .nodes
+            .iter()
+            .filter(|n| n.seq <= last_seq && n.role == Role::User && n.caller.is_none())
+            .count() as u64;
+        let turns = if opened > 0 { opened } else { a.turns };
+        let head = self
+            .nodes
+            .iter()
+            .rev()
+            .filter(|n| n.seq <= last_seq)
+            .find(|n| n.is_conversational())
+            .map(|n| n.id.clone());
+        let record = TurnRecord {
+            number: turns,
+            first_seq: 1,
+            last_seq,
+            head: head.clone(),
+            ended_at: a.at as f64,
+            ..TurnRecord::default()
+        };
+        self.meta.open_turn = None;
+        if head.is_some() {
+            self.meta.head = head.clone();
+        }
+        self.meta.turn_count = turns;
+        self.meta.last_turn = Some(record);
+        self.meta.updated_at = self.meta.updated_at.max(a.at as f64);
+        self.write_meta()?;
+        let id = self.meta.id.clone();
+        let nodes: Vec<&Node> = self.nodes.iter().filter(|n| n.seq <= last_seq).collect();
+        let mut summary = super::commit_message::TurnSummary::from_nodes(&id, turns, &nodes);
+        summary.head = head.as_deref();
+        summary.last_seq = last_seq;
+        summary.branch = Some(git::MAIN);
+        let message = format!(
+            "migrate: {} turns of the original system, in this store's layout\n\n\
+             The original's own turn commits stay below this one; this commit\n\
+             moves their node files to legacy/ and adds them in the current\n\
+             layout. Later turns get one commit each.\n\n{}",
+            turns,
+            summary.trailers()
+        );
+        let mut paths: Vec<PathBuf> = nodes
+            .iter()
+            .map(|n| layout::node_rel_path(n.seq, n.role, &n.id))
+            .collect();
+        paths.push(PathBuf::from(META));
+        paths.push(PathBuf::from(layout::GITIGNORE));
+        self.write_commit(paths, &message, a.at)?;
+        Ok(turns as usize)
+    }
 }
 
 impl SessionCore {

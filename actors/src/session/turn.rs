@@ -252,26 +252,30 @@ impl SessionCore {
         if let Some(ctx) = &record.context_file {
             paths.push(PathBuf::from(ctx));
         }
-        paths.extend(self.pending_paths.iter().cloned());
-        let refs: Vec<&Path> = paths.iter().map(PathBuf::as_path).collect();
         // The commit carries the turn's own end time, so a commit redone
         // after a crash (or backfilled from an older layout) is the same.
-        let at = Some(record.ended_at as i64);
+        self.write_commit(paths, &message, record.ended_at as i64)
+    }
+
+    /// Commit `paths` (and what `pending_paths` holds) with `message` at
+    /// time `at`: `meta.json` as the session holds it now is written with
+    /// the commit, in one log entry (also when the commit fails: the
+    /// turn's end is recorded, and its commit is retried).
+    pub(super) fn write_commit(
+        &mut self,
+        mut paths: Vec<PathBuf>,
+        message: &str,
+        at: i64,
+    ) -> Result<String, SessionError> {
+        paths.extend(self.pending_paths.iter().cloned());
+        let refs: Vec<&Path> = paths.iter().map(PathBuf::as_path).collect();
+        let at = Some(at);
         let started = std::time::Instant::now();
-        // meta.json as the session holds it now: written with the commit,
-        // in one log entry (also when the commit fails: the turn's end is
-        // recorded, and its commit is retried).
         let meta = self.meta_bytes()?;
         let meta_put = self.meta_change(meta.clone());
         let overrides = [(Path::new(META), meta.as_slice())];
-        let prepared = git::prepare_commit(
-            &self.repo,
-            &mut self.recent,
-            &refs,
-            &overrides,
-            &message,
-            at,
-        );
+        let prepared =
+            git::prepare_commit(&self.repo, &mut self.recent, &refs, &overrides, message, at);
         let oid = match prepared {
             Ok(p) => {
                 let oid = p.oid;
