@@ -476,10 +476,19 @@ impl Run {
             }
             let dir = self.session_dir(&session);
             for c in self.model.commits.get(&session).into_iter().flatten() {
+                let kind = Command::new("git")
+                    .arg("-C")
+                    .arg(&dir)
+                    .args(["cat-file", "-t", c])
+                    .output()
+                    .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+                    .unwrap_or_default();
                 assert_eq!(
-                    git(&dir, &["cat-file", "-t", c]).trim(),
+                    kind,
                     "commit",
-                    "seed {seed}: acknowledged turn commit {c} of {session} lost"
+                    "seed {seed}: acknowledged turn commit {c} of {session} lost\n{}\n{}",
+                    self.trace.join("\n"),
+                    tail(&self.s.log())
                 );
             }
             git(
