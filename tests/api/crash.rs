@@ -417,3 +417,31 @@ fn a_crash_while_retrying_the_first_turn_keeps_the_first_answer() {
     );
     assert_clean_repo(&s.session_dir("rf"));
 }
+
+/// A session deleted and then created again with the same id (a channel
+/// conversation's id is fixed), then a crash before the log's checkpoint:
+/// the replay must not bring the deleted session's files into the new one.
+#[test]
+fn a_replay_never_brings_a_deleted_sessions_files_into_its_successor() {
+    let mut s = TestServer::start_with_env(&[("OPENPROGRAM_WAL_FAULT", "no-checkpoint")]);
+    s.turn("again", "the old conversation", "old reply", &["read"]);
+    s.turn("again", "more of the old one", "old reply 2", &[]);
+    let (status, _) = s.raw_delete("/api/sessions/again");
+    assert_eq!(status, 200);
+    s.turn("again", "a new conversation", "new reply", &[]);
+    s.restart_after_kill();
+    let (_, nodes) = s.get("/api/sessions/again/nodes");
+    let texts: Vec<String> = nodes["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n["content"].to_string())
+        .collect();
+    assert_eq!(texts.len(), 2, "{texts:?}");
+    assert!(!texts.iter().any(|t| t.contains("old")), "{texts:?}");
+    let (_, meta) = s.get("/api/sessions/again");
+    assert_eq!(meta["turn_count"], 1, "{meta}");
+    let dir = s.session_dir("again");
+    assert_eq!(git(&dir, &["rev-list", "--count", "HEAD"]).trim(), "1");
+    assert_clean_repo(&dir);
+}

@@ -53,6 +53,8 @@ struct Model {
     deleted: BTreeSet<String>,
     /// Sessions whose deletion was in flight at a kill.
     maybe_deleted: BTreeSet<String>,
+    /// Deleted sessions whose id's new first message was in flight.
+    maybe_recreated: BTreeSet<String>,
     /// Counts for the report.
     acked_nodes: usize,
     acked_turns: usize,
@@ -131,10 +133,41 @@ impl Run {
     fn pick_session(&mut self) -> String {
         let live = self.live_sessions();
         if live.is_empty() || self.rng.chance(8) {
+            // Sometimes a deleted session's id again: a new session in the
+            // same folder (a channel conversation's id is fixed).
+            let gone: Vec<String> = self.model.deleted.iter().cloned().collect();
+            if !gone.is_empty() && self.rng.chance(30) {
+                return gone[self.rng.below(gone.len() as u64) as usize].clone();
+            }
             let id = self.fresh_id("c");
             return id;
         }
         live[self.rng.below(live.len() as u64) as usize].clone()
+    }
+
+    /// The first message of a new session at a deleted one's id: once
+    /// acknowledged, the model forgets the deleted one.
+    fn append_to_new(&mut self, session: &str, node: Value) -> Sent {
+        let id = node["id"].as_str().unwrap_or_default().to_string();
+        let content = node["content"].clone();
+        let sent = self.send(
+            "POST",
+            &format!("/api/sessions/{session}/messages"),
+            Some(node),
+        );
+        match &sent {
+            Sent::Answer(201, _) => {
+                self.model.deleted.remove(session);
+                self.model.commits.remove(session);
+                self.model
+                    .nodes
+                    .insert(session.to_string(), BTreeMap::new());
+                self.acked(session, &id, content);
+            }
+            Sent::Cut => self.maybe(session, &id, content),
+            _ => {}
+        }
+        sent
     }
 
     /// Append `node` to `session`; the model learns it when acknowledged.
@@ -192,6 +225,16 @@ impl Run {
                 if let Some(p) = self.project_id.clone() {
                     node["session"] = json!({"project_id": p});
                 }
+            }
+            if self.model.deleted.contains(&session) {
+                match self.append_to_new(&session, node) {
+                    Sent::Answer(201, _) => {}
+                    Sent::Cut => {
+                        self.model.maybe_recreated.insert(session.clone());
+                    }
+                    _ => {}
+                }
+                return;
             }
             self.append(&session, node);
             return;
@@ -411,6 +454,15 @@ impl Run {
     /// The invariants, checked on the restarted server.
     fn check(&mut self) {
         let seed = self.seed;
+        // A new session at a deleted one's id, cut by the kill: there now?
+        for session in std::mem::take(&mut self.model.maybe_recreated) {
+            let (status, _) = self.s.get(&format!("/api/sessions/{session}"));
+            if status == 200 {
+                self.model.deleted.remove(&session);
+                self.model.commits.remove(&session);
+                self.model.nodes.insert(session.clone(), BTreeMap::new());
+            }
+        }
         // Nodes a cut request may have written: learnt now.
         let maybe = std::mem::take(&mut self.model.maybe);
         for (session, ids) in maybe {

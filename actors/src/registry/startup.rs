@@ -480,7 +480,10 @@ fn migrate_legacy(dirs: &[(String, PathBuf)], report: &mut Report) {
 
 /// Delete a session directory: renamed aside first (atomic), then removed,
 /// so a crash midway leaves a `.tmp-` folder (cleared at startup), never a
-/// half-deleted session.
+/// half-deleted session. A barrier in the write-ahead log then ends what
+/// the log holds for that folder: a session created again at the same
+/// place (a channel conversation's id is fixed) never gets the deleted
+/// one's files back from a replay.
 pub fn remove_session_dir(dir: &Path) -> io::Result<()> {
     let parent = dir
         .parent()
@@ -496,5 +499,8 @@ pub fn remove_session_dir(dir: &Path) -> io::Result<()> {
         Err(e) => return Err(e),
     }
     fsio::fsync_dir(parent)?;
+    crate::wal::commit(vec![crate::wal::Change::Barrier {
+        root: dir.to_path_buf(),
+    }])?;
     fs::remove_dir_all(&aside)
 }

@@ -28,11 +28,20 @@ impl SessionCore {
                 .parent()
                 .ok_or_else(|| SessionError::Invalid("no parent".into()))?;
             fsio::create_dir_durable(parent)?;
+            // What the log still holds for the old folder is made durable
+            // first (the log's replay would look for it there), and a
+            // barrier ends it.
+            if crate::wal::installed() {
+                fsio::sync_filesystem(&self.dir)?;
+            }
             fs::rename(&self.dir, dir)?;
             fsio::fsync_dir(parent)?;
             if let Some(old_parent) = self.dir.parent() {
                 fsio::fsync_dir(old_parent)?;
             }
+            crate::wal::commit(vec![crate::wal::Change::Barrier {
+                root: self.dir.clone(),
+            }])?;
             self.dir = dir.to_path_buf();
             self.repo = git::open_repo(&self.dir)?;
             self.index = git::IndexFile::load(&self.repo)?;
