@@ -485,12 +485,17 @@ impl Run {
         for session in sessions {
             let (status, v) = self.s.get(&format!("/api/sessions/{session}/nodes"));
             if self.model.maybe_deleted.remove(&session) && status == 404 {
+                self.trace
+                    .push(format!("check: the cut deletion of {session} happened"));
                 self.model.deleted.insert(session.clone());
             }
             if self.model.deleted.contains(&session) {
                 assert_eq!(
-                    status, 404,
-                    "seed {seed}: deleted session {session} is back: {v}"
+                    status,
+                    404,
+                    "seed {seed}: deleted session {session} is back: {v}\n{}\n{}",
+                    self.trace.join("\n"),
+                    tail(&self.s.log())
                 );
                 continue;
             }

@@ -285,7 +285,13 @@ pub fn drop_packs(victims: &[PathBuf], written: &Path) -> Result<(), GitError> {
         if Some(&name) == kept.as_ref() || !idx.exists() {
             continue;
         }
-        crate::fsio::create_private_dir_all(&merged)?;
+        // Never `create_dir_all`: a session deleted meanwhile must not get
+        // a folder back (the log's replay would take it for the session).
+        match fs::create_dir(&merged) {
+            Ok(()) => crate::fsio::make_dir_private(&merged)?,
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+            Err(e) => return Err(e.into()),
+        }
         fs::File::create(merged.join(name))?;
     }
     Ok(())
