@@ -568,3 +568,116 @@ fn deep_nesting_never_brings_the_server_down() {
     let (status, found) = s.get("/api/search?q=words");
     assert_eq!(status, 200, "{found}");
 }
+
+/// Property test of the WebSocket frame decoder and action table through a
+/// real connection: random frames (every action name, random keys and
+/// values of every JSON type, some nested deep, some not JSON at all) never
+/// close the connection or bring the server down, and each is followed by
+/// a probe that is answered.
+#[test]
+fn random_websocket_frames_never_break_the_connection() {
+    use proptest::prelude::*;
+    use proptest::test_runner::{Config, TestRunner};
+    let s = TestServer::start();
+    s.turn("fz", "a turn to act on", "a reply", &[]);
+    let actions = [
+        "list_sessions",
+        "update_session_flags",
+        "rename_session",
+        "delete_session",
+        "mark_session_read",
+        "add_session_workdir",
+        "remove_session_workdir",
+        "list_session_workdirs",
+        "git_session_log",
+        "git_history",
+        "git_branches",
+        "git_checkout",
+        "git_session_checkout",
+        "git_switch",
+        "rewind_list",
+        "rewind",
+        "list_projects",
+        "create_project",
+        "add_session_to_project",
+        "relocate_project",
+        "list_project_sessions",
+        "remove_project",
+        "chat",
+        "search_sessions",
+        "load_session",
+        "nope",
+        "",
+    ];
+    let leaf = prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::from),
+        any::<i64>().prop_map(Value::from),
+        any::<f64>()
+            .prop_map(|f| serde_json::Number::from_f64(f).map_or(Value::Null, Value::Number)),
+        "[ -~]{0,24}".prop_map(Value::from),
+        Just(json!("fz")),
+        Just(json!("../../etc")),
+    ];
+    let value = leaf.prop_recursive(6, 48, 6, |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..6).prop_map(Value::from),
+            prop::collection::btree_map("[a-z_]{1,12}", inner, 0..6)
+                .prop_map(|m| Value::Object(m.into_iter().collect())),
+        ]
+    });
+    let keys = prop::sample::select(vec![
+        "session_id",
+        "title",
+        "pinned",
+        "archived",
+        "group",
+        "path",
+        "project_id",
+        "text",
+        "q",
+        "commit",
+        "turn",
+        "step",
+        "branch",
+        "node_id",
+        "target_msg_id",
+        "limit",
+        "offset",
+    ]);
+    let frame = (
+        prop::sample::select(actions.to_vec()),
+        prop::collection::vec((keys, value), 0..5),
+        0u8..10,
+    );
+    let ws = std::cell::RefCell::new(WsClient::connect(&s));
+    let mut runner = TestRunner::new(Config {
+        cases: 300,
+        ..Config::default()
+    });
+    let n = std::cell::Cell::new(0u64);
+    runner
+        .run(&frame, |(action, fields, shape)| {
+            n.set(n.get() + 1);
+            let mut ws = ws.borrow_mut();
+            let mut obj = serde_json::Map::new();
+            obj.insert("action".into(), json!(action));
+            for (k, v) in fields {
+                obj.insert(k.to_string(), v);
+            }
+            let text = match shape {
+                0 => format!("{}{{\"action\":\"{action}\"", "[".repeat(3000)),
+                1 => Value::Object(obj).to_string().chars().rev().collect(),
+                _ => Value::Object(obj).to_string(),
+            };
+            ws.send_raw(&text);
+            let probe = format!("probe-{}", n.get());
+            ws.send(json!({"action": "list_projects", "session_id": null, "request_id": probe}));
+            let reply = ws.next_where(|f| f["request_id"] == probe.as_str());
+            prop_assert_eq!(&reply["type"], "projects_list", "after {}", text);
+            Ok(())
+        })
+        .unwrap();
+    let (status, _) = s.get("/api/health");
+    assert_eq!(status, 200);
+}

@@ -269,4 +269,25 @@ mod tests {
             .unwrap();
         run.join().unwrap();
     }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(400))]
+        /// Any text of the grammar's characters, repeated up to thousands
+        /// of levels, parses or is refused: never a panic, never a stack
+        /// overflow on a small stack.
+        #[test]
+        fn no_query_brings_the_parser_down(
+            unit in "[()\"NOT ANDOR+*a-z~^:-]{1,12}",
+            times in 1usize..3000,
+            tail in "[()\"a-z ]{0,20}",
+        ) {
+            let q = format!("{}{tail}", unit.repeat(times));
+            let outcome = std::thread::Builder::new()
+                .stack_size(512 * 1024)
+                .spawn(move || parse(&q, &fields()).map(|_| ()).map_err(|e| e.to_string()))
+                .unwrap()
+                .join();
+            proptest::prop_assert!(outcome.is_ok(), "the parser panicked");
+        }
+    }
 }
