@@ -79,6 +79,8 @@ struct Run {
     project_id: Option<String>,
     /// What was sent and answered, for a failure's report.
     trace: Vec<String>,
+    /// The session of each channel peer (the conversation's fixed id).
+    peers: BTreeMap<u64, String>,
 }
 
 /// The outcome of one request: answered, or cut by the kill.
@@ -368,14 +370,26 @@ impl Run {
                 let mid = self.fresh_id("w");
                 let body = json!({"account_id": "bot", "peer_id": format!("p{peer}s{}", self.seed),
                                   "text": format!("channel {mid}"), "message_id": mid});
-                if let Sent::Answer(s, v) =
-                    self.send("POST", "/api/channels/wechat/messages", Some(body))
-                {
-                    if s == 201 {
+                match self.send("POST", "/api/channels/wechat/messages", Some(body)) {
+                    Sent::Answer(201, v) => {
                         let sid = v["session_id"].as_str().unwrap_or_default().to_string();
                         let id = v["node"]["id"].as_str().unwrap_or_default().to_string();
+                        self.peers.insert(peer, sid.clone());
+                        if self.model.deleted.remove(&sid) {
+                            // The conversation's fixed id: a new session.
+                            self.model.commits.remove(&sid);
+                            self.model.nodes.insert(sid.clone(), BTreeMap::new());
+                        }
                         self.acked(&sid, &id, v["node"]["content"].clone());
                     }
+                    Sent::Cut => {
+                        if let Some(sid) = self.peers.get(&peer) {
+                            if self.model.deleted.contains(sid) {
+                                self.model.maybe_recreated.insert(sid.clone());
+                            }
+                        }
+                    }
+                    _ => {}
                 }
             }
             _ => {
@@ -609,6 +623,7 @@ pub fn run_seed(seed: u64, kills: usize) -> Figures {
         project_dir,
         project_id: None,
         trace: Vec::new(),
+        peers: BTreeMap::new(),
     };
     let (status, p) = run.s.post(
         "/api/projects",
