@@ -402,20 +402,36 @@ impl Run {
                     return;
                 };
                 self.actions += 1;
-                match self.s.try_post_bytes(
+                let answer = self.s.try_post_bytes(
                     "/api/sessions/import",
                     "application/x-git-bundle",
                     &bundle,
-                ) {
+                );
+                self.trace.push(format!(
+                    "import of {session}'s export → {:?}",
+                    answer.as_ref().map(|(s, v)| (*s, v["id"].clone()))
+                ));
+                match answer {
                     Ok((201, v)) => {
+                        // The bundle's own id when it is free: that of a
+                        // deleted session is (a fork's export carries its
+                        // origin's id until its next turn).
                         if let Some(id) = v["id"].as_str() {
+                            if self.model.deleted.remove(id) {
+                                self.model.commits.remove(id);
+                                self.model.nodes.insert(id.to_string(), BTreeMap::new());
+                            }
                             self.model.nodes.entry(id.to_string()).or_default();
                         }
                     }
                     Ok((status, v)) => {
                         assert!(status < 500, "seed {}: import → {status} {v}", self.seed)
                     }
-                    Err(_) => {}
+                    Err(_) => {
+                        // Registered under some id, maybe a deleted one's.
+                        let gone: Vec<String> = self.model.deleted.iter().cloned().collect();
+                        self.model.maybe_recreated.extend(gone);
+                    }
                 }
             }
         }
