@@ -54,8 +54,23 @@ pub enum GitError {
     Empty,
 }
 
+/// Most bytes of pack files libgit2 keeps mapped across every repository
+/// of the process (its default is 8 GiB: with hundreds of small packs per
+/// busy session, and the maps of merged packs kept until a window is
+/// recycled, the mapped files grew the server's resident memory without
+/// bound).
+pub const MAPPED_LIMIT: usize = 64 << 20;
+/// Most pack files libgit2 keeps open at once (default: no limit).
+pub const MAPPED_FILES: usize = 256;
+/// Most bytes of parsed objects libgit2 caches across every repository
+/// (default 256 MiB; the store keeps what it needs in memory itself).
+pub const OBJECT_CACHE: usize = 16 << 20;
+
 /// Turn on libgit2's fsync of objects, refs and the index, once per process.
-/// Without it an acknowledged commit could vanish on power loss.
+/// Without it an acknowledged commit could vanish on power loss. Also
+/// bounds libgit2's process-wide memory: mapped pack windows and open pack
+/// files (`MAPPED_LIMIT`, `MAPPED_FILES`) and its object cache
+/// (`OBJECT_CACHE`); libgit2 closes the least recently used beyond them.
 pub fn enable_fsync() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
@@ -67,6 +82,16 @@ pub fn enable_fsync() {
             libgit2_sys::git_libgit2_opts(
                 libgit2_sys::GIT_OPT_ENABLE_FSYNC_GITDIR as std::ffi::c_int,
                 1 as std::ffi::c_int,
+            );
+        }
+        // SAFETY: plain setters of libgit2's global limits (size_t and
+        // ssize_t arguments), called once before any repository is used.
+        unsafe {
+            let _ = git2::opts::set_mwindow_mapped_limit(MAPPED_LIMIT);
+            let _ = git2::opts::set_mwindow_file_limit(MAPPED_FILES);
+            libgit2_sys::git_libgit2_opts(
+                libgit2_sys::GIT_OPT_SET_CACHE_MAX_SIZE as std::ffi::c_int,
+                OBJECT_CACHE as libc::ssize_t,
             );
         }
     });
