@@ -345,9 +345,6 @@ pub fn purge_merged(git_dir: &Path, grace: std::time::Duration) -> io::Result<us
     Ok(removed)
 }
 
-/// The grace of a retired pack before its files are removed.
-pub const GRACE: std::time::Duration = std::time::Duration::from_secs(120);
-
 /// Merge every pack into one (`openprogram gc`); false when there was at
 /// most one.
 pub fn repack_all(repo: &Repository) -> Result<bool, GitError> {
