@@ -444,8 +444,9 @@ mod tests {
         assert_eq!(plan(repo.path(), None).unwrap(), None, "one pack stays");
     }
 
-    #[test]
-    fn a_merge_that_rewrites_a_victim_keeps_it() {
+    /// A repository of three commits, one pack each: its folder, the
+    /// repository and the packs' `.idx` paths.
+    fn three_turn_packs() -> (tempfile::TempDir, Repository, Vec<PathBuf>) {
         let dir = tempfile::tempdir().unwrap();
         let repo = crate::git::init_repo(dir.path()).unwrap();
         let mut index = crate::git::IndexFile::load(&repo).unwrap();
@@ -456,11 +457,17 @@ mod tests {
             crate::git::commit_paths(&repo, &mut index, &paths, "c", None).unwrap();
         }
         let pack_dir = dir.path().join(".git/objects/pack");
-        let turn_packs: Vec<PathBuf> = packs(&pack_dir)
+        let idx = packs(&pack_dir)
             .unwrap()
             .into_iter()
             .map(|p| p.idx)
             .collect();
+        (dir, repo, idx)
+    }
+
+    #[test]
+    fn a_merge_that_rewrites_a_victim_keeps_it() {
+        let (dir, repo, turn_packs) = three_turn_packs();
         let saved: Vec<(PathBuf, Vec<u8>)> = turn_packs
             .iter()
             .flat_map(|idx| [idx.clone(), idx.with_extension("pack")])
@@ -487,21 +494,7 @@ mod tests {
 
     #[test]
     fn retired_packs_stay_readable_until_their_grace_is_over() {
-        let dir = tempfile::tempdir().unwrap();
-        let repo = crate::git::init_repo(dir.path()).unwrap();
-        let mut index = crate::git::IndexFile::load(&repo).unwrap();
-        for i in 0..3 {
-            let name = format!("f{i}.txt");
-            fs::write(dir.path().join(&name), format!("content {i}")).unwrap();
-            let paths = [Path::new(&name)];
-            crate::git::commit_paths(&repo, &mut index, &paths, "c", None).unwrap();
-        }
-        let pack_dir = dir.path().join(".git/objects/pack");
-        let victims: Vec<PathBuf> = packs(&pack_dir)
-            .unwrap()
-            .into_iter()
-            .map(|p| p.idx)
-            .collect();
+        let (_dir, repo, victims) = three_turn_packs();
         let merged = build(&repo, &victims).unwrap();
         drop_packs(&victims, &merged).unwrap();
         assert_eq!(pack_count(repo.path()), 1, "retired packs are not counted");
