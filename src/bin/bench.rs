@@ -31,6 +31,8 @@ mod load;
 #[path = "bench_support/server.rs"]
 mod server;
 use load::idle_maintenance_size;
+#[path = "bench_support/memory.rs"]
+mod memory;
 #[path = "bench_support/registry.rs"]
 mod registry;
 use registry::{bench_fsyncs, bench_registry};
@@ -46,6 +48,8 @@ struct Args {
     load_turns: usize,
     /// `--keep`: leave the benchmark's directory behind for a look.
     keep: bool,
+    /// `--memory-minutes N`: only the memory soak, for N minutes.
+    memory_minutes: Option<f64>,
 }
 
 fn parse_args() -> Args {
@@ -59,6 +63,7 @@ fn parse_args() -> Args {
         load_sessions: 64,
         load_turns: 20,
         keep: false,
+        memory_minutes: None,
     };
     let mut it = std::env::args().skip(1);
     while let Some(a) = it.next() {
@@ -77,6 +82,9 @@ fn parse_args() -> Args {
             "--load-sessions" => args.load_sessions = num("--load-sessions"),
             "--load-turns" => args.load_turns = num("--load-turns"),
             "--keep" => args.keep = true,
+            "--memory-minutes" => {
+                args.memory_minutes = it.next().and_then(|v| v.parse().ok());
+            }
             other => panic!("unknown argument {other}"),
         }
     }
@@ -476,6 +484,13 @@ fn main() {
     let tmp = tempfile::tempdir().expect("tempdir");
     if args.keep {
         eprintln!("keeping the benchmark's files in {}", tmp.path().display());
+    }
+    if let Some(minutes) = args.memory_minutes {
+        memory::bench_memory(tmp.path(), minutes);
+        if args.keep {
+            let _ = tmp.keep();
+        }
+        return;
     }
     load::report(
         tmp.path(),

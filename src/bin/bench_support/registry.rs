@@ -38,7 +38,13 @@ fn populate(sessions_dir: &Path, n: usize) {
 }
 
 /// A child `openprogram` process, stopped (SIGTERM, then reaped) on drop.
-struct ChildServer(std::process::Child);
+pub struct ChildServer(std::process::Child);
+
+impl ChildServer {
+    pub fn pid(&self) -> u32 {
+        self.0.id()
+    }
+}
 
 impl Drop for ChildServer {
     fn drop(&mut self) {
@@ -51,7 +57,7 @@ impl Drop for ChildServer {
 
 /// Spawn `openprogram serve` on `state` and time it until it answers
 /// `/api/health`. Returns the server, its URL and the startup time.
-fn spawn_server(state: &Path) -> (ChildServer, String, Duration) {
+pub fn spawn_server(state: &Path) -> (ChildServer, String, Duration) {
     let exe = std::env::current_exe()
         .expect("exe")
         .with_file_name("openprogram");

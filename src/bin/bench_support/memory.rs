@@ -1,0 +1,114 @@
+//! Memory under a long mixed load: a real server, six client threads each
+//! cycling over four sessions (a user message, a reply of 200–2,000
+//! characters, the end of the turn, a page of the list, the session's
+//! messages, a search), resident memory sampled every 10 s; then the same
+//! data loaded by a fresh server. Target: RSS after the load ≤ 1.2× the
+//! fresh one.
+
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+
+use crate::registry::spawn_server;
+
+const CLIENTS: usize = 6;
+const SESSIONS_PER_CLIENT: usize = 4;
+
+fn rss_mib(pid: u32) -> f64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("VmRSS:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
+        })
+        .map_or(0.0, |kb| kb / 1024.0)
+}
+
+fn client(url: String, c: usize, stop: Arc<AtomicBool>, done: Arc<AtomicU64>) {
+    let agent = ureq::agent();
+    let words = ["alpha", "beta", "gamma", "delta", "parser", "bug", "memory"];
+    let mut n: usize = 0;
+    while !stop.load(Ordering::Relaxed) {
+        n += 1;
+        let s = format!("mem{c}-{}", n % SESSIONS_PER_CLIENT);
+        let question: Vec<&str> = (0..30)
+            .map(|i| words[(n * 7 + i * 3) % words.len()])
+            .collect();
+        let reply = "x".repeat(200 + (n * 131) % 1800);
+        let post = |path: &str, body: serde_json::Value| {
+            let _ = agent.post(&format!("{url}{path}")).send_json(body);
+        };
+        post(
+            &format!("/api/sessions/{s}/messages"),
+            json!({"role": "user", "content": question.join(" ")}),
+        );
+        post(
+            &format!("/api/sessions/{s}/messages"),
+            json!({"role": "assistant", "content": reply}),
+        );
+        post(&format!("/api/sessions/{s}/turns"), json!({}));
+        for path in [
+            "/api/sessions?limit=50".to_string(),
+            format!("/api/sessions/{s}/messages"),
+            "/api/search?q=parser%20bug&limit=5".to_string(),
+        ] {
+            let _ = agent.get(&format!("{url}{path}")).call();
+        }
+        done.fetch_add(6, Ordering::Relaxed);
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+pub fn bench_memory(dir: &Path, minutes: f64) {
+    let state = dir.join("memory-state");
+    let (server, url, _) = spawn_server(&state);
+    let pid = server.pid();
+    println!("memory: {CLIENTS} clients × {SESSIONS_PER_CLIENT} sessions of mixed load for {minutes} min; RSS every 10 s");
+    let stop = Arc::new(AtomicBool::new(false));
+    let done = Arc::new(AtomicU64::new(0));
+    let clients: Vec<_> = (0..CLIENTS)
+        .map(|c| {
+            let (url, stop, done) = (url.clone(), stop.clone(), done.clone());
+            std::thread::spawn(move || client(url, c, stop, done))
+        })
+        .collect();
+    let start = Instant::now();
+    let end = Duration::from_secs_f64(minutes * 60.0);
+    let mut last = 0.0;
+    while start.elapsed() < end {
+        std::thread::sleep(Duration::from_secs(10));
+        last = rss_mib(pid);
+        println!(
+            "  {:>5.0} s  RSS {last:>7.1} MiB  {} requests",
+            start.elapsed().as_secs_f64(),
+            done.load(Ordering::Relaxed)
+        );
+    }
+    stop.store(true, Ordering::Relaxed);
+    for c in clients {
+        let _ = c.join();
+    }
+    let requests = done.load(Ordering::Relaxed);
+    drop(server);
+    // The same data, loaded by a fresh server: every session read once.
+    let (server, url, _) = spawn_server(&state);
+    let agent = ureq::agent();
+    for c in 0..CLIENTS {
+        for i in 0..SESSIONS_PER_CLIENT {
+            let _ = agent
+                .get(&format!("{url}/api/sessions/mem{c}-{i}/messages"))
+                .call();
+        }
+    }
+    std::thread::sleep(Duration::from_secs(2));
+    let fresh = rss_mib(server.pid());
+    let ratio = last / fresh.max(1.0);
+    println!(
+        "memory: RSS after {minutes} min of mixed load ({requests} requests) {last:.1} MiB, the same data freshly loaded {fresh:.1} MiB: {ratio:.2}× (limit 1.2×): {}",
+        if ratio <= 1.2 { "PASS" } else { "FAIL" }
+    );
+}
