@@ -206,23 +206,6 @@ impl SessionActor {
         self.blocking(move |slot, _| f(slot.live_mut()?))
     }
 
-    /// `on_core` for a write: refused while the repository is in a state
-    /// changed from outside (`outside.rs`).
-    pub(super) fn on_core_write<R, F>(
-        &mut self,
-        f: F,
-    ) -> ResponseActFuture<Self, Result<R, SessionError>>
-    where
-        R: Send + 'static,
-        F: FnOnce(&mut SessionCore) -> Result<R, SessionError> + Send + 'static,
-    {
-        self.blocking(move |slot, _| {
-            let core = slot.live_mut()?;
-            core.check_repository()?;
-            f(core)
-        })
-    }
-
     fn notify(&self, kind: ChangeKind) {
         let (Some(events), Ok(core)) = (&self.events, self.slot.live()) else {
             return;

@@ -12,6 +12,9 @@ use std::path::Path;
 
 use git2::Repository;
 
+use actix::prelude::*;
+
+use super::actor::SessionActor;
 use super::core::SessionCore;
 use super::error::SessionError;
 use crate::git;
@@ -79,5 +82,24 @@ impl SessionCore {
              from an earlier turn, use the checkout action",
             dir = self.dir.display(),
         )))
+    }
+}
+
+impl SessionActor {
+    /// `on_core` for a write: refused while the repository is in a state
+    /// changed from outside (`outside.rs`).
+    pub(super) fn on_core_write<R, F>(
+        &mut self,
+        f: F,
+    ) -> ResponseActFuture<Self, Result<R, SessionError>>
+    where
+        R: Send + 'static,
+        F: FnOnce(&mut SessionCore) -> Result<R, SessionError> + Send + 'static,
+    {
+        self.blocking(move |slot, _| {
+            let core = slot.live_mut()?;
+            core.check_repository()?;
+            f(core)
+        })
     }
 }
