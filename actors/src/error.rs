@@ -85,6 +85,9 @@ impl EngineError {
     /// short generic sentence for a storage failure (whose detail — paths,
     /// git messages — goes to the log only).
     pub fn client_message(&self) -> String {
+        if self.code() == "storage_full" {
+            return "the disk is full: nothing was written; free some space and retry".into();
+        }
         match self.kind() {
             ErrorKind::Internal => {
                 "the server could not store or read the data; see the server log".into()

@@ -72,6 +72,27 @@ pub enum SessionError {
     RepositoryChanged(String),
 }
 
+impl SessionError {
+    /// A write refused because the disk is full (`ENOSPC`, `EDQUOT`):
+    /// 503 `storage_full`, nothing was acknowledged; retry once there is
+    /// space.
+    pub fn is_disk_full(&self) -> bool {
+        let io = match self {
+            SessionError::Io(e) | SessionError::Git(GitError::Io(e)) => Some(e),
+            _ => None,
+        };
+        match io {
+            Some(e) => {
+                e.kind() == std::io::ErrorKind::StorageFull
+                    || e.kind() == std::io::ErrorKind::QuotaExceeded
+            }
+            None => matches!(self, SessionError::Git(GitError::Git(g))
+                if g.class() == git2::ErrorClass::Os
+                    && g.message().contains("No space left on device")),
+        }
+    }
+}
+
 impl From<git2::Error> for SessionError {
     fn from(e: git2::Error) -> Self {
         SessionError::Git(GitError::Git(e))
@@ -105,6 +126,7 @@ impl SessionError {
             | WrongTurn { .. }
             | ProjectPathMissing(_)
             | RepositoryChanged(_) => ErrorKind::Conflict,
+            e if e.is_disk_full() => ErrorKind::Unavailable,
             Git(_) | Io(_) => ErrorKind::Internal,
             Unavailable | CommitPending(_) => ErrorKind::Unavailable,
         }
@@ -129,6 +151,7 @@ impl SessionError {
             Immutable(_) => "node_immutable",
             NodeConflict(_) => "node_conflict",
             Full => "session_full",
+            e if e.is_disk_full() => "storage_full",
             Git(_) | Io(_) => "storage_error",
             Unavailable => "unavailable",
             Frozen => "project_frozen",
@@ -143,5 +166,28 @@ impl SessionError {
             CommitPending(_) => "commit_pending",
             RepositoryChanged(_) => "repository_changed",
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_full_disk_is_a_clear_503_not_a_storage_error() {
+        let full = SessionError::Io(std::io::Error::from(std::io::ErrorKind::StorageFull));
+        assert_eq!(
+            (full.kind(), full.code()),
+            (ErrorKind::Unavailable, "storage_full")
+        );
+        let enospc = SessionError::Git(GitError::Io(std::io::Error::from_raw_os_error(28)));
+        assert_eq!(enospc.code(), "storage_full");
+        let other = SessionError::Io(std::io::Error::from(std::io::ErrorKind::PermissionDenied));
+        assert_eq!(
+            (other.kind(), other.code()),
+            (ErrorKind::Internal, "storage_error")
+        );
+        let engine = crate::EngineError::from(full);
+        assert!(engine.client_message().contains("disk is full"));
     }
 }
