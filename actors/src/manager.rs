@@ -147,6 +147,20 @@ impl Handler<LiveCount> for SessionManager {
     }
 }
 
+/// The ids of the sessions that live outside the sessions folder (in a
+/// project folder): an id there is taken though `<sessions>/<id>` is free.
+#[derive(Message)]
+#[rtype(result = "std::collections::HashSet<String>")]
+pub struct Elsewhere;
+
+impl Handler<Elsewhere> for SessionManager {
+    type Result = MessageResult<Elsewhere>;
+
+    fn handle(&mut self, _: Elsewhere, _: &mut Self::Context) -> Self::Result {
+        MessageResult(self.locations.iter().map(|(id, _)| id.clone()).collect())
+    }
+}
+
 impl SessionManager {
     fn dir_of(&self, id: &str) -> PathBuf {
         match self.locations.get(id) {

@@ -694,3 +694,27 @@ fn a_retried_answer_in_a_project_commits_the_agents_changes_too() {
     );
     assert_clean_repo(&session_dir);
 }
+
+/// An import of a session that lives in a project folder: its id is taken
+/// (though `<state>/sessions/<id>` is free), so the copy gets a new one and
+/// the original keeps every turn. Found by the crash model (seed 1134).
+#[test]
+fn an_import_never_takes_the_id_of_a_session_in_a_project() {
+    let root = tempfile::tempdir().unwrap();
+    let folder = root.path().join("work");
+    std::fs::create_dir(&folder).unwrap();
+    let s = TestServer::start();
+    let (_, p) = s.post("/api/projects", json!({"path": folder}));
+    let pid = p["id"].as_str().unwrap().to_string();
+    s.turn_in_project("inp", &pid);
+    let (status, _, bundle) = s.get_bytes("/api/sessions/inp/export");
+    assert_eq!(status, 200);
+    let (status, copy) = s.post_raw("/api/sessions/import", "application/x-git-bundle", &bundle);
+    assert_eq!(status, 201, "{copy}");
+    assert_ne!(copy["id"], "inp", "{copy}");
+    s.turn("inp", "another turn", "still the original", &[]);
+    let (_, meta) = s.get("/api/sessions/inp");
+    assert_eq!(meta["project_id"], pid.as_str());
+    assert_eq!(meta["turn_count"], 2);
+    assert!(!s.state_dir.join("sessions/inp").exists());
+}

@@ -54,10 +54,17 @@ impl Engine {
     /// Register a git bundle as a new session (a new id if its id is taken).
     pub async fn import(&self, bytes: Vec<u8>) -> Result<SessionMeta, EngineError> {
         let (dir, limits) = (self.sessions_dir.clone(), self.import_limits);
-        let id =
-            tokio::task::spawn_blocking(move || SessionCore::import(&bytes, &dir, None, limits))
-                .await
-                .map_err(|_| EngineError::Unavailable)??;
+        // Ids of sessions in project folders are taken too.
+        let taken = self
+            .manager
+            .send(crate::manager::Elsewhere)
+            .await
+            .map_err(|_| EngineError::Unavailable)?;
+        let id = tokio::task::spawn_blocking(move || {
+            SessionCore::import(&bytes, &dir, None, limits, &taken)
+        })
+        .await
+        .map_err(|_| EngineError::Unavailable)??;
         // An actor cached for this id (one that found no session) must go.
         self.ask_manager(Forget { id: id.clone() }).await?;
         self.meta(&id).await

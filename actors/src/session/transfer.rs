@@ -56,7 +56,9 @@ impl SessionCore {
     }
 
     /// Register a git bundle of a session as a new session under
-    /// `sessions_dir`: its own id if free (or `wanted`), else a new one.
+    /// `sessions_dir`: its own id if free (or `wanted`), else a new one;
+    /// the ids in `taken` (sessions living in project folders) are not
+    /// free.
     /// Built in a temporary folder and renamed into place; a damaged or
     /// foreign bundle leaves nothing behind. Returns the session id.
     pub fn import(
@@ -64,6 +66,7 @@ impl SessionCore {
         sessions_dir: &Path,
         wanted: Option<&str>,
         limits: git::ImportLimits,
+        taken: &std::collections::HashSet<String>,
     ) -> Result<String, SessionError> {
         fsio::build_dir_atomically(sessions_dir, "import", |tmp| -> Result<_, SessionError> {
             git::read_bundle(bytes, tmp, limits)
@@ -72,7 +75,9 @@ impl SessionCore {
                 SessionError::BadBundle("not an openprogram session (no valid meta.json)".into())
             })?;
             let free = |id: &str| {
-                ids::validate("session id", id).is_ok() && !sessions_dir.join(id).exists()
+                ids::validate("session id", id).is_ok()
+                    && !taken.contains(id)
+                    && !sessions_dir.join(id).exists()
             };
             let id = wanted
                 .or(Some(meta.id.as_str()))
