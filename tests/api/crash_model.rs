@@ -152,22 +152,13 @@ impl Run {
     fn append_to_new(&mut self, session: &str, node: Value) -> Sent {
         let id = node["id"].as_str().unwrap_or_default().to_string();
         let content = node["content"].clone();
-        let sent = self.send(
-            "POST",
-            &format!("/api/sessions/{session}/messages"),
-            Some(node),
-        );
-        match &sent {
-            Sent::Answer(201, _) => {
-                self.model.deleted.remove(session);
-                self.model.commits.remove(session);
-                self.model
-                    .nodes
-                    .insert(session.to_string(), BTreeMap::new());
-                self.acked(session, &id, content);
-            }
-            Sent::Cut => self.maybe(session, &id, content),
-            _ => {}
+        let sent = self.append(session, node);
+        if let Sent::Answer(201, _) = sent {
+            self.model.deleted.remove(session);
+            self.model.commits.remove(session);
+            self.model
+                .nodes
+                .insert(session.to_string(), BTreeMap::from([(id, content)]));
         }
         sent
     }

@@ -196,6 +196,14 @@ impl TestServer {
     }
 
     fn call(&self, req: ureq::Request, body: Option<&Value>) -> (u16, Value) {
+        self.send(req, body)
+            .unwrap_or_else(|e| panic!("request failed: {e}"))
+    }
+
+    /// Send `req` (with the token, and `body` as JSON): the status and the
+    /// JSON answer (`null` when empty, a string when not JSON), or `Err`
+    /// when no answer came.
+    fn send(&self, req: ureq::Request, body: Option<&Value>) -> Result<(u16, Value), String> {
         let req = match &self.auth {
             Some(t) => req.set("Authorization", &format!("Bearer {t}")),
             None => req,
@@ -207,16 +215,16 @@ impl TestServer {
         let resp = match res {
             Ok(r) => r,
             Err(ureq::Error::Status(_, r)) => r,
-            Err(e) => panic!("request failed: {e}"),
+            Err(e) => return Err(e.to_string()),
         };
         let status = resp.status();
-        let text = resp.into_string().unwrap_or_default();
+        let text = resp.into_string().map_err(|e| e.to_string())?;
         let json = if text.is_empty() {
             Value::Null
         } else {
             serde_json::from_str(&text).unwrap_or(Value::String(text))
         };
-        (status, json)
+        Ok((status, json))
     }
 
     pub fn get(&self, path: &str) -> (u16, Value) {
@@ -281,23 +289,8 @@ impl TestServer {
         path: &str,
         body: Option<&Value>,
     ) -> Result<(u16, Value), String> {
-        let mut req = self.agent.request(method, &format!("{}{path}", self.url));
-        if let Some(t) = &self.auth {
-            req = req.set("Authorization", &format!("Bearer {t}"));
-        }
-        let res = match body {
-            Some(b) => req.send_json(b),
-            None => req.call(),
-        };
-        let resp = match res {
-            Ok(r) => r,
-            Err(ureq::Error::Status(_, r)) => r,
-            Err(e) => return Err(e.to_string()),
-        };
-        let status = resp.status();
-        let text = resp.into_string().map_err(|e| e.to_string())?;
-        let json = serde_json::from_str(&text).unwrap_or(Value::String(text));
-        Ok((status, json))
+        let req = self.agent.request(method, &format!("{}{path}", self.url));
+        self.send(req, body)
     }
 
     pub fn post(&self, path: &str, body: Value) -> (u16, Value) {
