@@ -353,29 +353,8 @@ impl SessionCore {
             .filter(|n| n.seq <= last_seq && n.role == Role::User && n.caller.is_none())
             .count() as u64;
         let turns = if opened > 0 { opened } else { a.turns };
-        let head = self
-            .nodes
-            .iter()
-            .rev()
-            .filter(|n| n.seq <= last_seq)
-            .find(|n| n.is_conversational())
-            .map(|n| n.id.clone());
-        let record = TurnRecord {
-            number: turns,
-            first_seq: 1,
-            last_seq,
-            head: head.clone(),
-            ended_at: a.at as f64,
-            ..TurnRecord::default()
-        };
-        self.meta.open_turn = None;
-        if head.is_some() {
-            self.meta.head = head.clone();
-        }
-        self.meta.turn_count = turns;
-        self.meta.last_turn = Some(record);
-        self.meta.updated_at = self.meta.updated_at.max(a.at as f64);
-        self.write_meta()?;
+        let record = self.record_backfilled(turns, 1, last_seq, a.at as f64)?;
+        let head = record.head;
         let id = self.meta.id.clone();
         let nodes: Vec<&Node> = self.nodes.iter().filter(|n| n.seq <= last_seq).collect();
         let mut summary = super::commit_message::TurnSummary::from_nodes(&id, turns, &nodes);
@@ -449,32 +428,49 @@ impl SessionCore {
         let count = turns.len();
         for (first_seq, last_seq, ended_at) in turns {
             let number = git::head_trailers(&self.repo)?.turn + 1;
-            let head = self
-                .nodes
-                .iter()
-                .rev()
-                .filter(|n| n.seq <= last_seq)
-                .find(|n| n.is_conversational())
-                .map(|n| n.id.clone());
-            let record = TurnRecord {
-                number,
-                first_seq,
-                last_seq,
-                head: head.clone(),
-                ended_at,
-                ..TurnRecord::default()
-            };
-            self.meta.open_turn = None;
-            if head.is_some() {
-                self.meta.head = head;
-            }
-            self.meta.turn_count = number;
-            self.meta.last_turn = Some(record.clone());
-            self.meta.updated_at = self.meta.updated_at.max(ended_at);
-            self.write_meta()?;
+            let record = self.record_backfilled(number, first_seq, last_seq, ended_at)?;
             self.commit_turn(&record)?;
         }
         Ok(count)
+    }
+}
+
+impl SessionCore {
+    /// Record turn `number` (nodes `first_seq..=last_seq`, ended at
+    /// `ended_at`) as the last ended one in `meta.json`, its head the last
+    /// conversational node up to `last_seq`: the step before a backfilled
+    /// or adopted turn's commit.
+    fn record_backfilled(
+        &mut self,
+        number: u64,
+        first_seq: u64,
+        last_seq: u64,
+        ended_at: f64,
+    ) -> Result<TurnRecord, SessionError> {
+        let head = self
+            .nodes
+            .iter()
+            .rev()
+            .filter(|n| n.seq <= last_seq)
+            .find(|n| n.is_conversational())
+            .map(|n| n.id.clone());
+        let record = TurnRecord {
+            number,
+            first_seq,
+            last_seq,
+            head: head.clone(),
+            ended_at,
+            ..TurnRecord::default()
+        };
+        self.meta.open_turn = None;
+        if head.is_some() {
+            self.meta.head = head;
+        }
+        self.meta.turn_count = number;
+        self.meta.last_turn = Some(record.clone());
+        self.meta.updated_at = self.meta.updated_at.max(ended_at);
+        self.write_meta()?;
+        Ok(record)
     }
 }
 
