@@ -105,11 +105,18 @@ impl SessionActor {
         ctx.run_later(wait, move |act, ctx| {
             act.upkeep.scheduled = false;
             let idle = act.upkeep.writes == writes;
-            if !forced && !idle {
+            // Packs piled up meanwhile: a busy merge even if quiet now (an
+            // idle merge waits behind the other idle sessions' merges, at
+            // the lowest priority, and the session's packs go on growing).
+            let piled = act
+                .slot
+                .live()
+                .is_ok_and(|core| core.pack_count() >= FORCE_PACKS);
+            if !forced && !piled && !idle {
                 // Written to since: wait for a quiet moment again.
                 act.plan_upkeep(ctx);
             } else {
-                act.run_upkeep(ctx, (!idle).then_some(BUSY_MERGE_CAP));
+                act.run_upkeep(ctx, (piled || !idle).then_some(BUSY_MERGE_CAP));
             }
         });
     }
