@@ -209,7 +209,19 @@ impl Application {
             pid: std::process::id(),
             started_at: openprogram_actors::meta::now(),
         };
-        fsio::atomic_write_json(&state_dir.join(SERVER_INFO), &info)?;
+        match fsio::atomic_write_json(&state_dir.join(SERVER_INFO), &info) {
+            // Started on a full disk (reads only): the address is in the log.
+            Err(e) if engine.read_only() => {
+                tracing::warn!(error = %e, "server.json not written");
+            }
+            other => other?,
+        }
+        if engine.read_only() {
+            eprintln!(
+                "openprogram: the disk holding {} is full; serving reads only. Free some space and restart.",
+                state_dir.display()
+            );
+        }
         tracing::info!(url = %info.url, state_dir = %state_dir.display(), "openprogram listening");
         Ok(Application {
             server,

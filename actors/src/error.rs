@@ -45,6 +45,12 @@ pub enum EngineError {
     /// An actor's mailbox is closed (the engine is stopping).
     #[error("the engine is unavailable, retry")]
     Unavailable,
+    /// The server started on a full disk: it serves reads and refuses
+    /// every write until it is restarted with space free.
+    #[error(
+        "the server started on a full disk and serves reads only: free some space and restart it"
+    )]
+    ReadOnly,
 }
 
 impl From<crate::ids::IdError> for EngineError {
@@ -66,7 +72,7 @@ impl EngineError {
             EngineError::Project(e) => e.kind(),
             EngineError::Title(e) => e.kind(),
             EngineError::Search(e) => e.kind(),
-            EngineError::Unavailable => ErrorKind::Unavailable,
+            EngineError::Unavailable | EngineError::ReadOnly => ErrorKind::Unavailable,
         }
     }
 
@@ -78,6 +84,7 @@ impl EngineError {
             EngineError::Title(e) => e.code(),
             EngineError::Search(e) => e.code(),
             EngineError::Unavailable => "unavailable",
+            EngineError::ReadOnly => "storage_full",
         }
     }
 
@@ -85,6 +92,12 @@ impl EngineError {
     /// short generic sentence for a storage failure (whose detail — paths,
     /// git messages — goes to the log only).
     pub fn client_message(&self) -> String {
+        if matches!(
+            self,
+            EngineError::ReadOnly | EngineError::Session(SessionError::AwaitingReplay)
+        ) {
+            return self.to_string();
+        }
         if self.code() == "storage_full" {
             return "the disk is full: nothing was written; free some space and retry".into();
         }

@@ -13,6 +13,14 @@ pub const FILE_MODE: u32 = 0o600;
 /// Mode of every folder the service creates.
 pub const DIR_MODE: u32 = 0o700;
 
+/// Whether `e` says the disk (or the user's quota) is full.
+pub fn is_disk_full(e: &io::Error) -> bool {
+    matches!(
+        e.kind(),
+        io::ErrorKind::StorageFull | io::ErrorKind::QuotaExceeded
+    )
+}
+
 /// Create `dir` and any missing parents, each 0700 (existing ones are left
 /// as they are).
 pub fn create_private_dir_all(dir: &Path) -> io::Result<()> {

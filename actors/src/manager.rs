@@ -36,6 +36,9 @@ pub struct SessionManager {
     leases: HashMap<String, Arc<Mutex<()>>>,
     events: Option<Recipient<SessionChanged>>,
     keeper: Option<crate::maintenance::packs::PackKeeper>,
+    /// Session folders whose files lack writes the log holds (the server
+    /// started on a full disk): never opened (`SessionError::AwaitingReplay`).
+    pending: Arc<std::collections::HashSet<PathBuf>>,
 }
 
 impl SessionManager {
@@ -58,7 +61,14 @@ impl SessionManager {
             leases: HashMap::new(),
             events,
             keeper: None,
+            pending: Arc::default(),
         }
+    }
+
+    /// Session folders not to open: their files lack writes the log holds.
+    pub fn with_pending(mut self, pending: std::collections::HashSet<PathBuf>) -> Self {
+        self.pending = Arc::new(pending);
+        self
     }
 
     /// Sessions merge their packs with `keeper` (none: never merged while
@@ -96,6 +106,9 @@ impl Handler<Resolve> for SessionManager {
             Some(d) => d.to_path_buf(),
             None => self.sessions_dir.join(&msg.id),
         };
+        if self.pending.contains(&dir) {
+            return Err(SessionError::AwaitingReplay);
+        }
         let addr = SessionActor::new(
             dir,
             lease,

@@ -5,8 +5,12 @@ use crate::startup::AppState;
 #[utoipa::path(get, path = "/api/health", tag = "operations", summary = "Liveness, version, registry counts", responses((status = 200, description = "ok", body = serde_json::Value), (status = 500, description = "storage_error", body = crate::openapi::ErrorBody)))]
 #[tracing::instrument(name = "health", skip(state))]
 pub async fn health(state: web::Data<AppState>) -> HttpResponse {
+    let read_only = state.engine.read_only();
     HttpResponse::Ok().json(serde_json::json!({
-        "status": "ok",
+        // `read_only`: started on a full disk; reads are served, writes
+        // refused with 503 `storage_full` until a restart with space free.
+        "status": if read_only { "read_only" } else { "ok" },
+        "read_only": read_only,
         "version": env!("CARGO_PKG_VERSION"),
         "live_sessions": state.engine.live_sessions().await,
         "registry": state.engine.registry_stats().await,

@@ -23,7 +23,7 @@ pub struct TestServer {
     pub env: Vec<(String, String)>,
     agent: ureq::Agent,
     /// `--bind` (default 127.0.0.1:0).
-    bind: String,
+    pub bind: String,
     /// A command the server runs under (e.g. `setpriv …`, `sh -c 'umask …'`).
     prefix: Vec<String>,
     bin: PathBuf,
@@ -124,7 +124,20 @@ impl TestServer {
         let pid = child.id();
         self.child = Some(child);
         let deadline = Instant::now() + Duration::from_secs(30);
+        // A fixed port: the server is found there too (one on a full disk
+        // cannot write server.json).
+        let fixed = !self.bind.ends_with(":0");
         loop {
+            if fixed
+                && self
+                    .agent
+                    .get(&format!("http://{}/api/health", self.bind))
+                    .call()
+                    .is_ok()
+            {
+                self.url = format!("http://{}", self.bind);
+                break;
+            }
             if let Ok(text) = std::fs::read_to_string(&info) {
                 if let Ok(v) = serde_json::from_str::<Value>(&text) {
                     // (A prefix command may exec the server under its own pid.)

@@ -7,6 +7,7 @@ mod conversation;
 mod crash;
 mod crash_model;
 mod fake_llm;
+mod full_disk;
 mod helpers;
 mod hostile;
 mod migration;

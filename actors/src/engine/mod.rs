@@ -83,6 +83,8 @@ pub struct Engine {
     search_backlog: Option<crate::search::Backlog>,
     keeper: crate::maintenance::packs::PackKeeper,
     hub: Hub,
+    /// Started on a full disk: reads only (`writable`).
+    read_only: bool,
 }
 
 impl Engine {
@@ -98,7 +100,20 @@ impl Engine {
             .map(PathBuf::from)
             .unwrap_or_default();
         // Before anything reads a session: what the log holds goes back in place.
-        let replayed = crate::wal::open(&state_dir.join(crate::wal::DIR))?;
+        // On a disk that is full, the log cannot be replayed (its files are
+        // rewritten in place): it stays as it is, for the next start, and
+        // this one serves reads only (`EngineError::ReadOnly`).
+        let wal_dir = state_dir.join(crate::wal::DIR);
+        let (replayed, read_only, pending) = match crate::wal::open(&wal_dir) {
+            Ok(replayed) => (replayed, false, Default::default()),
+            Err(e) if crate::fsio::is_disk_full(&e) => {
+                // Sessions whose files lack what the log holds are not shown.
+                let pending = crate::wal::pending_roots(&wal_dir)?;
+                tracing::error!(error = %e, sessions_waiting = pending.len(), "the disk is full: the write-ahead log was not replayed; serving reads only until a restart with space free");
+                (crate::wal::Replayed::default(), true, pending)
+            }
+            Err(e) => return Err(e),
+        };
         if replayed.entries > 0 {
             tracing::info!(
                 segments = replayed.segments,
@@ -110,12 +125,23 @@ impl Engine {
             );
         }
         // The search index opens on its own thread while the list is read.
-        let opening = config.search.then(|| {
+        // Read-only: no search (its index is written as it is read) and no
+        // automatic deletions.
+        let opening = (config.search && !read_only).then(|| {
             let state_dir = state_dir.clone();
             std::thread::spawn(move || crate::search::Opened::open(&state_dir))
         });
         let locations = Locations::load(&config.sessions_dir);
-        let loaded = startup::open(&config.sessions_dir, &locations, &config.policy)?;
+        let policy = if read_only {
+            Policy {
+                empty_shell_max_age_s: 0.0,
+                archive_ttl_days: 0.0,
+                max_sessions: 0,
+            }
+        } else {
+            config.policy.clone()
+        };
+        let loaded = startup::open(&config.sessions_dir, &locations, &policy)?;
         let hub = Hub::new();
         let paths = PathPolicy::new(&state_dir, config.allowed_roots.clone());
         let writer = Writer::spawn(config.sessions_dir.join(startup::INDEX))?;
@@ -172,6 +198,7 @@ impl Engine {
             Some(projects.clone()),
         )
         .with_pack_keeper(keeper.clone())
+        .with_pending(pending)
         .start();
         let titler = Titler::new(
             config.llm,
@@ -197,9 +224,26 @@ impl Engine {
             search_backlog,
             keeper,
             hub,
+            read_only,
         };
-        engine.verify_in_background(to_verify);
+        if !read_only {
+            engine.verify_in_background(to_verify);
+        }
         Ok((engine, loaded.report))
+    }
+
+    /// Whether this engine started on a full disk and refuses writes.
+    pub fn read_only(&self) -> bool {
+        self.read_only
+    }
+
+    /// `ReadOnly` when the engine refuses writes; every method that
+    /// writes starts with it.
+    fn writable(&self) -> Result<(), EngineError> {
+        if self.read_only {
+            return Err(EngineError::ReadOnly);
+        }
+        Ok(())
     }
 
     /// Send `msg` to the session's actor (started if needed) and return

@@ -35,6 +35,7 @@ impl Engine {
     /// project it already has always succeeds; another project only while
     /// the session has no turn (its repository moves into that project).
     pub async fn bind(&self, id: &str, project_id: &str) -> Result<SessionMeta, EngineError> {
+        self.writable()?;
         let current = self.meta(id).await?;
         if current.project_id == project_id {
             return Ok(current);
@@ -114,6 +115,7 @@ impl Engine {
         path: &str,
         name: Option<String>,
     ) -> Result<(Project, bool), EngineError> {
+        self.writable()?;
         let claim = self
             .ask_projects(FindClaim {
                 path: path.to_string(),
@@ -192,6 +194,7 @@ impl Engine {
 
     /// Remove a project's registration (its repository and sessions stay).
     pub async fn unbind_project(&self, id: &str) -> Result<Project, EngineError> {
+        self.writable()?;
         let project = self.ask_projects(Unbind(id.to_string())).await?;
         self.publish_projects().await;
         Ok(project)
@@ -206,6 +209,7 @@ impl Engine {
         path: &str,
         session_id: Option<String>,
     ) -> Result<Relocation, EngineError> {
+        self.writable()?;
         if let Some(sid) = &session_id {
             ids::validate("session id", sid)?;
         }

@@ -126,6 +126,7 @@ impl Engine {
     /// Drop the search index's content and index every session again from
     /// its repository (in the background).
     pub async fn reindex(&self) -> Result<usize, EngineError> {
+        self.writable()?;
         let page = self.list(ListQuery::everything(None)).await?;
         let dirs: HashMap<String, PathBuf> = self.session_dirs().await?;
         let all: Vec<(String, PathBuf, String)> = page

@@ -32,6 +32,7 @@ pub const SKIPPED_DIRTY: &str =
 
 impl Engine {
     pub async fn create(&self, id: &str, meta: SessionMeta) -> Result<SessionMeta, EngineError> {
+        self.writable()?;
         let project_id = meta.project_id.clone();
         self.place(id, &project_id).await?;
         let meta = self.call(id, Create { meta }).await?;
@@ -81,6 +82,7 @@ impl Engine {
         node: NewNode,
         create: Option<SessionMeta>,
     ) -> Result<AppendOutcome, EngineError> {
+        self.writable()?;
         match self.post(id, node, create, false).await? {
             Posted::Appended(out) => Ok(*out),
             // Unreachable: without `queue` a busy session refuses (run_active).
@@ -98,6 +100,7 @@ impl Engine {
         create: Option<SessionMeta>,
         queue: bool,
     ) -> Result<Posted, EngineError> {
+        self.writable()?;
         let project_id = create.as_ref().map(|m| m.project_id.clone());
         if let Some(pid) = &project_id {
             self.place(id, pid).await?;
@@ -127,6 +130,7 @@ impl Engine {
         node_id: &str,
         patch: NodePatch,
     ) -> Result<Node, EngineError> {
+        self.writable()?;
         self.call(
             id,
             UpdateNode {
@@ -141,6 +145,7 @@ impl Engine {
     /// every client (spec 001 §3.4: the UI warns), as the original's
     /// `chat_response` `project_commit_skipped`.
     pub async fn end_turn(&self, id: &str, req: EndTurn) -> Result<TurnOutcome, EngineError> {
+        self.writable()?;
         let outcome = self.call(id, EndTurnMsg(req)).await?;
         if !outcome.repeated {
             metrics::counter!("openprogram_turns_total").increment(1);
@@ -196,6 +201,7 @@ impl Engine {
         id: &str,
         patch: MetaPatch,
     ) -> Result<SessionMeta, EngineError> {
+        self.writable()?;
         self.call(id, UpdateMeta(patch)).await
     }
 
@@ -203,6 +209,7 @@ impl Engine {
     /// the project binding): an absolute path to an existing directory,
     /// stored resolved. The file-system checks run on the blocking pool.
     pub async fn add_working_dir(&self, id: &str, path: &str) -> Result<SessionMeta, EngineError> {
+        self.writable()?;
         let (paths, raw) = (self.paths.clone(), path.to_string());
         let dir = tokio::task::spawn_blocking(move || paths.resolve(&raw, Purpose::WorkingDir))
             .await
@@ -221,6 +228,7 @@ impl Engine {
         id: &str,
         path: &str,
     ) -> Result<SessionMeta, EngineError> {
+        self.writable()?;
         let p = PathBuf::from(path);
         let dir = tokio::task::spawn_blocking(move || p.canonicalize().unwrap_or(p))
             .await
@@ -240,6 +248,7 @@ impl Engine {
         id: &str,
         title: &str,
     ) -> Result<SessionMeta, EngineError> {
+        self.writable()?;
         let title = title.trim();
         if title.is_empty() {
             return self.regenerate_title(id).await;
@@ -255,6 +264,7 @@ impl Engine {
     /// Ask the LLM for a title now, from the last 20 messages, and write it
     /// (it does not set the user's lock).
     pub async fn regenerate_title(&self, id: &str) -> Result<SessionMeta, EngineError> {
+        self.writable()?;
         let (input, model) = self.call(id, TitleInput).await?;
         let job = TitleJob {
             session_id: id.to_string(),
@@ -299,17 +309,20 @@ impl Engine {
 
     /// Replay: show the conversation at a commit, a turn or one step away.
     pub async fn checkout(&self, id: &str, to: CheckoutTo) -> Result<Shown, EngineError> {
+        self.writable()?;
         self.call(id, Checkout(to)).await
     }
 
     /// Switch the head to a node or a branch (git checks out its branch).
     pub async fn switch(&self, id: &str, to: SwitchTo) -> Result<Shown, EngineError> {
+        self.writable()?;
         self.call(id, Switch(to)).await
     }
 
     /// Delete a session and everything in its directory.
     /// The session leaves its project's list too.
     pub async fn delete(&self, id: &str) -> Result<(), EngineError> {
+        self.writable()?;
         let project_id = self.row(id).await?.map(|r| r.project_id);
         self.call(id, Delete).await?;
         self.ask_manager(Forget { id: id.to_string() }).await?;

@@ -22,6 +22,7 @@ impl Engine {
         commit: Option<String>,
         node_id: Option<String>,
     ) -> Result<SessionMeta, EngineError> {
+        self.writable()?;
         let source = self.meta(id).await?;
         let new_id = ids::new_id();
         let dest = if source.project_id == DEFAULT_PROJECT {
@@ -53,6 +54,7 @@ impl Engine {
 
     /// Register a git bundle as a new session (a new id if its id is taken).
     pub async fn import(&self, bytes: Vec<u8>) -> Result<SessionMeta, EngineError> {
+        self.writable()?;
         let (dir, limits) = (self.sessions_dir.clone(), self.import_limits);
         // Ids of sessions in project folders are taken too.
         let taken = self

@@ -80,7 +80,10 @@ impl PackKeeper {
     pub fn spawn(grace: Duration) -> std::io::Result<PackKeeper> {
         let shared = Arc::new(Shared::default());
         let mut senders = Vec::new();
-        for (lane, name) in [(Lane::Busy, "pack-keeper"), (Lane::Idle, "pack-keeper-idle")] {
+        for (lane, name) in [
+            (Lane::Busy, "pack-keeper"),
+            (Lane::Idle, "pack-keeper-idle"),
+        ] {
             let (tx, rx) = crossbeam_channel::unbounded();
             let s = shared.clone();
             std::thread::Builder::new()
@@ -88,8 +91,12 @@ impl PackKeeper {
                 .spawn(move || run(lane, rx, s, grace))?;
             senders.push(tx);
         }
-        let idle = senders.pop().ok_or_else(|| std::io::Error::other("no idle lane"))?;
-        let busy = senders.pop().ok_or_else(|| std::io::Error::other("no busy lane"))?;
+        let idle = senders
+            .pop()
+            .ok_or_else(|| std::io::Error::other("no idle lane"))?;
+        let busy = senders
+            .pop()
+            .ok_or_else(|| std::io::Error::other("no busy lane"))?;
         Ok(PackKeeper { busy, idle, shared })
     }
 
@@ -114,7 +121,11 @@ impl PackKeeper {
         guard: OwnedMutexGuard<()>,
     ) -> tokio::sync::oneshot::Receiver<Result<Merged, GitError>> {
         let (reply, rx) = tokio::sync::oneshot::channel();
-        let lane = if cap.is_some() { &self.busy } else { &self.idle };
+        let lane = if cap.is_some() {
+            &self.busy
+        } else {
+            &self.idle
+        };
         let job = Job::Merge {
             git_dir,
             cap,

@@ -403,7 +403,7 @@ pub fn open(sessions_dir: &Path, locations: &Locations, policy: &Policy) -> io::
     {
         let mut sessions: Vec<SessionRow> = rows.values().cloned().collect();
         sessions.sort_by_key(SessionRow::order_key);
-        fsio::atomic_write_json(
+        let written = fsio::atomic_write_json(
             &index_path,
             &IndexFile {
                 version: 1,
@@ -411,9 +411,18 @@ pub fn open(sessions_dir: &Path, locations: &Locations, policy: &Policy) -> io::
                 seq,
                 sessions,
             },
-        )?;
+        );
+        let written = match written {
+            // A full disk: the list is in memory; the old snapshot and the
+            // journal stay, and a later start writes it.
+            Err(e) if fsio::is_disk_full(&e) => {
+                tracing::warn!(error = %e, "index.json not rewritten: the disk is full");
+                false
+            }
+            other => other.map(|()| true)?,
+        };
         // The snapshot holds the journal now.
-        if journaled {
+        if journaled && written {
             let file = fs::OpenOptions::new().write(true).open(&journal_path)?;
             file.set_len(0)?;
             fsio::sync_file(&file)?;

@@ -70,6 +70,11 @@ pub enum SessionError {
     /// way a write would build on wrongly; says what and how to fix it.
     #[error("{0}")]
     RepositoryChanged(String),
+    /// The server started on a full disk, and this session's files lack
+    /// acknowledged writes that its write-ahead log holds: it is not shown
+    /// without them.
+    #[error("this session has acknowledged writes waiting in the write-ahead log, which the full disk kept from being put back: free some space and restart the server")]
+    AwaitingReplay,
 }
 
 impl SessionError {
@@ -82,10 +87,7 @@ impl SessionError {
             _ => None,
         };
         match io {
-            Some(e) => {
-                e.kind() == std::io::ErrorKind::StorageFull
-                    || e.kind() == std::io::ErrorKind::QuotaExceeded
-            }
+            Some(e) => crate::fsio::is_disk_full(e),
             None => matches!(self, SessionError::Git(GitError::Git(g))
                 if g.class() == git2::ErrorClass::Os
                     && g.message().contains("No space left on device")),
@@ -128,7 +130,7 @@ impl SessionError {
             | RepositoryChanged(_) => ErrorKind::Conflict,
             e if e.is_disk_full() => ErrorKind::Unavailable,
             Git(_) | Io(_) => ErrorKind::Internal,
-            Unavailable | CommitPending(_) => ErrorKind::Unavailable,
+            Unavailable | CommitPending(_) | AwaitingReplay => ErrorKind::Unavailable,
         }
     }
 
@@ -165,6 +167,7 @@ impl SessionError {
             ProjectPathMissing(_) => "project_path_missing",
             CommitPending(_) => "commit_pending",
             RepositoryChanged(_) => "repository_changed",
+            AwaitingReplay => "storage_full",
         }
     }
 }

@@ -24,7 +24,7 @@ use std::sync::OnceLock;
 
 use git2::Oid;
 
-pub use replay::Replayed;
+pub use replay::{pending_roots, Replayed};
 pub use writer::Ticket;
 
 /// One change a log entry carries. `root` is the session folder it

@@ -33,7 +33,17 @@ pub struct Replayed {
     pub last_segment: u64,
 }
 
-pub fn replay(dir: &Path) -> io::Result<Replayed> {
+/// Replay the log in `dir`; its segments are removed once every change
+/// is in place and durable. An error (a full disk) leaves them all.
+/// The log's segments in order, and their complete entries' changes.
+struct Logged {
+    segments: Vec<(u64, PathBuf)>,
+    changes: Vec<Change>,
+    entries: usize,
+    torn: bool,
+}
+
+fn read_log(dir: &Path) -> io::Result<Logged> {
     let mut segments: Vec<(u64, PathBuf)> = Vec::new();
     for e in fs::read_dir(dir)? {
         let e = e?;
@@ -42,32 +52,35 @@ pub fn replay(dir: &Path) -> io::Result<Replayed> {
         }
     }
     segments.sort();
-    let mut out = Replayed {
-        segments: segments.len(),
-        last_segment: segments.last().map_or(0, |s| s.0),
-        ..Replayed::default()
+    let mut logged = Logged {
+        segments,
+        changes: Vec::new(),
+        entries: 0,
+        torn: false,
     };
-    if segments.is_empty() {
-        return Ok(out);
-    }
-    let mut changes: Vec<Change> = Vec::new();
-    for (_, path) in &segments {
+    for (_, path) in &logged.segments {
         let bytes = fs::read(path)?;
         let (entries, clean) = entry::decode_all(&bytes);
-        out.torn |= !clean;
-        out.entries += entries.len();
-        changes.extend(entries.into_iter().flatten());
+        logged.torn |= !clean;
+        logged.entries += entries.len();
+        logged.changes.extend(entries.into_iter().flatten());
     }
+    Ok(logged)
+}
+
+/// The changes replay considers, each with its session folder: those
+/// before a later barrier of their folder, or whose folder is gone, are
+/// left out (counted in `skipped`).
+fn live_changes<'c>(changes: &'c [Change], skipped: &mut usize) -> Vec<(&'c Change, &'c PathBuf)> {
     // The last barrier of each root.
-    let mut barrier: HashMap<PathBuf, usize> = HashMap::new();
+    let mut barrier: HashMap<&PathBuf, usize> = HashMap::new();
     for (i, c) in changes.iter().enumerate() {
         if let Change::Barrier { root } = c {
-            barrier.insert(root.clone(), i);
+            barrier.insert(root, i);
         }
     }
-    let mut filesystems: HashMap<u64, PathBuf> = HashMap::new();
-    filesystems.insert(fs::metadata(dir)?.dev(), dir.to_path_buf());
-    let mut gone: HashSet<PathBuf> = HashSet::new();
+    let mut gone: HashSet<&PathBuf> = HashSet::new();
+    let mut live = Vec::new();
     for (i, c) in changes.iter().enumerate() {
         let root = match c {
             Change::Put { root, .. } | Change::Remove { root, .. } | Change::Ref { root, .. } => {
@@ -76,20 +89,38 @@ pub fn replay(dir: &Path) -> io::Result<Replayed> {
             Change::Barrier { .. } => continue,
         };
         if barrier.get(root).is_some_and(|b| *b > i) || gone.contains(root) {
-            out.skipped += 1;
+            *skipped += 1;
             continue;
         }
-        match fs::metadata(root) {
-            Ok(m) if m.is_dir() => {
-                filesystems.entry(m.dev()).or_insert(root.clone());
-            }
-            _ => {
-                gone.insert(root.clone());
-                out.skipped += 1;
-                continue;
-            }
+        if !fs::metadata(root).is_ok_and(|m| m.is_dir()) {
+            gone.insert(root);
+            *skipped += 1;
+            continue;
         }
-        match apply(c, root) {
+        live.push((c, root));
+    }
+    live
+}
+
+pub fn replay(dir: &Path) -> io::Result<Replayed> {
+    let logged = read_log(dir)?;
+    let mut out = Replayed {
+        segments: logged.segments.len(),
+        last_segment: logged.segments.last().map_or(0, |s| s.0),
+        entries: logged.entries,
+        torn: logged.torn,
+        ..Replayed::default()
+    };
+    if logged.segments.is_empty() {
+        return Ok(out);
+    }
+    let mut filesystems: HashMap<u64, PathBuf> = HashMap::new();
+    filesystems.insert(fs::metadata(dir)?.dev(), dir.to_path_buf());
+    for (c, root) in live_changes(&logged.changes, &mut out.skipped) {
+        if let Ok(m) = fs::metadata(root) {
+            filesystems.entry(m.dev()).or_insert(root.clone());
+        }
+        match apply(c, root, false) {
             Ok(true) => out.applied += 1,
             Ok(false) => {}
             Err(e) => {
@@ -101,15 +132,43 @@ pub fn replay(dir: &Path) -> io::Result<Replayed> {
     for d in filesystems.values() {
         fsio::sync_filesystem(d)?;
     }
-    for (_, path) in &segments {
+    for (_, path) in &logged.segments {
         fs::remove_file(path)?;
     }
     fsio::fsync_dir(dir)?;
     Ok(out)
 }
 
-/// Apply one change if the disk lacks it; true when something was written.
-fn apply(c: &Change, root: &Path) -> io::Result<bool> {
+/// The session folders holding changes of the log in `dir` that their
+/// files lack, found without writing anything: what a replay that could
+/// not run (a full disk) leaves to the next start. Reading those sessions
+/// now would show them without acknowledged writes.
+pub fn pending_roots(dir: &Path) -> io::Result<HashSet<PathBuf>> {
+    let logged = read_log(dir)?;
+    let mut skipped = 0;
+    // Only the last change of each file or ref counts: an earlier one
+    // differs from the files whenever a later one replaced it.
+    let mut last: HashMap<(PathBuf, &str), (&Change, &PathBuf)> = HashMap::new();
+    for (c, root) in live_changes(&logged.changes, &mut skipped) {
+        let key = match c {
+            Change::Put { path, .. } | Change::Remove { path, .. } => (path.clone(), ""),
+            Change::Ref { git_dir, name, .. } => (git_dir.clone(), name.as_str()),
+            Change::Barrier { .. } => continue,
+        };
+        last.insert(key, (c, root));
+    }
+    let mut roots = HashSet::new();
+    for (c, root) in last.into_values() {
+        if !roots.contains(root) && apply(c, root, true)? {
+            roots.insert(root.clone());
+        }
+    }
+    Ok(roots)
+}
+
+/// Apply one change if the disk lacks it; true when something was written
+/// (`dry`: true when something would be, and nothing is written).
+fn apply(c: &Change, root: &Path, dry: bool) -> io::Result<bool> {
     match c {
         Change::Put { path, bytes, .. } => {
             if !path.starts_with(root) {
@@ -117,6 +176,9 @@ fn apply(c: &Change, root: &Path) -> io::Result<bool> {
             }
             if fs::read(path).is_ok_and(|now| &now == bytes) {
                 return Ok(false);
+            }
+            if dry {
+                return Ok(true);
             }
             if let Some(parent) = path.parent() {
                 fsio::create_private_dir_all(parent)?;
@@ -127,6 +189,9 @@ fn apply(c: &Change, root: &Path) -> io::Result<bool> {
         Change::Remove { path, .. } => {
             if !path.starts_with(root) {
                 return Ok(false);
+            }
+            if dry {
+                return Ok(fs::symlink_metadata(path).is_ok());
             }
             match fs::remove_file(path) {
                 Ok(()) => Ok(true),
@@ -156,6 +221,9 @@ fn apply(c: &Change, root: &Path) -> io::Result<bool> {
             if repo.find_commit(*new).is_err() {
                 tracing::warn!(git_dir = %git_dir.display(), %name, "log replay: the ref's commit is missing; ref left as it is");
                 return Ok(false);
+            }
+            if dry {
+                return Ok(true);
             }
             fsio::atomic_write_unsynced(&git_dir.join(name), format!("{new}\n").as_bytes())?;
             Ok(true)

@@ -1,0 +1,206 @@
+//! A server started on a disk that is still full: the write-ahead log
+//! cannot be put back in place, so the server serves reads, refuses every
+//! write with 503 `storage_full`, keeps the log, and never shows a session
+//! whose files lack acknowledged writes. Freed space and a restart bring
+//! everything back. The disk is a real one: a small tmpfs mounted on the
+//! state directory (this needs the right to mount; CI sets
+//! `OPENPROGRAM_MOUNT_REQUIRED=1`, elsewhere the test says it skipped).
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::json;
+
+use crate::helpers::{Options, TestServer};
+use crate::ws::WsClient;
+
+/// Unmounts (lazily) when dropped.
+struct Mounted(PathBuf);
+
+impl Drop for Mounted {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg("-l").arg(&self.0).status();
+    }
+}
+
+fn mount_tmpfs(dir: &Path, size: &str) -> bool {
+    std::fs::create_dir_all(dir).unwrap();
+    Command::new("mount")
+        .args([
+            "-t",
+            "tmpfs",
+            "-o",
+            &format!("size={size},mode=0700"),
+            "tmpfs",
+        ])
+        .arg(dir)
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// Write zeros into `path` until the disk refuses; the bytes written.
+fn fill(path: &Path) -> u64 {
+    let mut f = std::fs::File::create(path).unwrap();
+    let block = vec![0u8; 64 * 1024];
+    let mut written = 0u64;
+    loop {
+        match f.write(&block) {
+            Ok(0) => break,
+            Ok(n) => written += n as u64,
+            Err(e) => {
+                assert_eq!(e.raw_os_error(), Some(libc_enospc()), "{e}");
+                break;
+            }
+        }
+    }
+    // Small writes until not even one byte fits.
+    while f.write(&[0u8; 1]).is_ok_and(|n| n == 1) {
+        written += 1;
+    }
+    written
+}
+
+fn libc_enospc() -> i32 {
+    28
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+fn segments(state: &Path) -> usize {
+    std::fs::read_dir(state.join("wal"))
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .is_ok_and(|e| e.path().extension().is_some_and(|x| x == "log"))
+        })
+        .count()
+}
+
+#[test]
+fn a_server_on_a_full_disk_serves_reads_and_refuses_writes_until_restarted() {
+    let mounted = std::cell::Cell::new(false);
+    let prepare = |state: &Path| mounted.set(mount_tmpfs(state, "48m"));
+    let mut s = TestServer::start_with(Options {
+        env: &[("OPENPROGRAM_WAL_FAULT", "no-checkpoint")],
+        prepare: Some(&prepare),
+        ..Options::default()
+    });
+    if !mounted.get() {
+        assert!(
+            std::env::var_os("OPENPROGRAM_MOUNT_REQUIRED").is_none(),
+            "could not mount a tmpfs for the full-disk test"
+        );
+        eprintln!("skipped: mounting a tmpfs needs the right to mount");
+        return;
+    }
+    let _unmount = Mounted(s.state_dir.clone());
+
+    s.turn("kept", "first question", "first answer", &[]);
+    s.turn("waiting", "one", "reply one", &[]);
+    s.turn("waiting", "two", "reply two", &[]);
+    // Killed with every write still in the log (no checkpoint); a power
+    // loss then takes the last meta.json of one session.
+    s.kill();
+    std::fs::remove_file(s.session_dir("waiting").join("meta.json")).unwrap();
+    let logged = segments(&s.state_dir);
+    assert!(logged > 0);
+    let filler = s.state_dir.join("filler");
+    assert!(fill(&filler) > 0);
+
+    // Started on the full disk: on a fixed port (server.json cannot be
+    // written either).
+    s.env.clear();
+    s.bind = format!("127.0.0.1:{}", free_port());
+    s.spawn();
+    let (status, health) = s.get("/api/health");
+    assert_eq!(status, 200);
+    assert_eq!(health["read_only"], true, "{health}");
+    assert_eq!(health["status"], "read_only");
+
+    // Reads: the list, and a session whose files hold everything.
+    let (status, list) = s.get("/api/sessions");
+    assert_eq!(status, 200, "{list}");
+    let ids: Vec<&str> = list["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|r| r["id"].as_str())
+        .collect();
+    assert!(ids.contains(&"kept") && ids.contains(&"waiting"), "{list}");
+    let (status, msgs) = s.get("/api/sessions/kept/messages");
+    assert_eq!(status, 200, "{msgs}\n{}", s.log());
+    assert_eq!(msgs["messages"].as_array().unwrap().len(), 2, "{msgs}");
+    let (status, commits) = s.get("/api/sessions/kept/commits");
+    assert_eq!(status, 200, "{commits}");
+
+    // The session whose files lack logged writes is not shown without them.
+    let (status, body) = s.get("/api/sessions/waiting/messages");
+    assert_eq!(status, 503, "{body}");
+    assert_eq!(body["code"], "storage_full", "{body}");
+    assert!(
+        body["error"].as_str().unwrap().contains("restart"),
+        "{body}"
+    );
+
+    // Every write is refused clearly, and nothing changes.
+    for (path, body) in [
+        (
+            "/api/sessions/kept/messages",
+            json!({"role": "user", "content": "more"}),
+        ),
+        (
+            "/api/sessions/new-one/messages",
+            json!({"role": "user", "content": "hello"}),
+        ),
+        ("/api/sessions/kept/turns", json!({})),
+    ] {
+        let (status, v) = s.post(path, body);
+        assert_eq!(status, 503, "{path}: {v}");
+        assert_eq!(v["code"], "storage_full", "{path}: {v}");
+        assert!(v["error"].as_str().unwrap().contains("reads only"), "{v}");
+    }
+    let (status, v) = s.patch("/api/sessions/kept", json!({"title": "renamed"}));
+    assert_eq!(status, 503, "{v}");
+    let mut ws = WsClient::connect(&s);
+    ws.send(json!({"action": "rename_session", "session_id": "kept", "title": "by ws"}));
+    let err = ws.expect("action_error", |_| true);
+    assert_eq!(err["data"]["code"], "storage_full", "{err}");
+    let (_, msgs) = s.get("/api/sessions/kept/messages");
+    assert_eq!(msgs["messages"].as_array().unwrap().len(), 2);
+    assert!(
+        !s.session_dir("new-one").exists(),
+        "nothing created on a full disk"
+    );
+    // The log is kept for the next start.
+    assert_eq!(segments(&s.state_dir), logged);
+
+    // Space freed, restarted: the log is put back, writes work again.
+    s.kill();
+    std::fs::remove_file(&filler).unwrap();
+    s.bind = "127.0.0.1:0".into();
+    s.spawn();
+    let (_, health) = s.get("/api/health");
+    assert_eq!(health["read_only"], false, "{health}");
+    let (status, msgs) = s.get("/api/sessions/waiting/messages");
+    assert_eq!(status, 200, "{msgs}");
+    assert_eq!(msgs["messages"].as_array().unwrap().len(), 4, "{msgs}");
+    s.turn("kept", "after the disk was freed", "fine", &[]);
+    let (_, msgs) = s.get("/api/sessions/kept/messages");
+    assert_eq!(msgs["messages"].as_array().unwrap().len(), 4);
+    for id in ["kept", "waiting"] {
+        let fsck = Command::new("git")
+            .args(["fsck", "--strict"])
+            .current_dir(s.session_dir(id))
+            .output()
+            .unwrap();
+        assert!(fsck.status.success(), "{id}: {fsck:?}");
+    }
+}
