@@ -170,3 +170,75 @@ fn a_session_whose_project_moved_says_why_it_cannot_be_opened() {
     let (status, _) = s.get("/api/sessions/mv2/messages");
     assert_eq!(status, 200);
 }
+
+/// A user's `git gc` (it repacks every object, deletes the server's packs
+/// and moves the refs into `packed-refs`) and `git fsck` loops, while the
+/// server writes turns and merges packs: every turn lands, nothing breaks.
+#[test]
+fn git_gc_and_fsck_by_the_user_while_the_server_writes() {
+    let s = TestServer::start();
+    let id = "gc-live";
+    s.turn(id, "turn one", "reply one", &[]);
+    s.turn(id, "turn two", "reply two", &[]);
+    let dir = s.session_dir(id);
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    std::thread::scope(|scope| {
+        let user = scope.spawn(|| {
+            let mut runs = 0;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                // Each may race a commit or a merge: git's own output is
+                // not asserted here, the repository is, below.
+                for args in [
+                    &["gc", "--quiet", "--prune=now"][..],
+                    &["fsck", "--no-progress"][..],
+                    &["pack-refs", "--all"][..],
+                ] {
+                    let _ = std::process::Command::new("git")
+                        .args(args)
+                        .current_dir(&dir)
+                        .env("GIT_CONFIG_NOSYSTEM", "1")
+                        .output();
+                }
+                runs += 1;
+            }
+            runs
+        });
+        for t in 3..=24 {
+            s.turn(id, &format!("turn {t}"), &format!("reply {t}"), &[]);
+            if t % 6 == 0 {
+                // Some quiet moments, for the idle merges.
+                std::thread::sleep(Duration::from_millis(1_200));
+            }
+        }
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        assert!(user.join().unwrap() > 0);
+    });
+    // Once the user's git is done: a switch and turns on another branch,
+    // the history through the API and git, then the same after a restart.
+    let (status, v) = s.post(&format!("/api/sessions/{id}/checkout"), json!({"turn": 2}));
+    assert_eq!(status, 200, "{v}");
+    s.turn(id, "on a replay branch", "fine", &[]);
+    let (status, v) = s.post(
+        &format!("/api/sessions/{id}/switch"),
+        json!({"branch": "main"}),
+    );
+    assert_eq!(status, 200, "{v}");
+    s.turn(id, "turn 25", "reply 25", &[]);
+    let (status, commits) = s.get(&format!("/api/sessions/{id}/commits?limit=100"));
+    assert_eq!(status, 200, "{commits}");
+    assert_eq!(
+        git(&dir, &["rev-list", "--count", "main"]).trim(),
+        "25",
+        "{}",
+        s.log()
+    );
+    assert_clean_repo(&dir);
+    let mut s = s;
+    s.restart_after_kill();
+    let (_, msgs) = s.get(&format!("/api/sessions/{id}/messages"));
+    assert_eq!(msgs["messages"].as_array().unwrap().len(), 50, "{msgs}");
+    s.turn(id, "after the restart", "still fine", &[]);
+    assert_clean_repo(&dir);
+    let (code, out, err) = s.cli(&["fsck"], None);
+    assert_eq!(code, 0, "openprogram fsck\n{out}{err}");
+}
