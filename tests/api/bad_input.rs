@@ -263,3 +263,56 @@ fn dag_and_turn_rules_are_enforced() {
         "a refused end of turn leaves the turn open"
     );
 }
+
+/// A tool or code node answers a call of the open turn: a caller from an
+/// ended turn, a user or tool node is refused (400 `invalid_caller`),
+/// and nothing is added to the ended turn's view. Runtime nodes (caller
+/// `ROOT`) stay accepted.
+#[test]
+fn a_caller_must_be_an_assistant_of_the_open_turn() {
+    let s = TestServer::start();
+    let id = "callers";
+    s.append(id, json!({"id": "u1", "role": "user", "content": "one"}));
+    s.append(
+        id,
+        json!({"id": "a1", "role": "assistant", "content": "calls"}),
+    );
+    s.append(
+        id,
+        json!({"id": "t1", "role": "tool", "name": "grep", "caller": "a1", "content": "hits"}),
+    );
+    s.end_turn(id, json!({}));
+    s.append(id, json!({"id": "u2", "role": "user", "content": "two"}));
+    s.append(
+        id,
+        json!({"id": "a2", "role": "assistant", "content": "more"}),
+    );
+    for caller in ["a1", "u2", "t1"] {
+        let (status, v) = s.post(
+            &format!("/api/sessions/{id}/messages"),
+            json!({"role": "tool", "name": "grep", "caller": caller, "content": "late"}),
+        );
+        assert_eq!(status, 400, "caller {caller}: {v}");
+        assert_eq!(v["code"], "invalid_caller", "caller {caller}: {v}");
+    }
+    // The open turn's assistant, and a runtime node.
+    s.append(
+        id,
+        json!({"role": "tool", "name": "grep", "caller": "a2", "content": "ok"}),
+    );
+    s.append(
+        id,
+        json!({"role": "code", "name": "context/system_prompt", "caller": "ROOT", "content": "runtime"}),
+    );
+    s.end_turn(id, json!({}));
+    let (status, v) = s.post(&format!("/api/sessions/{id}/checkout"), json!({"turn": 1}));
+    assert_eq!(status, 200, "{v}");
+    let (_, msgs) = s.get(&format!("/api/sessions/{id}/messages"));
+    let texts: Vec<&str> = msgs["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|m| m["content"].as_str())
+        .collect();
+    assert!(!texts.contains(&"late"), "{msgs}");
+}

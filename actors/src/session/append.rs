@@ -50,8 +50,24 @@ impl SessionCore {
             }));
         }
         if let Some(c) = &new.caller {
-            if c != ROOT_CALLER && !self.by_id.contains_key(c) {
-                return Err(SessionError::UnknownCaller(c.clone()));
+            if c != ROOT_CALLER {
+                let Some(caller) = self.node(c) else {
+                    return Err(SessionError::UnknownCaller(c.clone()));
+                };
+                // Only a call of the open turn is answered: a node hung on
+                // an ended turn would appear in that turn's view, which it
+                // was not part of when the turn ended.
+                let in_open_turn = self
+                    .meta
+                    .open_turn
+                    .as_ref()
+                    .is_some_and(|t| caller.seq >= t.first_seq);
+                if caller.role != Role::Assistant || !in_open_turn {
+                    if self.meta.open_turn.is_none() && new.role == Role::Tool {
+                        return Err(SessionError::NoOpenTurn);
+                    }
+                    return Err(SessionError::InvalidCaller(c.clone()));
+                }
             }
         } else if new.role == Role::Tool {
             return Err(SessionError::MissingCaller);

@@ -22,6 +22,8 @@ pub enum SessionError {
     UnknownPredecessor(String),
     #[error("caller '{0}' does not exist")]
     UnknownCaller(String),
+    #[error("caller '{0}' is not an assistant message of the open turn: a tool or code node answers a call made in the current turn (runtime nodes use the caller \"ROOT\")")]
+    InvalidCaller(String),
     #[error("{0} nodes need a name")]
     MissingName(&'static str),
     #[error("tool nodes need a caller (the assistant node that called the tool)")]
@@ -108,6 +110,7 @@ impl SessionError {
             InvalidId(_)
             | UnknownPredecessor(_)
             | UnknownCaller(_)
+            | InvalidCaller(_)
             | MissingName(_)
             | MissingCaller
             | Invalid(_)
@@ -144,6 +147,7 @@ impl SessionError {
             UnknownNode(_) => "unknown_node",
             UnknownPredecessor(_) => "unknown_predecessor",
             UnknownCaller(_) => "unknown_caller",
+            InvalidCaller(_) => "invalid_caller",
             MissingName(_) => "missing_name",
             MissingCaller => "missing_caller",
             Invalid(_) => "invalid_input",
