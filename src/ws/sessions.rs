@@ -13,14 +13,15 @@ use crate::startup::AppState;
 
 /// The sidebar's rows: every session (up to the original's 10,000),
 /// archived ones included (the client switches active / archived / all
-/// locally), newest first, without empty shells that have neither a title
-/// nor a message.
+/// locally), newest first. Sessions with neither a title nor a message
+/// are listed too, as REST lists them: the specification shows every
+/// valid session, with no filtering of empty placeholders (the original
+/// skipped them).
 pub async fn sidebar_rows(state: &AppState) -> Result<Value, openprogram_actors::EngineError> {
     let page = state.engine.list(ListQuery::everything(None)).await?;
     let rows: Vec<_> = page
         .sessions
         .iter()
-        .filter(|r| r.is_listable())
         .map(|r| r.client(page.names.of(&r.project_id)))
         .collect();
     Ok(serde_json::to_value(rows).unwrap_or_default())

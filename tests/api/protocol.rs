@@ -81,7 +81,8 @@ fn list_sessions_sends_every_row_as_an_array_with_the_original_fields() {
     s.turn("old", "an old question", "answer", &[]);
     s.turn("gone", "archived later", "answer", &[]);
     s.post("/api/sessions/archive", json!({"session_id": "gone"}));
-    // An empty shell (no title, no message) is not shown in the sidebar.
+    // An empty shell (no title, no message) is listed too, as REST lists
+    // it (spec: no filtering of empty placeholders).
     assert_eq!(s.post("/api/sessions", json!({"id": "shell"})).0, 201);
     let mut c = WsClient::connect(&s);
     c.send(json!({"action": "list_sessions", "request_id": "r-1", "view": "whatever"}));
@@ -89,7 +90,11 @@ fn list_sessions_sends_every_row_as_an_array_with_the_original_fields() {
     assert_eq!(list["request_id"], "r-1", "request_id is echoed");
     let rows = list["data"].as_array().expect("data is the array of rows");
     let ids: Vec<_> = rows.iter().map(|r| r["id"].as_str().unwrap()).collect();
-    assert_eq!(ids, ["gone", "old"], "archived rows included, newest first");
+    assert_eq!(
+        ids,
+        ["shell", "gone", "old"],
+        "every row, archived ones included, newest first"
+    );
     for r in rows {
         has_all(r, ROW_FIELDS);
     }
@@ -98,13 +103,15 @@ fn list_sessions_sends_every_row_as_an_array_with_the_original_fields() {
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| "Home".into());
     assert_eq!(
-        rows[1]["project"],
+        rows[2]["project"],
         home.as_str(),
         "the default project's name"
     );
-    assert_eq!(rows[1]["project_id"], "default");
-    assert_eq!(rows[0]["archived"], true);
-    assert_eq!(rows[1]["title"], "an old question");
+    assert_eq!(rows[2]["project_id"], "default");
+    assert_eq!(rows[1]["archived"], true);
+    assert_eq!(rows[2]["title"], "an old question");
+    // The empty shell shows its id, as the spec's fallback goes.
+    assert_eq!(rows[0]["title"], "shell", "{}", rows[0]);
 }
 
 #[test]

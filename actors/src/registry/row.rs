@@ -97,12 +97,6 @@ impl SessionRow {
         self.title.clone()
     }
 
-    /// Shown in a sidebar: the original skips rows with neither a title nor
-    /// a message (an empty shell nobody has written to).
-    pub fn is_listable(&self) -> bool {
-        !self.has_placeholder_title() || self.preview.is_some() || self.first_preview.is_some()
-    }
-
     /// The row as clients see it: the 15 fields, the preview, the display
     /// title, and the project (its id and name; `project_name` is the
     /// registry's name for `project_id`).
