@@ -19,10 +19,18 @@ pub fn run(args: &MigrateArgs) -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("[error] {e}");
-            ExitCode::FAILURE
+            // Could not run at all (a server holds the state directory):
+            // 2, as for every command; a migration that failed: 1.
+            if e.starts_with(SERVER_RUNNING) {
+                ExitCode::from(2)
+            } else {
+                ExitCode::FAILURE
+            }
         }
     }
 }
+
+const SERVER_RUNNING: &str = "a server is running on";
 
 fn migrate(args: &MigrateArgs) -> Result<(), String> {
     let configured = args
@@ -46,7 +54,7 @@ fn migrate(args: &MigrateArgs) -> Result<(), String> {
         Ok(f) => {
             if f.try_lock().is_err() {
                 return Err(format!(
-                    "a server is running on {}; stop it first (it migrates at startup anyway)",
+                    "{SERVER_RUNNING} {}; stop it first (it migrates at startup anyway)",
                     state.display()
                 ));
             }

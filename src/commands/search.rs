@@ -79,8 +79,10 @@ fn print_found(found: &Value) {
             .replace("&amp;", "&")
     };
     let bold = std::io::IsTerminal::is_terminal(&std::io::stdout());
+    // One line per hit: a snippet's line breaks become spaces, and a long
+    // one is cut.
     let show = |html: &str| {
-        let s = plain(html);
+        let s = one_line(&plain(html), SNIPPET_CHARS);
         if bold {
             s
         } else {
@@ -88,7 +90,7 @@ fn print_found(found: &Value) {
         }
     };
     if let Some(sessions) = found["sessions"].as_array() {
-        println!("{} sessions", found["total"]);
+        println!("{}", count(&found["total"], "session", "sessions"));
         for s in sessions {
             println!(
                 "{}  {}",
@@ -102,7 +104,7 @@ fn print_found(found: &Value) {
         return;
     }
     let hits = found["hits"].as_array().cloned().unwrap_or_default();
-    println!("{} hits", found["total"]);
+    println!("{}", count(&found["total"], "hit", "hits"));
     for h in hits {
         let place = match (h["branch"].as_str(), h["turn"].as_u64()) {
             (Some(b), Some(t)) => format!("{b} turn {t}"),
@@ -115,6 +117,48 @@ fn print_found(found: &Value) {
             h["role"].as_str().unwrap_or(""),
             show(h["snippet"].as_str().unwrap_or(""))
         );
+    }
+}
+
+/// Characters of a snippet printed (the rest is cut, with "…").
+const SNIPPET_CHARS: usize = 160;
+
+/// "1 hit", "2 hits".
+fn count(total: &Value, one: &str, many: &str) -> String {
+    let n = total.as_u64().unwrap_or(0);
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+/// `text` on one line (runs of whitespace, line breaks included, become
+/// one space), cut to `max` characters with "…".
+fn one_line(text: &str, max: usize) -> String {
+    let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if flat.chars().count() <= max {
+        return flat;
+    }
+    let mut cut: String = flat.chars().take(max.saturating_sub(1)).collect();
+    cut.push('…');
+    if cut.contains('\u{1b}') {
+        // A bold run cut short ends here.
+        cut.push_str("\u{1b}[0m");
+    }
+    cut
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_hit_is_one_line_and_counts_read_as_words() {
+        assert_eq!(one_line("a\n\nb\tc  d", 20), "a b c d");
+        let long = "word ".repeat(100);
+        let cut = one_line(&long, 30);
+        assert_eq!(cut.chars().count(), 30);
+        assert!(cut.ends_with('…'));
+        assert_eq!(count(&serde_json::json!(1), "hit", "hits"), "1 hit");
+        assert_eq!(count(&serde_json::json!(0), "hit", "hits"), "0 hits");
+        assert_eq!(count(&serde_json::json!(7), "hit", "hits"), "7 hits");
     }
 }
 

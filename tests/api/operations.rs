@@ -317,9 +317,12 @@ fn gc_status_and_completions() {
         out.contains(&s.url) && out.contains("uptime") && out.contains("sessions  1"),
         "{out}"
     );
-    let (code, _, err) = s.cli(&["gc"], None);
-    assert_eq!(code, 2, "gc refuses a running server");
-    assert!(err.contains("a server is running"), "{err}");
+    // The same refusal is the same exit code for every command: 2.
+    for cmd in ["gc", "migrate"] {
+        let (code, _, err) = s.cli(&[cmd], None);
+        assert_eq!(code, 2, "{cmd} refuses a running server: {err}");
+        assert!(err.contains("a server is running"), "{cmd}: {err}");
+    }
     s.kill();
     // A crash left server.json behind: still "no server running".
     assert!(s.state_dir.join("server.json").exists());
