@@ -18,6 +18,13 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run the HTTP/WebSocket service.
+    ///
+    /// At each start, sessions are deleted automatically by three rules,
+    /// each turned off with 0: sessions with no message older than an hour
+    /// (`maintenance.empty_shell_max_age_s`, 3600), archived sessions idle
+    /// for 90 days (`maintenance.archive_ttl_days`), and the oldest archived
+    /// sessions beyond 1,000 (`maintenance.max_sessions`). Nothing else is
+    /// ever deleted without a request.
     Serve(ServeArgs),
     /// Manage sessions of a running server.
     Sessions {
@@ -176,7 +183,9 @@ pub enum SessionsCommand {
     },
     /// Show one session's metadata.
     Show { id: String },
-    /// Archive a session (hidden from the default list, nothing deleted).
+    /// Archive a session: hidden from the default list; deleted
+    /// automatically once idle for `maintenance.archive_ttl_days` (90 by
+    /// default, 0 keeps archived sessions forever).
     Archive { id: String },
     /// Bring an archived session back, at its old place in the list.
     Unarchive { id: String },

@@ -25,6 +25,8 @@ pub struct AppState {
     /// Turns true when the server is shutting down (WebSocket clients are
     /// sent a close frame at once).
     pub shutdown: tokio::sync::watch::Receiver<bool>,
+    /// The automatic deletion rules (`[maintenance]`), shown by health.
+    pub retention: serde_json::Value,
 }
 
 /// Written to `<state>/server.json` so the CLI and tests find the server.
@@ -139,6 +141,11 @@ impl Application {
             engine: engine.clone(),
             ws_frame_limit: config.server.body_limit,
             shutdown: shutdown_rx,
+            retention: serde_json::json!({
+                "empty_shell_max_age_s": m.empty_shell_max_age_s,
+                "archive_ttl_days": m.archive_ttl_days,
+                "max_sessions": m.max_sessions,
+            }),
         });
         let body_limit = config.server.body_limit;
         let listener =

@@ -14,5 +14,7 @@ pub async fn health(state: web::Data<AppState>) -> HttpResponse {
         "version": env!("CARGO_PKG_VERSION"),
         "live_sessions": state.engine.live_sessions().await,
         "registry": state.engine.registry_stats().await,
+        // What startup deletes on its own (0: the rule is off).
+        "retention": state.retention,
     }))
 }

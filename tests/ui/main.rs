@@ -169,12 +169,13 @@ fn sidebar_buckets_200_sessions_and_a_second_tab_sees_rename_archive_delete() {
     );
     // Archive s004, delete s008 (with the confirmation).
     b.js("document.querySelector('#row-s004 .more').click();", vec![]);
+    // The action says what archiving leads to (the server's rule).
     b.wait_js(
-        "return [...document.querySelectorAll('#context-menu button')].find(x => x.textContent === 'Archive')",
-        "archive item",
+        "return [...document.querySelectorAll('#context-menu button')].find(x => x.textContent === 'Archive (deleted after 90 idle days)')",
+        "archive item stating the retention",
     );
     b.js(
-        "[...document.querySelectorAll('#context-menu button')].find(x => x.textContent === 'Archive').click()",
+        "[...document.querySelectorAll('#context-menu button')].find(x => x.textContent.startsWith('Archive')).click()",
         vec![],
     );
     b.js("document.querySelector('#row-s008 .more').click();", vec![]);

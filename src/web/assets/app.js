@@ -24,7 +24,21 @@ const state = {
   projects: [],
   banners: new Map(),
   loadSeq: 0,
+  // The server's automatic deletion rules (GET /api/health).
+  retention: null,
 };
+
+api('GET', '/api/health')
+  .then((h) => {
+    state.retention = h.retention || null;
+  })
+  .catch(() => {});
+
+/// The archive action says what archiving leads to.
+function archiveLabel() {
+  const days = state.retention && state.retention.archive_ttl_days;
+  return days > 0 ? `Archive (deleted after ${days} idle days)` : 'Archive';
+}
 
 // ---- token ---------------------------------------------------------------
 let tokenAsk = null;
@@ -436,7 +450,7 @@ function openMenu(row, anchor, ev) {
     ['Rename…', () => rename(row)],
     ['Regenerate title', () => ws.send('rename_session', { session_id: row.id, title: '' })],
     [row.pinned ? 'Unpin' : 'Pin', () => ws.send('update_session_flags', { session_id: row.id, pinned: !row.pinned })],
-    [row.archived ? 'Unarchive' : 'Archive', () => ws.send('update_session_flags', { session_id: row.id, archived: !row.archived })],
+    [row.archived ? 'Unarchive' : archiveLabel(), () => ws.send('update_session_flags', { session_id: row.id, archived: !row.archived })],
     ['Delete…', () => remove(row)],
   ];
   m.replaceChildren(
