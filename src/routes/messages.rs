@@ -47,8 +47,9 @@ impl<'de> Deserialize<'de> for AppendBody {
     }
 }
 
-/// `POST /api/sessions/{id}/messages`: append a node. A user message to a
-/// session that does not exist yet creates it (one atomic step).
+/// `POST /api/sessions/{id}/messages`: append a node. A user or system
+/// message to a session that does not exist yet creates it (one atomic
+/// step).
 #[utoipa::path(post, path = "/api/sessions/{id}/messages", tag = "messages", summary = "Append a node (a user message opens a turn)", params(("id" = String, Path, description = "session id")), request_body(content = serde_json::Value, description = "role, content, id, predecessor, caller, metadata, queue, session"), responses((status = 201, description = "appended", body = serde_json::Value), (status = 200, description = "the same node again (idempotent)", body = serde_json::Value), (status = 202, description = "queued behind the running turn", body = serde_json::Value), (status = 400, description = "invalid_id, invalid_body", body = crate::openapi::ErrorBody), (status = 404, description = "unknown_session, unknown_project", body = crate::openapi::ErrorBody), (status = 409, description = "run_active, no_open_turn, node_conflict, session_full, project_path_missing", body = crate::openapi::ErrorBody), (status = 500, description = "storage_error", body = crate::openapi::ErrorBody)))]
 #[tracing::instrument(name = "append_message", skip(state, body), fields(role))]
 pub async fn append(
@@ -71,8 +72,10 @@ pub async fn append(
             "session.id differs from the id in the path",
         ));
     }
-    let create =
-        (node.role == Role::User).then(|| session.unwrap_or_default().into_meta(id.to_string()));
+    // A user message or a system prompt (agent runtimes persist theirs
+    // first) creates the session.
+    let create = matches!(node.role, Role::User | Role::System)
+        .then(|| session.unwrap_or_default().into_meta(id.to_string()));
     let posted = state.engine.post(&id, node, create, queue).await?;
     Ok(posted_response(&id, posted))
 }

@@ -635,3 +635,45 @@ fn ending_a_turn_again_returns_the_same_commit() {
         "no commit made twice"
     );
 }
+
+/// An agent runtime persists its system prompt first: it creates the
+/// session, opens the rendered conversation, and a system note written
+/// later follows the message it was written after (the head stays).
+#[test]
+fn a_system_prompt_starts_a_session_and_is_shown_where_it_was_written() {
+    let s = TestServer::start();
+    let id = "sys";
+    let (status, v) = s.post(
+        &format!("/api/sessions/{id}/messages"),
+        json!({"id": "p0", "role": "system", "content": "You are terse."}),
+    );
+    assert_eq!(status, 201, "{v}");
+    let (status, meta) = s.get(&format!("/api/sessions/{id}"));
+    assert_eq!(status, 200, "{meta}");
+    s.append(id, json!({"id": "u1", "role": "user", "content": "hi"}));
+    s.append(
+        id,
+        json!({"id": "a1", "role": "assistant", "content": "hello"}),
+    );
+    s.append(
+        id,
+        json!({"id": "n1", "role": "system", "content": "context compacted"}),
+    );
+    s.end_turn(id, json!({}));
+    s.turn(id, "again", "yes", &[]);
+    let (_, msgs) = s.get(&format!("/api/sessions/{id}/messages"));
+    let ids: Vec<&str> = msgs["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|m| m["id"].as_str())
+        .collect();
+    assert_eq!(&ids[..4], ["p0", "u1", "a1", "n1"], "{msgs}");
+    assert_eq!(ids.len(), 6, "{msgs}");
+    // The head is the last conversational message, never a system one.
+    let (_, meta) = s.get(&format!("/api/sessions/{id}"));
+    assert_ne!(meta["head"], "n1");
+    let dir = s.session_dir(id);
+    assert_eq!(git(&dir, &["rev-list", "--count", "HEAD"]).trim(), "2");
+    assert_clean_repo(&dir);
+}

@@ -401,6 +401,36 @@ fn the_retry_switcher_changes_branch() {
     b.screenshot("retry-switched-back");
 }
 
+/// A system prompt is shown folded at the top of the conversation, and
+/// opens on a click.
+#[test]
+fn a_system_prompt_is_shown_folded() {
+    let server = TestServer::start();
+    let (status, v) = server.post(
+        "/api/sessions/sysui/messages",
+        json!({"role": "system", "content": "You are a careful reviewer. <b>never</b> rush."}),
+    );
+    assert_eq!(status, 201, "{v}");
+    server.turn("sysui", "Review this please", "Looks fine.", &[]);
+    let Some(b) = Browser::start(1280, 800) else {
+        return;
+    };
+    b.goto(&format!("{}/s/sysui", server.url));
+    b.wait_js(
+        "const d = document.querySelector('#messages details.system-msg'); return d && !d.open && d === document.querySelector('#messages').firstElementChild",
+        "the system prompt, folded, first",
+    );
+    b.js(
+        "document.querySelector('#messages details.system-msg summary').click()",
+        vec![],
+    );
+    b.wait_js(
+        "const d = document.querySelector('#messages details.system-msg'); return d.open && d.textContent.includes('<b>never</b> rush')",
+        "opened, shown as text",
+    );
+    b.screenshot("system-prompt-open");
+}
+
 #[test]
 fn markup_in_messages_is_shown_as_text() {
     let server = TestServer::start();

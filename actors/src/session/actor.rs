@@ -388,7 +388,9 @@ impl Handler<Append> for SessionActor {
                     core.append_with(msg.node, baseline)
                         .map(|o| Posted::Appended(Box::new(o)))
                 }
-                (Err(SessionError::NotFound), Some(meta)) if msg.node.role == Role::User => {
+                (Err(SessionError::NotFound), Some(meta))
+                    if matches!(msg.node.role, Role::User | Role::System) =>
+                {
                     let (core, outcome) =
                         SessionCore::create(dir, meta, Some((msg.node, baseline)))?;
                     *slot = Slot::Live(Box::new(core));

@@ -94,7 +94,11 @@ impl SessionCore {
         if seq > layout::MAX_SEQ {
             return Err(SessionError::Full);
         }
-        let predecessor = if conversational {
+        // A system message without a caller (a prompt, a note of the
+        // runtime) sits where it was written: after the head, which it
+        // does not move (none before the first message).
+        let placed = conversational || (new.role == Role::System && new.caller.is_none());
+        let predecessor = if placed {
             new.predecessor.or_else(|| self.meta.head.clone())
         } else {
             new.predecessor

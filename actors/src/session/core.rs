@@ -123,16 +123,28 @@ impl SessionCore {
         }
         chain.reverse();
         let mut called: HashMap<&str, Vec<&Node>> = HashMap::new();
+        // System messages (no caller) follow the node they were written
+        // after; those written before any message open the conversation.
+        let mut notes: HashMap<&str, Vec<&Node>> = HashMap::new();
+        let mut opening: Vec<&Node> = Vec::new();
         for n in &self.nodes {
             if let Some(c) = n.caller.as_deref() {
                 called.entry(c).or_default().push(n);
+            } else if n.role == Role::System {
+                match n.predecessor.as_deref() {
+                    Some(p) => notes.entry(p).or_default().push(n),
+                    None => opening.push(n),
+                }
             }
         }
-        let mut out = Vec::with_capacity(chain.len());
+        let mut out = Vec::with_capacity(chain.len() + opening.len());
+        out.extend(opening.into_iter().cloned());
         for n in chain {
             out.push(n.clone());
-            if let Some(children) = called.get(n.id.as_str()) {
-                out.extend(children.iter().map(|c| (*c).clone()));
+            for group in [&called, &notes] {
+                if let Some(children) = group.get(n.id.as_str()) {
+                    out.extend(children.iter().map(|c| (*c).clone()));
+                }
             }
         }
         Ok(out)

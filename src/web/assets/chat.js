@@ -24,7 +24,7 @@ function el(tag, cls, text) {
   return e;
 }
 
-const isRuntime = (n) => n.role === 'code' || n.role === 'system' || (n.metadata && n.metadata.display === 'runtime');
+const isRuntime = (n) => n.role === 'code' || (n.metadata && n.metadata.display === 'runtime');
 
 // The assistant answers to the same user message (retries), oldest first.
 export function siblingsOf(node, allNodes) {
@@ -60,6 +60,17 @@ export function renderConversation(container, chain, allNodes, { onSwitch, time,
   }
   for (const n of messages) {
     if (n.role === 'tool' && n.caller && messages.some((m) => m.id === n.caller)) continue;
+    if (n.role === 'system' && !isRuntime(n)) {
+      // A system prompt or note: folded, opened on demand.
+      const d = el('details', 'system-msg');
+      d.dataset.node = n.id;
+      d.append(el('summary', '', n.name ? `System · ${n.name}` : 'System message'));
+      const body = el('pre', 'system-body');
+      body.textContent = textOf(n.content) || textOf(n.output);
+      d.append(body);
+      frag.append(d);
+      continue;
+    }
     if (isRuntime(n)) {
       const line = el('div', 'runtime');
       line.dataset.node = n.id;
