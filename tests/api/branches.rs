@@ -640,3 +640,39 @@ fn websocket_git_history_and_checkout() {
     let b = ws.expect("git_branches", |_| true);
     assert_eq!(b["data"]["branches"][0]["name"], "main");
 }
+
+/// A session folder is clean for the user's git whatever branch the
+/// server switched to: `meta.json` holds the session's live state (the
+/// last turn of any branch, a rename) and is the server's, not a change.
+#[test]
+fn the_session_folder_stays_clean_for_git_after_switches() {
+    let s = TestServer::start();
+    let id = "clean";
+    s.turn(id, "one", "r1", &[]);
+    s.append(id, json!({"id": "u2", "role": "user", "content": "two"}));
+    s.append(id, json!({"role": "assistant", "content": "r2"}));
+    s.end_turn(id, json!({}));
+    // A retry of turn 2's answer: its own branch, then back to main.
+    s.append(
+        id,
+        json!({"role": "assistant", "content": "r2 again", "predecessor": "u2"}),
+    );
+    s.end_turn(id, json!({}));
+    let dir = s.session_dir(id);
+    assert_clean_repo(&dir);
+    let (status, v) = s.post(
+        &format!("/api/sessions/{id}/switch"),
+        json!({"branch": "main"}),
+    );
+    assert_eq!(status, 200, "{v}");
+    assert_clean_repo(&dir);
+    let (status, v) = s.patch(&format!("/api/sessions/{id}"), json!({"title": "Renamed"}));
+    assert_eq!(status, 200, "{v}");
+    assert_clean_repo(&dir);
+    let (status, v) = s.post(&format!("/api/sessions/{id}/checkout"), json!({"turn": 1}));
+    assert_eq!(status, 200, "{v}");
+    assert_clean_repo(&dir);
+    // The committed meta.json is the turn's own; the live one is newer.
+    let committed = git(&dir, &["show", "HEAD:meta.json"]);
+    assert!(!committed.contains("Renamed"), "{committed}");
+}

@@ -136,7 +136,7 @@ impl IndexFile {
             };
             entries.insert(
                 e.path.clone(),
-                fixed_part(e.path.len(), &stat, e.mode, e.id),
+                flagged(&e.path, fixed_part(e.path.len(), &stat, e.mode, e.id)),
             );
         }
         Ok((
@@ -168,7 +168,10 @@ impl IndexFile {
                         _ => Stat::default(),
                     };
                     let key = rel.into_bytes();
-                    let fixed = fixed_part(key.len(), &stat, entry.filemode() as u32, entry.id());
+                    let fixed = flagged(
+                        &key,
+                        fixed_part(key.len(), &stat, entry.filemode() as u32, entry.id()),
+                    );
                     entries.insert(key, fixed);
                 }
                 git2::TreeWalkResult::Ok
@@ -237,7 +240,7 @@ impl IndexFile {
     pub fn upsert(&mut self, path: &Path, meta: &fs::Metadata, id: Oid) {
         let key = path_bytes(path);
         let stat = Stat::of(meta);
-        let fixed = fixed_part(key.len(), &stat, FILE_MODE, id);
+        let fixed = flagged(&key, fixed_part(key.len(), &stat, FILE_MODE, id));
         match self.find(&key) {
             // Same path: its stat data and id change in place.
             Ok(i) => {
@@ -434,13 +437,34 @@ fn fixed_part(path_len: usize, stat: &Stat, mode: u32, id: Oid) -> Fixed {
     b
 }
 
+/// Files of the session the server rewrites between commits (its live
+/// metadata): their index entries carry git's skip-worktree flag, so `git
+/// status` in a session folder shows a clean tree while `meta.json` holds
+/// state newer than the last commit (a switch of branch, a rename), and a
+/// `git checkout` by hand leaves the server's file in place. Commits still
+/// record them: the store builds its trees itself.
+const LIVE_FILES: &[&[u8]] = &[b"meta.json"];
+
+/// `fixed` with the extended flag set when `path` is a live file (the
+/// entry then carries extended flags: skip-worktree, see `encode`).
+fn flagged(path: &[u8], mut fixed: Fixed) -> Fixed {
+    if LIVE_FILES.contains(&path) {
+        fixed[60] |= 0x40;
+    }
+    fixed
+}
+
 /// One version-4 entry: the fixed part, then the path as "drop N bytes from
 /// the end of the previous entry's path, append S": N as git's offset
 /// varint, S NUL-terminated; no padding.
 fn encode(prev: &[u8], path: &[u8], fixed: &Fixed) -> Vec<u8> {
     let common = prev.iter().zip(path).take_while(|(a, b)| a == b).count();
-    let mut b = Vec::with_capacity(FIXED + 2 + path.len() - common);
+    let mut b = Vec::with_capacity(FIXED + 4 + path.len() - common);
     b.extend_from_slice(fixed);
+    if fixed[60] & 0x40 != 0 {
+        // Extended flags (index version 3 on): skip-worktree.
+        b.extend_from_slice(&0x4000u16.to_be_bytes());
+    }
     push_varint(&mut b, (prev.len() - common) as u64);
     b.extend_from_slice(&path[common..]);
     b.push(0);
@@ -602,6 +626,59 @@ mod tests {
         assert_eq!(git(&["ls-files"]), "a.json\nb.json\nc.json\n");
         assert_eq!(git(&["status", "--porcelain"]), "");
         git(&["fsck", "--no-dangling"]);
+    }
+
+    #[test]
+    fn the_live_metadata_file_is_skip_worktree_for_git() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = crate::git::init_repo(dir.path()).unwrap();
+        let mut idx = IndexFile::load(&repo).unwrap();
+        let mut builder = repo.treebuilder(None).unwrap();
+        for name in ["a.json", "meta.json", "z.json"] {
+            let p = dir.path().join(name);
+            fs::write(&p, name).unwrap();
+            let id = repo.blob(name.as_bytes()).unwrap();
+            idx.upsert(Path::new(name), &fs::metadata(&p).unwrap(), id);
+            builder.insert(name, id, 0o100644).unwrap();
+            idx.write().unwrap();
+        }
+        let tree = repo.find_tree(builder.write().unwrap()).unwrap();
+        let sig = git2::Signature::now("t", "t@t").unwrap();
+        repo.commit(Some("HEAD"), &sig, &sig, "one", &tree, &[])
+            .unwrap();
+        let git = |args: &[&str]| crate::git::run_git(dir.path(), args);
+        assert_eq!(
+            git(&["ls-files", "-v"]),
+            "H a.json\nS meta.json\nH z.json\n"
+        );
+        // The server's newer state is not a change for the user's git.
+        fs::write(dir.path().join("meta.json"), "newer").unwrap();
+        fs::write(dir.path().join("z.json"), "changed").unwrap();
+        assert_eq!(git(&["status", "--porcelain"]), " M z.json\n");
+        // A stat update in place, then an entry inserted before it: the
+        // flag stays, and libgit2 reads the file back as it is.
+        let p = dir.path().join("meta.json");
+        let id = repo.blob(b"newer").unwrap();
+        idx.upsert(Path::new("meta.json"), &fs::metadata(&p).unwrap(), id);
+        let b = dir.path().join("b.json");
+        fs::write(&b, "b").unwrap();
+        idx.upsert(
+            Path::new("b.json"),
+            &fs::metadata(&b).unwrap(),
+            repo.blob(b"b").unwrap(),
+        );
+        idx.write().unwrap();
+        assert_eq!(
+            git(&["ls-files", "-v"]),
+            "H a.json\nH b.json\nS meta.json\nH z.json\n"
+        );
+        let reopened = crate::git::open_repo(dir.path()).unwrap();
+        let (again, _) = IndexFile::load_checked(&reopened).unwrap();
+        assert_eq!(
+            again.len(),
+            3,
+            "HEAD's three files (b.json is not committed)"
+        );
     }
 
     #[test]
