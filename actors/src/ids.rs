@@ -34,6 +34,22 @@ pub enum IdError {
     Reserved(&'static str, String),
     #[error("{0} is not valid UTF-8 (it holds a replacement character)")]
     Encoding(&'static str),
+    #[error("{0} must not contain invisible formatting characters (bidirectional overrides, zero-width characters)")]
+    Invisible(&'static str),
+    #[error("{0} must be in Unicode normalization form C (NFC): the same characters composed, as most keyboards type them")]
+    NotNfc(&'static str),
+}
+
+/// Unicode format characters (general category Cf): bidirectional
+/// controls and overrides, zero-width spaces and joiners, the byte-order
+/// mark, invisible operators, tags. Two ids that differ only by them look
+/// the same.
+fn is_invisible(c: char) -> bool {
+    matches!(c as u32,
+        0x00AD | 0x0600..=0x0605 | 0x061C | 0x06DD | 0x070F | 0x0890..=0x0891 | 0x08E2
+        | 0x180E | 0x200B..=0x200F | 0x202A..=0x202E | 0x2060..=0x2064 | 0x2066..=0x206F
+        | 0xFEFF | 0xFFF9..=0xFFFB | 0x110BD | 0x110CD | 0x13430..=0x1343F
+        | 0x1BCA0..=0x1BCA3 | 0x1D173..=0x1D17A | 0xE0001 | 0xE0020..=0xE007F)
 }
 
 /// Check an id. `what` names it in the error ("session id", "node id").
@@ -57,6 +73,14 @@ pub fn validate(what: &'static str, id: &str) -> Result<(), IdError> {
     // What a lossy decoding of invalid UTF-8 (e.g. `%FF` in a URL) leaves.
     if id.contains('\u{FFFD}') {
         return Err(IdError::Encoding(what));
+    }
+    if id.chars().any(is_invisible) {
+        return Err(IdError::Invisible(what));
+    }
+    // "é" typed as one character or as "e" and an accent are two ids on
+    // Linux but one folder on macOS: only the composed form is taken.
+    if !unicode_normalization::is_nfc(id) {
+        return Err(IdError::NotNfc(what));
     }
     if RESERVED.iter().any(|r| r.eq_ignore_ascii_case(id)) {
         return Err(IdError::Reserved(what, id.to_string()));
@@ -118,6 +142,17 @@ mod tests {
                 "{reserved} accepted"
             );
         }
+        // Look-alikes: invisible characters and decomposed forms.
+        for bad in [
+            "ab\u{202E}cd",
+            "a\u{200B}b",
+            "\u{FEFF}abc",
+            "a\u{2066}b",
+            "cafe\u{301}",
+        ] {
+            assert!(validate("id", bad).is_err(), "{bad:?} accepted");
+        }
+        assert!(validate("id", "caf\u{e9}").is_ok());
         // The longest node file name still fits a file system's 255 bytes.
         let name = format!("999999-u-{}.json", "é".repeat(100));
         assert!(validate("node id", &"é".repeat(100)).is_ok() && name.len() <= 255);

@@ -5,6 +5,21 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+/// Longest title accepted from a client or a bundle, in characters (a
+/// title is a line in a list; generated ones are at most 50).
+pub const MAX_TITLE_CHARS: usize = 300;
+
+/// A title a client may set: at most `MAX_TITLE_CHARS` characters.
+pub fn check_title(title: &str) -> Result<(), String> {
+    let n = title.chars().count();
+    if n > MAX_TITLE_CHARS {
+        return Err(format!(
+            "a title is at most {MAX_TITLE_CHARS} characters (this one has {n})"
+        ));
+    }
+    Ok(())
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default, Hash)]
 #[serde(rename_all = "snake_case")]
 pub enum Status {

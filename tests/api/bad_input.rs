@@ -316,3 +316,108 @@ fn a_caller_must_be_an_assistant_of_the_open_turn() {
         .collect();
     assert!(!texts.contains(&"late"), "{msgs}");
 }
+
+/// Titles have a length limit everywhere a client sets one; a bundle
+/// with a 3 MB title or a file git on another system reads as `.git` is
+/// refused; a context id is checked even without a context.
+#[test]
+fn long_titles_dot_git_look_alikes_and_stray_context_ids_are_refused() {
+    let s = TestServer::start();
+    s.turn("t", "question", "answer", &[]);
+    let long = "T".repeat(301);
+    assert_error(
+        s.patch("/api/sessions/t", json!({"title": long})),
+        400,
+        "invalid_input",
+    );
+    assert_error(
+        s.post(
+            "/api/sessions/fresh/messages",
+            json!({"role": "user", "content": "hi", "session": {"title": long}}),
+        ),
+        400,
+        "invalid_input",
+    );
+    assert!(!s.session_dir("fresh").exists());
+    let (st, v) = s.patch("/api/sessions/t", json!({"title": "T".repeat(300)}));
+    assert_eq!(st, 200, "{v}");
+
+    // A stray or bad context id.
+    s.append("t", json!({"role": "user", "content": "two"}));
+    s.append("t", json!({"role": "assistant", "content": "r2"}));
+    assert_error(
+        s.post("/api/sessions/t/turns", json!({"context_id": "../x"})),
+        400,
+        "invalid_id",
+    );
+    assert_error(
+        s.post("/api/sessions/t/turns", json!({"context_id": "ok-id"})),
+        400,
+        "invalid_input",
+    );
+    s.end_turn("t", json!({}));
+
+    // Bundles edited with git: a huge title, then a `.git` look-alike.
+    let (_, _, bundle) = s.get_bytes("/api/sessions/t/export");
+    let work = tempfile::tempdir().unwrap();
+    let b = work.path().join("in.bundle");
+    std::fs::write(&b, &bundle).unwrap();
+    let repo = work.path().join("r");
+    let git = |args: &[&str]| crate::helpers::git(work.path(), args);
+    git(&["clone", "-q", b.to_str().unwrap(), repo.to_str().unwrap()]);
+    let rgit = |args: &[&str]| crate::helpers::git(&repo, args);
+    rgit(&["config", "user.email", "t@t"]);
+    rgit(&["config", "user.name", "t"]);
+    let meta_path = repo.join("meta.json");
+    let mut meta: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&meta_path).unwrap()).unwrap();
+    meta["title"] = json!("x".repeat(3 << 20));
+    std::fs::write(&meta_path, serde_json::to_vec(&meta).unwrap()).unwrap();
+    rgit(&["commit", "-qam", "huge title"]);
+    let out = work.path().join("out.bundle");
+    rgit(&["bundle", "create", "-q", out.to_str().unwrap(), "main"]);
+    let (st, v) = s.post_raw(
+        "/api/sessions/import",
+        "application/x-git-bundle",
+        &std::fs::read(&out).unwrap(),
+    );
+    assert_eq!(
+        (st, v["code"].as_str()),
+        (400, Some("invalid_bundle")),
+        "{v}"
+    );
+    rgit(&["reset", "-q", "--hard", "HEAD~1"]);
+    for name in ["GIT~1", ".git.", ".g\u{200C}it"] {
+        std::fs::create_dir_all(repo.join(name)).unwrap();
+        std::fs::write(repo.join(name).join("config"), "[core]\n").unwrap();
+        // git refuses such names itself unless told otherwise.
+        rgit(&[
+            "-c",
+            "core.protectNTFS=false",
+            "-c",
+            "core.protectHFS=false",
+            "add",
+            "-f",
+            ".",
+        ]);
+        rgit(&["commit", "-qm", "look-alike"]);
+        rgit(&["bundle", "create", "-q", out.to_str().unwrap(), "main"]);
+        let (st, v) = s.post_raw(
+            "/api/sessions/import",
+            "application/x-git-bundle",
+            &std::fs::read(&out).unwrap(),
+        );
+        assert_eq!(
+            (st, v["code"].as_str()),
+            (400, Some("invalid_bundle")),
+            "{name}: {v}"
+        );
+        let why = v["error"].as_str().unwrap();
+        assert!(
+            why.contains(".git") || why.contains("dot or a space"),
+            "{name}: {why}"
+        );
+        rgit(&["reset", "-q", "--hard", "HEAD~1"]);
+        let _ = std::fs::remove_dir_all(repo.join(name));
+    }
+}

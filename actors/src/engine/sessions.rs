@@ -33,6 +33,7 @@ pub const SKIPPED_DIRTY: &str =
 impl Engine {
     pub async fn create(&self, id: &str, meta: SessionMeta) -> Result<SessionMeta, EngineError> {
         self.writable()?;
+        crate::meta::check_title(&meta.title).map_err(SessionError::Invalid)?;
         let project_id = meta.project_id.clone();
         self.place(id, &project_id).await?;
         let meta = self.call(id, Create { meta }).await?;
@@ -101,6 +102,9 @@ impl Engine {
         queue: bool,
     ) -> Result<Posted, EngineError> {
         self.writable()?;
+        if let Some(m) = &create {
+            crate::meta::check_title(&m.title).map_err(SessionError::Invalid)?;
+        }
         let project_id = create.as_ref().map(|m| m.project_id.clone());
         if let Some(pid) = &project_id {
             self.place(id, pid).await?;
@@ -202,6 +206,9 @@ impl Engine {
         patch: MetaPatch,
     ) -> Result<SessionMeta, EngineError> {
         self.writable()?;
+        if let Some(t) = &patch.title {
+            crate::meta::check_title(t).map_err(SessionError::Invalid)?;
+        }
         self.call(id, UpdateMeta(patch)).await
     }
 

@@ -205,9 +205,58 @@ fn check_entry_name(name: &str, at_root: bool) -> Result<(), &'static str> {
     if name.contains(['/', '\\']) || name.chars().any(char::is_control) {
         return Err("a separator or control character in a name");
     }
-    let lower = name.to_ascii_lowercase();
-    if lower.starts_with(".git") && !(at_root && name == ".gitignore") {
+    // Names other file systems take for `.git`: HFS+ ignores some
+    // invisible characters, NTFS drops trailing dots and spaces, reads
+    // `name:stream` as `name` and has the short name `GIT~1`.
+    if name.contains(':') {
+        return Err("a ':' in a name (an NTFS stream)");
+    }
+    if name.ends_with(['.', ' ']) {
+        return Err("a name ending in a dot or a space");
+    }
+    let seen: String = name
+        .chars()
+        .filter(
+            |c| !matches!(*c as u32, 0x200B..=0x200F | 0x202A..=0x202E | 0x206A..=0x206F | 0xFEFF),
+        )
+        .collect::<String>()
+        .to_lowercase();
+    if seen.starts_with("git~") {
+        return Err("a short name of .git");
+    }
+    if seen.starts_with(".git") && !(at_root && name == ".gitignore") {
         return Err("a .git entry");
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::check_entry_name;
+
+    #[test]
+    fn names_other_file_systems_read_as_dot_git_are_refused() {
+        for bad in [
+            ".git",
+            ".GIT",
+            ".Git",
+            ".g\u{200C}it",
+            "\u{FEFF}.git",
+            ".git.",
+            ".git ",
+            ".git::$INDEX_ALLOCATION",
+            "GIT~1",
+            "git~1",
+            ".gitmodules",
+            "a:b",
+            "..",
+        ] {
+            assert!(check_entry_name(bad, false).is_err(), "{bad:?} accepted");
+        }
+        assert!(check_entry_name(".gitignore", true).is_ok());
+        assert!(check_entry_name(".gitignore", false).is_err());
+        for good in ["meta.json", "000001-u-abc.json", "notes.git.txt", "中文"] {
+            assert!(check_entry_name(good, false).is_ok(), "{good:?} refused");
+        }
+    }
 }

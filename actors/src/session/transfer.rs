@@ -74,6 +74,7 @@ impl SessionCore {
             let mut meta: SessionMeta = fsio::read_json(&tmp.join(META)).map_err(|_| {
                 SessionError::BadBundle("not an openprogram session (no valid meta.json)".into())
             })?;
+            crate::meta::check_title(&meta.title).map_err(SessionError::BadBundle)?;
             let free = |id: &str| {
                 ids::validate("session id", id).is_ok()
                     && !taken.contains(id)

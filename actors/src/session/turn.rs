@@ -63,6 +63,14 @@ impl SessionCore {
             });
         }
         let idempotency_key = req.idempotency_key.clone();
+        if let Some(cid) = &req.context_id {
+            ids::validate("context id", cid)?;
+            if req.context.is_none() {
+                return Err(SessionError::Invalid(
+                    "context_id names the context of the turn: send it with context".into(),
+                ));
+            }
+        }
         let context_file = match req.context {
             Some(ctx) => {
                 let cid = req
