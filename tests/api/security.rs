@@ -472,6 +472,36 @@ fn a_folder_owned_by_another_user_is_a_clear_refusal() {
     let (st, v) = s.post("/api/projects", json!({"path": theirs.path()}));
     assert_eq!((st, v["code"].as_str()), (400, Some("invalid_path")), "{v}");
     assert!(v["error"].as_str().unwrap().contains("another user"), "{v}");
+    // Another user's folder without a repository, writable by all: refused
+    // before anything is made in it.
+    let open = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(open.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
+    std::os::unix::fs::chown(open.path(), Some(65534), Some(65534)).unwrap();
+    let (st, v) = s.post("/api/projects", json!({"path": open.path()}));
+    assert_eq!((st, v["code"].as_str()), (400, Some("invalid_path")), "{v}");
+    assert!(v["error"].as_str().unwrap().contains("another user"), "{v}");
+    assert_eq!(
+        std::fs::read_dir(open.path()).unwrap().count(),
+        0,
+        "nothing created in it"
+    );
+}
+
+#[test]
+fn a_folder_the_server_cannot_write_is_a_clear_refusal() {
+    if !unsafe_is_root() {
+        eprintln!("skipped: the server must run as another user than the folder's");
+        return;
+    }
+    let (s, work) = unprivileged(&[]);
+    let locked = work.path().join("locked");
+    std::fs::create_dir(&locked).unwrap();
+    std::os::unix::fs::chown(&locked, Some(65534), Some(65534)).unwrap();
+    std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o555)).unwrap();
+    let (st, v) = s.post("/api/projects", json!({"path": locked}));
+    assert_eq!((st, v["code"].as_str()), (400, Some("invalid_path")), "{v}");
+    assert!(v["error"].as_str().unwrap().contains("cannot write"), "{v}");
+    assert_eq!(std::fs::read_dir(&locked).unwrap().count(), 0);
 }
 
 #[test]

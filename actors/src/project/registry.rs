@@ -263,6 +263,7 @@ impl Handler<ResolveProject> for ProjectRegistry {
             if let Some(p) = state.projects.values().find(|p| p.path == dir) {
                 return Ok((p.clone(), false));
             }
+            check_folder(&dir)?;
             if dir.join(".git").exists() {
                 git::open_repo(&dir)?;
             } else {
@@ -363,6 +364,37 @@ impl Handler<FindClaim> for ProjectRegistry {
             })
         }))
     }
+}
+
+/// Before anything is created in a folder to be a project: it must be the
+/// server user's own (git refuses to work in another user's repository,
+/// so a `.git` made there first would be left behind unusable) and
+/// writable by it. Either refusal is the caller's to fix: 400.
+fn check_folder(dir: &Path) -> Result<(), ProjectError> {
+    use std::os::unix::ffi::OsStrExt;
+    use std::os::unix::fs::MetadataExt;
+    let meta = std::fs::metadata(dir)?;
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    let me = unsafe { libc::geteuid() };
+    if meta.uid() != me {
+        return Err(ProjectError::InvalidPath(format!(
+            "{} belongs to another user (uid {}, the server runs as uid {me}); git refuses to work in another user's folder",
+            dir.display(),
+            meta.uid()
+        )));
+    }
+    let Ok(c) = std::ffi::CString::new(dir.as_os_str().as_bytes()) else {
+        return Err(ProjectError::InvalidPath("a path with a NUL byte".into()));
+    };
+    // SAFETY: `c` is a valid NUL-terminated path that outlives the call.
+    if unsafe { libc::access(c.as_ptr(), libc::W_OK | libc::X_OK) } != 0 {
+        return Err(ProjectError::InvalidPath(format!(
+            "the server cannot write in {} ({}); make it writable for the server's user",
+            dir.display(),
+            std::io::Error::last_os_error()
+        )));
+    }
+    Ok(())
 }
 
 /// `.openprogram/` inside a project, ignored by the project's git.
@@ -468,6 +500,7 @@ impl Handler<Relocate> for ProjectRegistry {
                 .projects
                 .get_mut(&msg.id)
                 .ok_or(ProjectError::NotFound)?;
+            check_folder(&dir)?;
             let old = std::mem::replace(&mut project.path, dir.clone());
             let updated = project.clone();
             if git::open_repo(&dir).is_err() {
