@@ -27,6 +27,8 @@ pub struct AppState {
     pub shutdown: tokio::sync::watch::Receiver<bool>,
     /// The automatic deletion rules (`[maintenance]`), shown by health.
     pub retention: serde_json::Value,
+    /// An LLM is configured for titles (`llm.base_url`).
+    pub llm: bool,
 }
 
 /// Written to `<state>/server.json` so the CLI and tests find the server.
@@ -146,6 +148,7 @@ impl Application {
                 "archive_ttl_days": m.archive_ttl_days,
                 "max_sessions": m.max_sessions,
             }),
+            llm: !config.llm.base_url.trim().is_empty(),
         });
         let body_limit = config.server.body_limit;
         let listener =

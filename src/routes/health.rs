@@ -16,5 +16,7 @@ pub async fn health(state: web::Data<AppState>) -> HttpResponse {
         "registry": state.engine.registry_stats().await,
         // What startup deletes on its own (0: the rule is off).
         "retention": state.retention,
+        // Titles from an LLM (regenerating one needs it).
+        "llm": state.llm,
     }))
 }

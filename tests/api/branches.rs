@@ -502,7 +502,11 @@ fn bad_switches_and_checkouts_are_refused_and_change_nothing() {
         (409, Some("node_not_committed")),
         "{e}"
     );
-    assert_eq!(rendered(&s, "e"), ["u1", "a1", "u2", "a2", "u3", "a3"]);
+    // The note shows where it was written, after the head it followed.
+    assert_eq!(
+        rendered(&s, "e"),
+        ["u1", "a1", "u2", "a2", "u3", "a3", "s1"]
+    );
     assert_eq!(git(&dir, &["branch", "--list"]).trim(), "* main");
 }
 

@@ -204,11 +204,25 @@ fn malformed_and_unknown_frames_get_action_error_and_the_connection_stays() {
 fn a_client_that_stops_reading_does_not_delay_the_others() {
     let s = TestServer::start();
     s.turn("slow", "x", "y", &[]);
+    // 300 sessions with the longest titles: every chat broadcasts the
+    // whole sidebar list (about 100 KB) to every client.
+    let long = "t".repeat(290);
+    for n in 0..300 {
+        let (st, v) = s.post(
+            "/api/sessions",
+            json!({"id": format!("bulk{n}"), "title": format!("{n} {long}")}),
+        );
+        assert_eq!(st, 201, "{v}");
+    }
     let _stuck = WsClient::connect(&s); // never reads
     let mut live = WsClient::connect(&s);
-    let big = "t".repeat(60_000);
+    let mut talker = WsClient::connect(&s);
+    let big = "t".repeat(280);
     let started = Instant::now();
     for i in 0..150 {
+        // Each a new conversation: a list of about 100 KB to everyone.
+        talker.send(json!({"action": "chat", "content": format!("talk {i}")}));
+        talker.expect("chat_ack", |_| true);
         let title = format!("{i} {big}");
         let t0 = Instant::now();
         let (st, _) = s.patch("/api/sessions/slow", json!({"title": title}));
@@ -224,6 +238,9 @@ fn a_client_that_stops_reading_does_not_delay_the_others() {
         });
     }
     assert!(started.elapsed() < Duration::from_secs(60));
+    // The chats did happen: each made a conversation (and a broadcast).
+    let (_, page) = s.get("/api/sessions?limit=1");
+    assert!(page["total"].as_u64().unwrap() >= 450, "{page}");
 }
 
 #[test]

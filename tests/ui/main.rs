@@ -401,6 +401,93 @@ fn the_retry_switcher_changes_branch() {
     b.screenshot("retry-switched-back");
 }
 
+/// A project's page starts a chat in it; a session of the default project
+/// names no project in the sidebar; without an LLM, no "Regenerate title".
+#[test]
+fn new_chat_here_starts_in_the_project_and_rows_name_only_real_projects() {
+    let server = TestServer::start();
+    let folder = tempfile::tempdir().unwrap();
+    let (st, p) = server.post(
+        "/api/projects",
+        json!({"path": folder.path(), "name": "Garden"}),
+    );
+    assert_eq!(st, 201, "{p}");
+    let pid = p["project"]["id"]
+        .as_str()
+        .or(p["id"].as_str())
+        .unwrap()
+        .to_string();
+    server.turn("plain", "# A **plain** question", "answer", &[]);
+    let Some(b) = Browser::start(1280, 800) else {
+        return;
+    };
+    b.goto(&server.url);
+    b.wait_js(
+        "const r = document.querySelector('#row-plain .rsub'); return r && r.textContent === '# A **plain** question'",
+        "a default-project row without a project label",
+    );
+    assert_eq!(
+        b.js(
+            "return document.querySelector('#row-plain .rtitle').textContent",
+            vec![]
+        ),
+        json!("A plain question"),
+        "the title is plain text"
+    );
+    b.js(
+        "document.querySelector('#row-plain .more').click();",
+        vec![],
+    );
+    b.wait_js(
+        "return document.querySelectorAll('#context-menu button').length > 0",
+        "menu",
+    );
+    let labels = b.js(
+        "return [...document.querySelectorAll('#context-menu button')].map(x => x.textContent)",
+        vec![],
+    );
+    assert!(
+        !labels
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|l| l == "Regenerate title"),
+        "{labels}"
+    );
+    b.goto(&format!("{}/projects/{pid}", server.url));
+    b.wait_js(
+        "return document.querySelector('.new-chat-here')",
+        "New chat here",
+    );
+    // (The page may render again as the project list arrives.)
+    b.js("document.querySelector('.new-chat-here').click()", vec![]);
+    b.wait_js(
+        "return document.getElementById('composer-note').textContent === 'New chat in Garden'",
+        "the composer says where the chat goes",
+    );
+    b.type_into("#composer-text", "planting plan");
+    b.click("#send");
+    b.wait_js(
+        "return location.pathname.startsWith('/s/')",
+        "the new session opened",
+    );
+    let sid = b
+        .js(
+            "return decodeURIComponent(location.pathname.slice(3))",
+            vec![],
+        )
+        .as_str()
+        .unwrap()
+        .to_string();
+    let (_, meta) = server.get(&format!("/api/sessions/{sid}"));
+    assert_eq!(meta["project_id"], pid.as_str(), "{meta}");
+    b.wait_js(
+        &format!("const r = document.querySelector('#row-{sid} .rsub'); return r && r.textContent.startsWith('Garden · ')"),
+        "the project named on its row",
+    );
+    b.screenshot("new-chat-here");
+}
+
 /// A system prompt is shown folded at the top of the conversation, and
 /// opens on a click.
 #[test]

@@ -7,9 +7,11 @@ pub fn title_from_text(text: &str) -> String {
     let cleaned = strip_attachments(text);
     let line = cleaned
         .lines()
-        .map(str::trim)
+        .filter(|l| !l.trim_start().starts_with("```"))
+        .map(strip_markdown)
         .find(|l| !l.is_empty())
-        .unwrap_or("");
+        .unwrap_or_default();
+    let line = line.as_str();
     if line.chars().count() > 50 {
         format!("{}…", line.chars().take(50).collect::<String>())
     } else {
@@ -70,9 +72,57 @@ pub fn clean_llm_title(raw: &str) -> Option<String> {
             t = rest.trim();
         }
     }
+    let t = strip_markdown(t);
     let t: String = t.chars().take(80).collect();
     let t = t.trim().to_string();
     (!t.is_empty()).then_some(t)
+}
+
+/// One line of Markdown as plain text, for a title: heading, quote and
+/// list markers go, links and images keep their text, emphasis, strike
+/// and code marks go (single underscores stay: they are in names).
+pub fn strip_markdown(line: &str) -> String {
+    let mut t = line.trim();
+    loop {
+        let before = t;
+        t = t.trim_start_matches('#').trim_start();
+        for marker in ["> ", "- ", "* ", "+ "] {
+            if let Some(rest) = t.strip_prefix(marker) {
+                t = rest.trim_start();
+            }
+        }
+        let digits = t.chars().take_while(char::is_ascii_digit).count();
+        if digits > 0 {
+            if let Some(rest) = t[digits..].strip_prefix(". ") {
+                t = rest.trim_start();
+            }
+        }
+        if t == before {
+            break;
+        }
+    }
+    // [text](url) and ![alt](url): the text.
+    let mut out = String::with_capacity(t.len());
+    let mut rest = t;
+    while let Some(open) = rest.find('[') {
+        let Some(close) = rest[open..].find("](").map(|i| open + i) else {
+            break;
+        };
+        let Some(end) = rest[close..].find(')').map(|i| close + i) else {
+            break;
+        };
+        let before = rest[..open].strip_suffix('!').unwrap_or(&rest[..open]);
+        out.push_str(before);
+        out.push_str(&rest[open + 1..close]);
+        rest = &rest[end + 1..];
+    }
+    out.push_str(rest);
+    let out = out
+        .replace("**", "")
+        .replace("__", "")
+        .replace("~~", "")
+        .replace(['`', '*'], "");
+    out.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 #[cfg(test)]
@@ -114,6 +164,30 @@ mod tests {
         assert_eq!(clean_llm_title("Titlé: x").as_deref(), Some("Titlé: x"));
         let long: String = "标".repeat(100);
         assert_eq!(clean_llm_title(&long).map(|t| t.chars().count()), Some(80));
+    }
+
+    #[test]
+    fn titles_are_plain_text_not_markdown() {
+        assert_eq!(title_from_text("## **Fix** the `parser`"), "Fix the parser");
+        assert_eq!(
+            title_from_text("```rust\nfn main() {}\n```"),
+            "fn main() {}"
+        );
+        assert_eq!(
+            title_from_text("- see [the docs](https://x.y/z) and ![a cat](c.png)"),
+            "see the docs and a cat"
+        );
+        assert_eq!(title_from_text("> 1. ~~old~~ new_name"), "old new_name");
+        assert_eq!(
+            clean_llm_title("**Title:** _Parser_ *bug*").as_deref(),
+            Some("_Parser_ bug")
+        );
+        // Unbalanced brackets and every prefix: no panic, text kept.
+        let s = "[a](b [c] d](e ![f";
+        for n in 0..=s.len() {
+            let _ = strip_markdown(&s[..n]);
+        }
+        assert_eq!(strip_markdown("a [b c"), "a [b c");
     }
 
     #[test]

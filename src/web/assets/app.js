@@ -24,13 +24,16 @@ const state = {
   projects: [],
   banners: new Map(),
   loadSeq: 0,
-  // The server's automatic deletion rules (GET /api/health).
+  // The server's automatic deletion rules and whether it has an LLM for
+  // titles (GET /api/health).
   retention: null,
+  llm: false,
 };
 
 api('GET', '/api/health')
   .then((h) => {
     state.retention = h.retention || null;
+    state.llm = !!h.llm;
   })
   .catch(() => {});
 
@@ -118,7 +121,7 @@ ws.on('chat_response', (m) => {
 
 // ---- routing -------------------------------------------------------------
 function navigate(path) {
-  if (location.pathname !== path) history.pushState(null, '', path);
+  if (location.pathname + location.search !== path) history.pushState(null, '', path);
   route();
 }
 window.addEventListener('popstate', route);
@@ -139,7 +142,7 @@ function route() {
   if ((m = /^\/s\/([^/]+)\/?$/.exec(p))) return openSession(m[1]);
   if ((m = /^\/projects\/([^/]+)\/?$/.exec(p))) return showProjects(m[1]);
   if (p === '/projects' || p === '/projects/') return showProjects(null);
-  return newChat();
+  return newChat(new URLSearchParams(location.search).get('project'));
 }
 
 function showView(name) {
@@ -149,8 +152,10 @@ function showView(name) {
   $('nav-projects').setAttribute('aria-current', name === 'projects' ? 'page' : 'false');
 }
 
-function newChat() {
+// `projectId`: the new chat starts in that project ("New chat here").
+function newChat(projectId) {
   showView('chat');
+  state.newChatProject = projectId || null;
   state.sessionId = null;
   state.messages = [];
   state.nodes = [];
@@ -274,7 +279,9 @@ function composerState() {
   const running = !!row && row.status === 'running';
   const queue = $('queue').checked;
   $('send').disabled = running && !queue;
-  $('composer-note').textContent = running ? (queue ? 'A turn is running: your message will be queued.' : RUN_ACTIVE) : '';
+  const proj = !state.sessionId && state.newChatProject && state.projects.find((p) => p.id === state.newChatProject);
+  const where = !state.sessionId && state.newChatProject ? `New chat in ${proj ? proj.name : state.newChatProject}` : '';
+  $('composer-note').textContent = running ? (queue ? 'A turn is running: your message will be queued.' : RUN_ACTIVE) : where;
   $('queue').parentElement.hidden = !running;
 }
 
@@ -363,6 +370,7 @@ $('composer').addEventListener('submit', async (e) => {
   if (!text || $('send').disabled) return;
   const fields = { text };
   if (state.sessionId) fields.session_id = state.sessionId;
+  else if (state.newChatProject) fields.project_id = state.newChatProject;
   else if (sidebar.project) fields.project_id = sidebar.project;
   if ($('queue').checked) fields.queue = true;
   $('send').disabled = true;
@@ -448,7 +456,8 @@ function openMenu(row, anchor, ev) {
   const m = $('context-menu');
   const items = [
     ['Rename…', () => rename(row)],
-    ['Regenerate title', () => ws.send('rename_session', { session_id: row.id, title: '' })],
+    // Only with an LLM to ask.
+    ...(state.llm ? [['Regenerate title', () => ws.send('rename_session', { session_id: row.id, title: '' })]] : []),
     [row.pinned ? 'Unpin' : 'Pin', () => ws.send('update_session_flags', { session_id: row.id, pinned: !row.pinned })],
     [row.archived ? 'Unarchive' : archiveLabel(), () => ws.send('update_session_flags', { session_id: row.id, archived: !row.archived })],
     ['Delete…', () => remove(row)],
@@ -543,6 +552,7 @@ async function showProjects(id) {
     ]);
     renderProjectPage(page, project, sess.data.sessions || [], commits.commits || [], {
       onRelocate: relocate,
+      onNewChat: () => navigate(`/?project=${encodeURIComponent(project.id)}`),
       time,
       sessionLink: (sid, text, turn) => {
         const a = document.createElement('a');

@@ -93,13 +93,19 @@ export function locateForm(p, onRelocate) {
   return box;
 }
 
-export function renderProjectPage(root, project, sessions, commits, { onRelocate, time, sessionLink }) {
+export function renderProjectPage(root, project, sessions, commits, { onRelocate, onNewChat, time, sessionLink }) {
   const frag = document.createDocumentFragment();
   const h = el('h2', '', project.name);
   frag.append(h);
   const path = el('code', 'project-path', project.path);
   frag.append(path);
   if (project.path_missing) frag.append(locateForm(project, onRelocate));
+  else {
+    const start = el('button', 'new-chat-here', 'New chat here');
+    start.type = 'button';
+    start.addEventListener('click', onNewChat);
+    frag.append(start);
+  }
   frag.append(el('h3', '', 'Sessions'));
   const ul = el('ul', 'project-sessions');
   for (const s of sessions) {

@@ -208,7 +208,10 @@ export class Sidebar {
     title.textContent = `${r.pinned ? '★ ' : ''}${displayTitle(r)}`;
     const sub = document.createElement('span');
     sub.className = 'rsub';
-    sub.textContent = [r.project, r.preview].filter(Boolean).join(' · ');
+    // A project is named only when the session has one (the default
+    // project, the home folder, is every other session's).
+    const project = r.project_id && r.project_id !== 'default' ? r.project : '';
+    sub.textContent = [project, r.preview].filter(Boolean).join(' · ');
     text.append(title, sub);
     const more = document.createElement('button');
     more.className = 'more';
