@@ -889,6 +889,12 @@ fn dark_mode_follows_the_system_and_keyboard_reaches_the_sessions() {
         "return document.getElementById('row-dk') && !document.getElementById('row-dk2')",
         "the search hit in the sidebar",
     );
+    // Its row shows where it matched, the term marked.
+    b.wait_js(
+        "const m = document.querySelector('#row-dk .rsub.snippet mark'); return m && m.textContent.toLowerCase() === 'answer'",
+        "the snippet of the match",
+    );
+    b.screenshot("search-snippet");
     b.js(
         "const f = document.getElementById('filter'); f.value = ''; f.dispatchEvent(new Event('input'));",
         vec![],

@@ -412,6 +412,7 @@ let searchTimer = null;
 $('filter').addEventListener('input', (e) => {
   sidebar.filter = e.target.value.trim();
   sidebar.searchHits = null;
+  sidebar.snippets = new Map();
   sidebar.rebuild();
   clearTimeout(searchTimer);
   const q = sidebar.filter;
@@ -421,6 +422,9 @@ $('filter').addEventListener('input', (e) => {
       const r = await api('GET', `/api/search?q=${encodeURIComponent(q)}&group=session&limit=100`);
       if (sidebar.filter !== q) return;
       sidebar.searchHits = new Set((r.sessions || []).map((s) => s.session_id));
+      sidebar.snippets = new Map(
+        (r.sessions || []).filter((s) => s.hits && s.hits.length).map((s) => [s.session_id, s.hits[0].snippet || '']),
+      );
       sidebar.rebuild();
     } catch {
       /* a query the search grammar refuses: the local filter stands */

@@ -58,6 +58,7 @@ export class Sidebar {
     this.groupBy = 'time';
     this.filter = '';
     this.searchHits = null; // session ids from full-text search
+    this.snippets = new Map(); // session id → the best hit's snippet
     this.current = null;
     this.focusIndex = -1;
     this.items = [];
@@ -211,7 +212,14 @@ export class Sidebar {
     // A project is named only when the session has one (the default
     // project, the home folder, is every other session's).
     const project = r.project_id && r.project_id !== 'default' ? r.project : '';
-    sub.textContent = [project, r.preview].filter(Boolean).join(' · ');
+    const snippet = this.filter && this.snippets.get(r.id);
+    if (snippet) {
+      // Where the search matched, its terms marked.
+      sub.classList.add('snippet');
+      sub.append(...snippetNodes(snippet));
+    } else {
+      sub.textContent = [project, r.preview].filter(Boolean).join(' · ');
+    }
     text.append(title, sub);
     const more = document.createElement('button');
     more.className = 'more';
@@ -288,4 +296,27 @@ export class Sidebar {
     }
     this.draw();
   }
+}
+
+// A search snippet (escaped text with <b>…</b> around the matched terms)
+// as DOM nodes: text, and <mark> for the terms. Never parsed as HTML.
+export function snippetNodes(html) {
+  const decode = (t) =>
+    t.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&quot;/g, '"').replace(/&#x27;/g, "'").replace(/&amp;/g, '&');
+  const out = [];
+  const parts = html.replace(/\s+/g, ' ').split(/(<b>|<\/b>)/);
+  let bold = false;
+  for (const part of parts) {
+    if (part === '<b>') bold = true;
+    else if (part === '</b>') bold = false;
+    else if (part) {
+      const text = document.createTextNode(decode(part));
+      if (bold) {
+        const m = document.createElement('mark');
+        m.append(text);
+        out.push(m);
+      } else out.push(text);
+    }
+  }
+  return out;
 }
