@@ -50,6 +50,9 @@ struct Args {
     keep: bool,
     /// `--memory-minutes N`: only the memory soak, for N minutes.
     memory_minutes: Option<f64>,
+    /// `--memory-live S T`: only the live-session memory check, with S
+    /// sessions of T turns each.
+    memory_live: Option<(usize, usize)>,
 }
 
 fn parse_args() -> Args {
@@ -64,6 +67,7 @@ fn parse_args() -> Args {
         load_turns: 20,
         keep: false,
         memory_minutes: None,
+        memory_live: None,
     };
     let mut it = std::env::args().skip(1);
     while let Some(a) = it.next() {
@@ -84,6 +88,11 @@ fn parse_args() -> Args {
             "--keep" => args.keep = true,
             "--memory-minutes" => {
                 args.memory_minutes = it.next().and_then(|v| v.parse().ok());
+            }
+            "--memory-live" => {
+                let sessions = num("--memory-live");
+                let turns = num("--memory-live");
+                args.memory_live = Some((sessions, turns));
             }
             other => panic!("unknown argument {other}"),
         }
@@ -484,6 +493,13 @@ fn main() {
     let tmp = tempfile::tempdir().expect("tempdir");
     if args.keep {
         eprintln!("keeping the benchmark's files in {}", tmp.path().display());
+    }
+    if let Some((sessions, turns)) = args.memory_live {
+        memory::bench_live(tmp.path(), sessions, turns);
+        if args.keep {
+            let _ = tmp.keep();
+        }
+        return;
     }
     if let Some(minutes) = args.memory_minutes {
         memory::bench_memory(tmp.path(), minutes);

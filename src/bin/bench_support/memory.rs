@@ -4,6 +4,11 @@
 //! messages, a search), resident memory sampled every 10 s; then the same
 //! data loaded by a fresh server. Target: RSS after the load ≤ 1.2× the
 //! fresh one.
+//!
+//! And memory with the session cache full of long sessions (`bench_live`):
+//! S sessions of T turns written through a real server, then a fresh
+//! server reading every one of them (all live at once). Target: ≤ 200 MiB
+//! for 256 sessions of 2,000 turns.
 
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -110,5 +115,75 @@ pub fn bench_memory(dir: &Path, minutes: f64) {
     println!(
         "memory: RSS after {minutes} min of mixed load ({requests} requests) {last:.1} MiB, the same data freshly loaded {fresh:.1} MiB: {ratio:.2}× (limit 1.2×): {}",
         if ratio <= 1.2 { "PASS" } else { "FAIL" }
+    );
+}
+
+/// Write `sessions` sessions of `turns` turns each (a question of about 60
+/// characters, a reply of about 300), then read each once on a fresh
+/// server so that all are live, and compare RSS with the target.
+pub fn bench_live(dir: &Path, sessions: usize, turns: usize) {
+    let state = dir.join("live-state");
+    let (server, url, _) = spawn_server(&state);
+    println!("memory-live: writing {sessions} sessions × {turns} turns");
+    let started = Instant::now();
+    let done = Arc::new(AtomicU64::new(0));
+    let threads = 8.min(sessions.max(1));
+    let workers: Vec<_> = (0..threads)
+        .map(|w| {
+            let (url, done) = (url.clone(), done.clone());
+            std::thread::spawn(move || {
+                let agent = ureq::agent();
+                for s in (w..sessions).step_by(threads) {
+                    let base = format!("{url}/api/sessions/live{s}");
+                    for t in 0..turns {
+                        let q = format!("question {t} of session {s}: how does the parser handle this case?");
+                        let a = format!("{} {t}", "The parser reads the tokens one by one and ".repeat(7));
+                        for (path, body) in [
+                            ("messages", json!({"role": "user", "content": q})),
+                            ("messages", json!({"role": "assistant", "content": a})),
+                            ("turns", json!({})),
+                        ] {
+                            if let Err(e) = agent.post(&format!("{base}/{path}")).send_json(body) {
+                                eprintln!("session {s} turn {t}: {e}");
+                            }
+                        }
+                        done.fetch_add(1, Ordering::Relaxed);
+                    }
+                }
+            })
+        })
+        .collect();
+    let total = (sessions * turns) as u64;
+    let mut next = total / 10;
+    while done.load(Ordering::Relaxed) < total && workers.iter().any(|w| !w.is_finished()) {
+        std::thread::sleep(Duration::from_secs(5));
+        let d = done.load(Ordering::Relaxed);
+        if d >= next {
+            println!(
+                "  {d} turns in {:.0} s ({:.0} turns/s)",
+                started.elapsed().as_secs_f64(),
+                d as f64 / started.elapsed().as_secs_f64()
+            );
+            next = d + total / 10;
+        }
+    }
+    for w in workers {
+        let _ = w.join();
+    }
+    let writing = rss_mib(server.pid());
+    drop(server);
+    let (server, url, _) = spawn_server(&state);
+    let agent = ureq::agent();
+    for s in 0..sessions {
+        let _ = agent
+            .get(&format!("{url}/api/sessions/live{s}/messages"))
+            .call();
+    }
+    std::thread::sleep(Duration::from_secs(3));
+    let live = rss_mib(server.pid());
+    let limit = 200.0;
+    println!(
+        "memory-live: {sessions} live sessions of {turns} turns: RSS {live:.1} MiB (the writing server ended at {writing:.1} MiB); target for 256 × 2,000: ≤ {limit:.0} MiB: {}",
+        if live <= limit { "PASS" } else { "FAIL" }
     );
 }
