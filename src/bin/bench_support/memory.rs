@@ -127,7 +127,7 @@ pub fn bench_live(dir: &Path, sessions: usize, turns: usize) {
     println!("memory-live: writing {sessions} sessions × {turns} turns");
     let started = Instant::now();
     let done = Arc::new(AtomicU64::new(0));
-    let threads = 8.min(sessions.max(1));
+    let threads = 32.min(sessions.max(1));
     let workers: Vec<_> = (0..threads)
         .map(|w| {
             let (url, done) = (url.clone(), done.clone());
