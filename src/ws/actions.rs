@@ -101,6 +101,7 @@ async fn dispatch(c: &Call<'_>, v: Value) -> Result<Frames, Value> {
         "rename_session" => sessions::rename(c, v).await,
         "delete_session" => sessions::delete(c, v).await,
         "mark_session_read" => sessions::mark_read(c, v).await,
+        "get_run_state" => sessions::run_state(c, v).await,
         "clear_sessions" => sessions::clear(c).await,
         "add_session_workdir" => sessions::workdir(c, v, true).await,
         "remove_session_workdir" => sessions::workdir(c, v, false).await,

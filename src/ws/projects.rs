@@ -36,7 +36,10 @@ async fn projects_list(c: &Call<'_>, session_id: Option<String>) -> Result<Value
 
 pub async fn list(c: &Call<'_>, v: Value) -> Result<Frames, Value> {
     let r: ListProjects = c.parse(v)?;
-    Ok(vec![projects_list(c, r.session_id).await?])
+    // An empty id is no session (the original client sends "" for a new
+    // chat and keeps only a reply naming none).
+    let session_id = r.session_id.filter(|s| !s.is_empty());
+    Ok(vec![projects_list(c, session_id).await?])
 }
 
 #[derive(Deserialize)]

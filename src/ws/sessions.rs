@@ -80,17 +80,56 @@ pub async fn update_flags(c: &Call<'_>, v: Value) -> Result<Frames, Value> {
     Ok(Vec::new())
 }
 
+#[derive(Deserialize)]
+struct Focus {
+    #[serde(default)]
+    session_id: Option<String>,
+}
+
+/// `mark_session_read`: the session is seen. No id (null or empty: the
+/// client left every session, a new chat) is quiet, as in the original;
+/// otherwise every client hears `session_updated {id, unread: false}`,
+/// also when it was read already (the original always answers).
 pub async fn mark_read(c: &Call<'_>, v: Value) -> Result<Frames, Value> {
-    let r: SessionRef = c.parse(v)?;
+    let r: Focus = c.parse(v)?;
+    let Some(sid) = r.session_id.filter(|s| !s.is_empty()) else {
+        return Ok(Vec::new());
+    };
     let patch = MetaPatch {
         unread: Some(false),
         ..Default::default()
     };
     c.engine()
-        .update_meta(&r.session_id, patch)
+        .update_meta(&sid, patch)
         .await
         .map_err(|e| c.fail(e))?;
+    c.engine().publish(
+        "session_updated",
+        serde_json::json!({"id": sid, "unread": false}),
+    );
     Ok(Vec::new())
+}
+
+/// `get_run_state {session_id}` → `run_state {session_id, run_active}`:
+/// whether a turn is running (the session's status), without changing
+/// which session the client looks at. No session or an unknown one: not
+/// running.
+pub async fn run_state(c: &Call<'_>, v: Value) -> Result<Frames, Value> {
+    let r: Focus = c.parse(v)?;
+    let sid = r.session_id.filter(|s| !s.is_empty());
+    let running = match &sid {
+        Some(id) => c
+            .engine()
+            .row(id)
+            .await
+            .map_err(|e| c.fail(e))?
+            .is_some_and(|row| row.status == openprogram_actors::meta::Status::Running),
+        None => false,
+    };
+    Ok(vec![frame(
+        "run_state",
+        serde_json::json!({"session_id": sid, "run_active": running}),
+    )])
 }
 
 /// `rename_session`: a typed title, or an empty one to regenerate it.

@@ -375,18 +375,23 @@ fn long_titles_dot_git_look_alikes_and_stray_context_ids_are_refused() {
     std::fs::write(&meta_path, serde_json::to_vec(&meta).unwrap()).unwrap();
     rgit(&["commit", "-qam", "huge title"]);
     let out = work.path().join("out.bundle");
-    rgit(&["bundle", "create", "-q", out.to_str().unwrap(), "main"]);
-    let (st, v) = s.post_raw(
-        "/api/sessions/import",
-        "application/x-git-bundle",
-        &std::fs::read(&out).unwrap(),
-    );
-    assert_eq!(
-        (st, v["code"].as_str()),
-        (400, Some("invalid_bundle")),
-        "{v}"
-    );
-    rgit(&["reset", "-q", "--hard", "HEAD~1"]);
+    // The repository's main as a bundle, imported: refused, and why.
+    let import_refused = |what: &str| -> String {
+        rgit(&["bundle", "create", "-q", out.to_str().unwrap(), "main"]);
+        let (st, v) = s.post_raw(
+            "/api/sessions/import",
+            "application/x-git-bundle",
+            &std::fs::read(&out).unwrap(),
+        );
+        assert_eq!(
+            (st, v["code"].as_str()),
+            (400, Some("invalid_bundle")),
+            "{what}: {v}"
+        );
+        rgit(&["reset", "-q", "--hard", "HEAD~1"]);
+        v["error"].as_str().unwrap().to_string()
+    };
+    assert!(import_refused("title").contains("title"));
     for name in ["GIT~1", ".git.", ".g\u{200C}it"] {
         std::fs::create_dir_all(repo.join(name)).unwrap();
         std::fs::write(repo.join(name).join("config"), "[core]\n").unwrap();
@@ -401,23 +406,11 @@ fn long_titles_dot_git_look_alikes_and_stray_context_ids_are_refused() {
             ".",
         ]);
         rgit(&["commit", "-qm", "look-alike"]);
-        rgit(&["bundle", "create", "-q", out.to_str().unwrap(), "main"]);
-        let (st, v) = s.post_raw(
-            "/api/sessions/import",
-            "application/x-git-bundle",
-            &std::fs::read(&out).unwrap(),
-        );
-        assert_eq!(
-            (st, v["code"].as_str()),
-            (400, Some("invalid_bundle")),
-            "{name}: {v}"
-        );
-        let why = v["error"].as_str().unwrap();
+        let why = import_refused(name);
         assert!(
             why.contains(".git") || why.contains("dot or a space"),
             "{name}: {why}"
         );
-        rgit(&["reset", "-q", "--hard", "HEAD~1"]);
         let _ = std::fs::remove_dir_all(repo.join(name));
     }
 }

@@ -586,6 +586,7 @@ fn random_websocket_frames_never_break_the_connection() {
         "rename_session",
         "delete_session",
         "mark_session_read",
+        "get_run_state",
         "add_session_workdir",
         "remove_session_workdir",
         "list_session_workdirs",

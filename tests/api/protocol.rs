@@ -191,6 +191,21 @@ fn mark_session_read_clears_unread() {
         v["data"]["id"] == "u" && v["data"]["unread"] == false
     });
     assert_eq!(u["data"], json!({"id": "u", "unread": false}));
+    // Read already: answered all the same (the original always answers).
+    let mut d = WsClient::connect(&s);
+    d.send(json!({"action": "mark_session_read", "session_id": "u"}));
+    let again = d.expect("session_updated", |v| v["data"]["id"] == "u");
+    assert_eq!(again["data"]["unread"], false);
+    // No session focused (null or empty): quiet, no error.
+    for none in [json!(null), json!("")] {
+        d.send(json!({"action": "mark_session_read", "session_id": none}));
+    }
+    d.send(json!({"action": "list_sessions"}));
+    let frames = d.frames_until("sessions_list", |_| true);
+    assert!(
+        frames.iter().all(|f| f["type"] != "action_error"),
+        "{frames:?}"
+    );
 }
 
 #[test]
@@ -255,6 +270,12 @@ fn list_projects_has_current_project_live_session_ids_and_the_default_count() {
     // Without a session: no current project.
     c.send(json!({"action": "list_projects"}));
     let list = c.expect("projects_list", |v| v["data"]["session_id"].is_null());
+    assert!(list["data"]["current_project_id"].is_null());
+    // The original client's new chat sends an empty id: the reply names
+    // no session (null), the only reply that client keeps.
+    c.send(json!({"action": "list_projects", "session_id": ""}));
+    let list = c.expect("projects_list", |_| true);
+    assert!(list["data"]["session_id"].is_null(), "{list}");
     assert!(list["data"]["current_project_id"].is_null());
 }
 
@@ -785,4 +806,24 @@ fn a_scripted_sidebar_client_follows_the_original_flows() {
     c.send(json!({"action": "set_session_project", "session_id": "draft", "project_id": pid}));
     let set = bar.follow(&mut c, "session_project_set", |_| true);
     assert_eq!(set["data"]["ok"], true);
+}
+
+/// `get_run_state` answers whether a turn runs, for any session id.
+#[test]
+fn get_run_state_says_whether_a_turn_runs() {
+    let s = TestServer::start();
+    s.turn("done", "x", "y", &[]);
+    s.append("busy", json!({"role": "user", "content": "working"}));
+    let mut c = WsClient::connect(&s);
+    for (id, running) in [
+        (json!("busy"), true),
+        (json!("done"), false),
+        (json!("nope"), false),
+        (json!(null), false),
+    ] {
+        c.send(json!({"action": "get_run_state", "session_id": id}));
+        let r = c.expect("run_state", |_| true);
+        assert_eq!(r["data"]["run_active"], running, "{id}: {r}");
+        assert_eq!(r["data"]["session_id"], id, "{r}");
+    }
 }

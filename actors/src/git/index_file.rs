@@ -598,25 +598,35 @@ mod tests {
         assert!(partial > 150, "{partial} writes of changes only");
     }
 
-    #[test]
-    fn the_zero_trailer_is_accepted_by_git() {
+    /// A repository with `names` (each file holding its own name)
+    /// committed, and the index written entry by entry: each write after
+    /// the first writes only its changes.
+    fn committed(names: &[&str]) -> (tempfile::TempDir, Repository, IndexFile) {
         let dir = tempfile::tempdir().unwrap();
         let repo = crate::git::init_repo(dir.path()).unwrap();
         let mut idx = IndexFile::load(&repo).unwrap();
         let mut builder = repo.treebuilder(None).unwrap();
-        for name in ["a.json", "b.json", "c.json"] {
+        for name in names {
             let p = dir.path().join(name);
             fs::write(&p, name).unwrap();
             let id = repo.blob(name.as_bytes()).unwrap();
             idx.upsert(Path::new(name), &fs::metadata(&p).unwrap(), id);
             builder.insert(name, id, 0o100644).unwrap();
-            // Each write after the first writes only its changes.
             idx.write().unwrap();
         }
-        let tree = repo.find_tree(builder.write().unwrap()).unwrap();
-        let sig = git2::Signature::now("t", "t@t").unwrap();
-        repo.commit(Some("HEAD"), &sig, &sig, "one", &tree, &[])
-            .unwrap();
+        {
+            let tree = repo.find_tree(builder.write().unwrap()).unwrap();
+            let sig = git2::Signature::now("t", "t@t").unwrap();
+            repo.commit(Some("HEAD"), &sig, &sig, "one", &tree, &[])
+                .unwrap();
+        }
+        drop(builder);
+        (dir, repo, idx)
+    }
+
+    #[test]
+    fn the_zero_trailer_is_accepted_by_git() {
+        let (dir, _repo, _idx) = committed(&["a.json", "b.json", "c.json"]);
         // libgit2 reads it back as it is, then git does.
         let reopened = crate::git::open_repo(dir.path()).unwrap();
         let (again, repaired) = IndexFile::load_checked(&reopened).unwrap();
@@ -630,22 +640,7 @@ mod tests {
 
     #[test]
     fn the_live_metadata_file_is_skip_worktree_for_git() {
-        let dir = tempfile::tempdir().unwrap();
-        let repo = crate::git::init_repo(dir.path()).unwrap();
-        let mut idx = IndexFile::load(&repo).unwrap();
-        let mut builder = repo.treebuilder(None).unwrap();
-        for name in ["a.json", "meta.json", "z.json"] {
-            let p = dir.path().join(name);
-            fs::write(&p, name).unwrap();
-            let id = repo.blob(name.as_bytes()).unwrap();
-            idx.upsert(Path::new(name), &fs::metadata(&p).unwrap(), id);
-            builder.insert(name, id, 0o100644).unwrap();
-            idx.write().unwrap();
-        }
-        let tree = repo.find_tree(builder.write().unwrap()).unwrap();
-        let sig = git2::Signature::now("t", "t@t").unwrap();
-        repo.commit(Some("HEAD"), &sig, &sig, "one", &tree, &[])
-            .unwrap();
+        let (dir, repo, mut idx) = committed(&["a.json", "meta.json", "z.json"]);
         let git = |args: &[&str]| crate::git::run_git(dir.path(), args);
         assert_eq!(
             git(&["ls-files", "-v"]),

@@ -136,8 +136,13 @@ pub fn bench_live(dir: &Path, sessions: usize, turns: usize) {
                 for s in (w..sessions).step_by(threads) {
                     let base = format!("{url}/api/sessions/live{s}");
                     for t in 0..turns {
-                        let q = format!("question {t} of session {s}: how does the parser handle this case?");
-                        let a = format!("{} {t}", "The parser reads the tokens one by one and ".repeat(7));
+                        let q = format!(
+                            "question {t} of session {s}: how does the parser handle this case?"
+                        );
+                        let a = format!(
+                            "{} {t}",
+                            "The parser reads the tokens one by one and ".repeat(7)
+                        );
                         for (path, body) in [
                             ("messages", json!({"role": "user", "content": q})),
                             ("messages", json!({"role": "assistant", "content": a})),
