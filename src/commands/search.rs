@@ -145,22 +145,6 @@ fn one_line(text: &str, max: usize) -> String {
     cut
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_hit_is_one_line_and_counts_read_as_words() {
-        assert_eq!(one_line("a\n\nb\tc  d", 20), "a b c d");
-        let long = "word ".repeat(100);
-        let cut = one_line(&long, 30);
-        assert_eq!(cut.chars().count(), 30);
-        assert!(cut.ends_with('…'));
-        assert_eq!(count(&serde_json::json!(1), "hit", "hits"), "1 hit");
-        assert_eq!(count(&serde_json::json!(0), "hit", "hits"), "0 hits");
-        assert_eq!(count(&serde_json::json!(7), "hit", "hits"), "7 hits");
-    }
-}
 
 /// Percent-encode a query parameter value.
 fn encode(s: &str) -> String {
@@ -179,4 +163,21 @@ fn encode(s: &str) -> String {
 fn fail(e: &ClientError) -> ExitCode {
     eprintln!("[error] {e}");
     ExitCode::FAILURE
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_hit_is_one_line_and_counts_read_as_words() {
+        assert_eq!(one_line("a\n\nb\tc  d", 20), "a b c d");
+        let long = "word ".repeat(100);
+        let cut = one_line(&long, 30);
+        assert_eq!(cut.chars().count(), 30);
+        assert!(cut.ends_with('…'));
+        assert_eq!(count(&serde_json::json!(1), "hit", "hits"), "1 hit");
+        assert_eq!(count(&serde_json::json!(0), "hit", "hits"), "0 hits");
+        assert_eq!(count(&serde_json::json!(7), "hit", "hits"), "7 hits");
+    }
 }

@@ -91,9 +91,9 @@ pub fn strip_markdown(line: &str) -> String {
                 t = rest.trim_start();
             }
         }
-        let digits = t.chars().take_while(char::is_ascii_digit).count();
-        if digits > 0 {
-            if let Some(rest) = t[digits..].strip_prefix(". ") {
+        let after_digits = t.trim_start_matches(|c: char| c.is_ascii_digit());
+        if after_digits.len() < t.len() {
+            if let Some(rest) = after_digits.strip_prefix(". ") {
                 t = rest.trim_start();
             }
         }
@@ -104,17 +104,23 @@ pub fn strip_markdown(line: &str) -> String {
     // [text](url) and ![alt](url): the text.
     let mut out = String::with_capacity(t.len());
     let mut rest = t;
-    while let Some(open) = rest.find('[') {
-        let Some(close) = rest[open..].find("](").map(|i| open + i) else {
+    while let Some((before, after_open)) = rest.split_once('[') {
+        let Some((text, after_text)) = after_open.split_once("](") else {
             break;
         };
-        let Some(end) = rest[close..].find(')').map(|i| close + i) else {
+        let Some((_url, after)) = after_text.split_once(')') else {
             break;
         };
-        let before = rest[..open].strip_suffix('!').unwrap_or(&rest[..open]);
-        out.push_str(before);
-        out.push_str(&rest[open + 1..close]);
-        rest = &rest[end + 1..];
+        if text.contains('[') {
+            // The link starts at a later bracket: this one is text.
+            out.push_str(before);
+            out.push('[');
+            rest = after_open;
+            continue;
+        }
+        out.push_str(before.strip_suffix('!').unwrap_or(before));
+        out.push_str(text);
+        rest = after;
     }
     out.push_str(rest);
     let out = out
@@ -183,9 +189,10 @@ mod tests {
             Some("_Parser_ bug")
         );
         // Unbalanced brackets and every prefix: no panic, text kept.
-        let s = "[a](b [c] d](e ![f";
+        let s: Vec<char> = "[a](b [c] d](e ![f é]".chars().collect();
         for n in 0..=s.len() {
-            let _ = strip_markdown(&s[..n]);
+            let prefix: String = s.iter().take(n).collect();
+            let _ = strip_markdown(&prefix);
         }
         assert_eq!(strip_markdown("a [b c"), "a [b c");
     }
