@@ -145,7 +145,6 @@ fn one_line(text: &str, max: usize) -> String {
     cut
 }
 
-
 /// Percent-encode a query parameter value.
 fn encode(s: &str) -> String {
     let mut out = String::new();
