@@ -4,7 +4,8 @@
 //! inside an `AtomicResponse`, so operations on one session run strictly one
 //! after another, git work never runs on an event-loop thread, and no lock
 //! guards the core. Reads are answered from memory. The read-only and
-//! git-view messages are in `messages.rs`.
+//! git-view messages are in `messages.rs`, those that change the session
+//! in `writes.rs`.
 
 use std::future::Future;
 use std::path::PathBuf;
@@ -17,12 +18,10 @@ use tokio::sync::{Mutex, OwnedMutexGuard};
 use super::core::SessionCore;
 use super::error::SessionError;
 use super::naming::TitlePlan;
-use super::wire::{AppendOutcome, EndTurn, NewNode, NodePatch, Posted, TurnOutcome};
-use crate::meta::{MetaPatch, ProjectBaseline, SessionMeta};
-use crate::node::{Node, Role};
-use crate::project::actor::CommitTurn;
+use super::wire::AppendOutcome;
+use crate::meta::{ProjectBaseline, SessionMeta};
 use crate::project::{self, ProjectRegistry, DEFAULT_PROJECT};
-use crate::titler::{ApplyTitle, TitleJob, Titler};
+use crate::titler::{TitleJob, Titler};
 
 /// Where naming jobs go, and when they are due.
 #[derive(Clone)]
@@ -93,7 +92,7 @@ impl Slot {
 
 pub struct SessionActor {
     pub(super) dir: PathBuf,
-    projects: Option<Addr<ProjectRegistry>>,
+    pub(super) projects: Option<Addr<ProjectRegistry>>,
     naming: Option<Naming>,
     pub(super) slot: Slot,
     lease: Option<Arc<Mutex<()>>>,
@@ -107,11 +106,11 @@ pub struct SessionActor {
 
 /// First wait before a failed commit is tried again; it doubles up to the
 /// cap while the disk keeps refusing.
-const RETRY_FIRST: std::time::Duration = std::time::Duration::from_secs(1);
+pub(super) const RETRY_FIRST: std::time::Duration = std::time::Duration::from_secs(1);
 const RETRY_CAP: std::time::Duration = std::time::Duration::from_secs(60);
 
 /// A future the actor waits on before its blocking step.
-type Pending<T> = Pin<Box<dyn Future<Output = T>>>;
+pub(super) type Pending<T> = Pin<Box<dyn Future<Output = T>>>;
 
 impl SessionActor {
     pub fn new(
@@ -136,7 +135,11 @@ impl SessionActor {
 
     /// Try a pending commit again after `delay`, and again with a doubled
     /// delay while it fails (the disk is full, a write is refused).
-    fn retry_commit_later(&mut self, ctx: &mut Context<Self>, delay: std::time::Duration) {
+    pub(super) fn retry_commit_later(
+        &mut self,
+        ctx: &mut Context<Self>,
+        delay: std::time::Duration,
+    ) {
         if self.retrying {
             return;
         }
@@ -206,7 +209,7 @@ impl SessionActor {
         self.blocking(move |slot, _| f(slot.live_mut()?))
     }
 
-    fn notify(&self, kind: ChangeKind) {
+    pub(super) fn notify(&self, kind: ChangeKind) {
         let (Some(events), Ok(core)) = (&self.events, self.slot.live()) else {
             return;
         };
@@ -229,7 +232,10 @@ impl SessionActor {
 
     /// The project's working tree as a turn baseline, for a session bound
     /// to a real project (`None` for the default project).
-    fn baseline_of(&self, project_id: Option<String>) -> Pending<Option<ProjectBaseline>> {
+    pub(super) fn baseline_of(
+        &self,
+        project_id: Option<String>,
+    ) -> Pending<Option<ProjectBaseline>> {
         match (project_id, self.projects.clone()) {
             (Some(pid), Some(projects)) if pid != DEFAULT_PROJECT => {
                 Box::pin(async move { Some(project::turn::baseline(projects, pid).await) })
@@ -240,7 +246,7 @@ impl SessionActor {
 
     /// Open the next turn with the oldest queued message (recording the
     /// project baseline first, like any user message).
-    fn open_queued_turn(
+    pub(super) fn open_queued_turn(
         &mut self,
     ) -> ResponseActFuture<Self, Result<Option<AppendOutcome>, SessionError>> {
         let project_id = self.slot.live().map(|c| c.meta().project_id.clone()).ok();
@@ -251,7 +257,7 @@ impl SessionActor {
     }
 
     /// Hand a due naming pass to the titler (fire and forget).
-    fn request_title(&self, plan: Option<TitlePlan>) {
+    pub(super) fn request_title(&self, plan: Option<TitlePlan>) {
         let (Some(plan), Some(naming), Ok(core)) = (plan, &self.naming, self.slot.live()) else {
             return;
         };
@@ -318,303 +324,6 @@ impl Actor for SessionActor {
     }
 }
 
-// ----- messages that change the session ---------------------------------------
-
-/// Create the session explicitly (no message yet).
-#[derive(Message, Clone)]
-#[rtype(result = "Result<SessionMeta, SessionError>")]
-pub struct Create {
-    pub meta: SessionMeta,
-}
-
-impl Handler<Create> for SessionActor {
-    type Result = AtomicResponse<Self, Result<SessionMeta, SessionError>>;
-
-    fn handle(&mut self, msg: Create, _: &mut Self::Context) -> Self::Result {
-        let fut = self.blocking(move |slot, dir| {
-            if let Slot::Vanished(root) = slot {
-                return Err(SessionError::ProjectPathMissing(root.clone()));
-            }
-            if !matches!(slot, Slot::Absent) {
-                return Err(SessionError::AlreadyExists);
-            }
-            let (core, _) = SessionCore::create(dir, msg.meta, None)?;
-            let meta = core.meta().clone();
-            *slot = Slot::Live(Box::new(core));
-            Ok(meta)
-        });
-        notify_after(fut, ChangeKind::Created)
-    }
-}
-
-/// Append a node; with `create` set, the first user message creates the
-/// session in the same atomic step.
-#[derive(Message, Clone)]
-#[rtype(result = "Result<Posted, SessionError>")]
-pub struct Append {
-    pub node: NewNode,
-    pub create: Option<SessionMeta>,
-    /// A user message that arrives during a running turn is queued (and
-    /// opens the next turn) instead of refused.
-    pub queue: bool,
-}
-
-impl Handler<Append> for SessionActor {
-    type Result = AtomicResponse<Self, Result<Posted, SessionError>>;
-
-    fn handle(&mut self, msg: Append, _: &mut Self::Context) -> Self::Result {
-        // A node opening a turn (a user message or a retried answer) in a
-        // project-bound session first records the project's working tree
-        // (through its project actor).
-        let (opens_turn, project_id) = match self.slot.live() {
-            Ok(core) => (
-                core.opens_turn(&msg.node),
-                Some(core.meta().project_id.clone()),
-            ),
-            Err(_) => (
-                msg.node.role == Role::User && msg.node.caller.is_none(),
-                msg.create.as_ref().map(|m| m.project_id.clone()),
-            ),
-        };
-        let baseline = self.baseline_of(project_id.filter(|_| opens_turn));
-        let fut = baseline.into_actor(self).then(move |baseline, act, _| {
-            act.blocking(move |slot, dir| match (slot.live_mut(), msg.create) {
-                (Ok(core), _) if msg.queue => {
-                    core.check_repository()?;
-                    core.post(msg.node, baseline)
-                }
-                (Ok(core), _) => {
-                    core.check_repository()?;
-                    core.append_with(msg.node, baseline)
-                        .map(|o| Posted::Appended(Box::new(o)))
-                }
-                (Err(SessionError::NotFound), Some(meta))
-                    if matches!(msg.node.role, Role::User | Role::System) =>
-                {
-                    let (core, outcome) =
-                        SessionCore::create(dir, meta, Some((msg.node, baseline)))?;
-                    *slot = Slot::Live(Box::new(core));
-                    outcome
-                        .map(|o| Posted::Appended(Box::new(o)))
-                        .ok_or(SessionError::Unavailable)
-                }
-                (Err(e), _) => Err(e),
-            })
-        });
-        AtomicResponse::new(Box::pin(fut.map(|res, act, _| {
-            if let Ok(Posted::Appended(out)) = &res {
-                if out.closed_interrupted_turn.is_some() {
-                    act.notify(ChangeKind::Updated);
-                }
-                if out.created && out.node.seq == 1 {
-                    act.notify(ChangeKind::Created);
-                } else if out.created && out.node.is_conversational() {
-                    act.notify(ChangeKind::Appended);
-                }
-            }
-            res
-        })))
-    }
-}
-
-#[derive(Message, Clone)]
-#[rtype(result = "Result<Node, SessionError>")]
-pub struct UpdateNode {
-    pub node_id: String,
-    pub patch: NodePatch,
-}
-
-impl Handler<UpdateNode> for SessionActor {
-    type Result = AtomicResponse<Self, Result<Node, SessionError>>;
-
-    fn handle(&mut self, msg: UpdateNode, _: &mut Self::Context) -> Self::Result {
-        AtomicResponse::new(
-            self.on_core_write(move |core| core.update_node(&msg.node_id, msg.patch)),
-        )
-    }
-}
-
-#[derive(Message, Clone)]
-#[rtype(result = "Result<TurnOutcome, SessionError>")]
-pub struct EndTurnMsg(pub EndTurn);
-
-impl Handler<EndTurnMsg> for SessionActor {
-    type Result = AtomicResponse<Self, Result<TurnOutcome, SessionError>>;
-
-    fn handle(&mut self, msg: EndTurnMsg, _: &mut Self::Context) -> Self::Result {
-        // In a project-bound session the agent's changes are committed in
-        // the project first, so the session's turn commit can record it.
-        let plan = self.slot.live().ok().and_then(|core| {
-            let baseline = core.open_turn_baseline()?.clone();
-            let meta = core.meta();
-            let open = meta.open_turn.as_ref()?;
-            let commit = CommitTurn {
-                session_id: meta.id.clone(),
-                turn: open.number,
-                first_seq: open.first_seq,
-                user_text: core
-                    .node(&open.user_node)
-                    .map(Node::text)
-                    .unwrap_or_default(),
-                model: meta.model.clone(),
-            };
-            Some((meta.project_id.clone(), baseline, commit))
-        });
-        let projects = self.projects.clone();
-        let outcome: Pending<_> = match plan {
-            Some((pid, baseline, commit)) => Box::pin(async move {
-                Some(project::turn::outcome(projects, commit, pid, baseline).await)
-            }),
-            None => Box::pin(std::future::ready(None)),
-        };
-        let fut = outcome.into_actor(self).then(move |project, act, _| {
-            act.on_core_write(move |core| core.end_turn(msg.0, project))
-        });
-        let fut = fut.map(|res, act: &mut SessionActor, ctx| {
-            match &res {
-                Ok(out) => act.request_title(out.title_plan.clone()),
-                Err(SessionError::CommitPending(_)) => {
-                    // Ended, so the list shows the new status; committed later.
-                    act.notify(ChangeKind::Updated);
-                    act.retry_commit_later(ctx, RETRY_FIRST);
-                }
-                Err(_) => {}
-            }
-            res
-        });
-        // A queued user message opens the next turn right away.
-        let fut = fut.then(
-            |res,
-             act: &mut SessionActor,
-             _|
-             -> ResponseActFuture<SessionActor, Result<TurnOutcome, SessionError>> {
-                let ready = act.slot.live().is_ok_and(|c| c.next_queued_ready());
-                match res {
-                    Ok(out) if ready => Box::pin(act.open_queued_turn().map(move |next, _, _| {
-                        let mut out = out;
-                        match next {
-                            Ok(n) => out.next_turn = n.map(Box::new),
-                            Err(e) => {
-                                tracing::error!(error = %e, "could not open the next queued turn")
-                            }
-                        }
-                        Ok(out)
-                    })),
-                    other => Box::pin(fut::ready(other)),
-                }
-            },
-        );
-        notify_after(Box::pin(fut), ChangeKind::Updated)
-    }
-}
-
-impl Handler<ApplyTitle> for SessionActor {
-    type Result = AtomicResponse<Self, ()>;
-
-    fn handle(&mut self, msg: ApplyTitle, _: &mut Self::Context) -> Self::Result {
-        let fut = self.on_core(move |core| {
-            core.apply_title(
-                &msg.title,
-                msg.pass,
-                msg.expected_title.as_deref(),
-                msg.force,
-            )
-        });
-        AtomicResponse::new(Box::pin(fut.map(|res, act, _| match res {
-            Ok(true) => act.notify(ChangeKind::Updated),
-            Ok(false) => {}
-            Err(e) => tracing::warn!(error = %e, "could not write a generated title"),
-        })))
-    }
-}
-
-/// A title typed by nobody: write `title` now (regenerate). Returns the
-/// metadata after the write.
-#[derive(Message, Clone)]
-#[rtype(result = "Result<SessionMeta, SessionError>")]
-pub struct SetGeneratedTitle(pub String);
-
-impl Handler<SetGeneratedTitle> for SessionActor {
-    type Result = AtomicResponse<Self, Result<SessionMeta, SessionError>>;
-
-    fn handle(&mut self, msg: SetGeneratedTitle, _: &mut Self::Context) -> Self::Result {
-        let fut = self.on_core_write(move |core| {
-            core.apply_title(&msg.0, 0, None, true)?;
-            Ok(core.meta().clone())
-        });
-        notify_after(fut, ChangeKind::Updated)
-    }
-}
-
-/// Bind a session without turns to another project (moving its repo).
-#[derive(Message, Clone)]
-#[rtype(result = "Result<bool, SessionError>")]
-pub struct Rebind {
-    pub project_id: String,
-    pub dir: PathBuf,
-}
-
-impl Handler<Rebind> for SessionActor {
-    type Result = AtomicResponse<Self, Result<bool, SessionError>>;
-
-    fn handle(&mut self, msg: Rebind, _: &mut Self::Context) -> Self::Result {
-        let dir = msg.dir.clone();
-        let fut = self.on_core_write(move |core| core.rebind(&msg.project_id, &msg.dir));
-        AtomicResponse::new(Box::pin(fut.map(move |res, act, _| {
-            if let Ok(true) = res {
-                act.dir = dir;
-                act.notify(ChangeKind::Updated);
-            }
-            res
-        })))
-    }
-}
-
-/// Change metadata fields (title, flags, status, …) and save them.
-#[derive(Message, Clone)]
-#[rtype(result = "Result<SessionMeta, SessionError>")]
-pub struct UpdateMeta(pub MetaPatch);
-
-impl Handler<UpdateMeta> for SessionActor {
-    type Result = AtomicResponse<Self, Result<SessionMeta, SessionError>>;
-
-    fn handle(&mut self, msg: UpdateMeta, _: &mut Self::Context) -> Self::Result {
-        let fut = self.on_core_write(move |core| Ok(core.update_meta(|m| msg.0.apply(m))?.clone()));
-        notify_after(fut, ChangeKind::Updated)
-    }
-}
-
-/// Delete the session: its whole directory (with `.git/`) goes.
-#[derive(Message, Clone)]
-#[rtype(result = "Result<(), SessionError>")]
-pub struct Delete;
-
-impl Handler<Delete> for SessionActor {
-    type Result = AtomicResponse<Self, Result<(), SessionError>>;
-
-    fn handle(&mut self, _: Delete, _: &mut Self::Context) -> Self::Result {
-        // A merged pack being written in the folder is waited for.
-        let lock = self.upkeep.lock.clone();
-        let fut = async move { lock.lock_owned().await }
-            .into_actor(self)
-            .then(|guard, act, _| {
-                act.blocking(move |slot, dir| {
-                    slot.live()?;
-                    crate::registry::startup::remove_session_dir(dir)?;
-                    drop(guard);
-                    Ok(())
-                })
-            });
-        AtomicResponse::new(Box::pin(fut.map(|res, act, _| {
-            if res.is_ok() {
-                act.notify(ChangeKind::Deleted);
-                act.slot = Slot::Absent;
-            }
-            res
-        })))
-    }
-}
-
 /// Send a change event after a successful mutation.
 pub(super) fn notify_after<R: 'static>(
     fut: ResponseActFuture<SessionActor, Result<R, SessionError>>,
@@ -627,3 +336,7 @@ pub(super) fn notify_after<R: 'static>(
         res
     })))
 }
+
+pub use super::writes::{
+    Append, Create, Delete, EndTurnMsg, Rebind, SetGeneratedTitle, UpdateMeta, UpdateNode,
+};

@@ -21,6 +21,7 @@ mod transfer;
 mod turn;
 pub mod upkeep;
 mod wire;
+mod writes;
 
 pub use actor::{ChangeKind, SessionActor, SessionChanged};
 pub use branching::{BranchInfo, CheckoutTo, History, HistoryRow, Position, Shown, Step, SwitchTo};
