@@ -183,6 +183,92 @@ pub fn replace_through_spare(target: &Path, spare: &Path, bytes: &[u8]) -> io::R
     }
 }
 
+/// Replace the git ref file `target` with `bytes` under git's lock
+/// protocol, through `spare` as `replace_through_spare` does (no inode made
+/// or freed): the spare, holding the new content, becomes `<ref>.lock`
+/// (never over an existing one: that is git's lock, taken), is exchanged
+/// with the ref, and the old ref's file goes back as the spare. While the
+/// lock exists, a `git pack-refs` or `git gc` run by the user cannot prune
+/// the loose ref, so it cannot delete an update it did not see; when git
+/// holds the lock, this waits for it (up to 2 s). A lock older than 10 s is
+/// taken as left by a crash and taken over.
+pub fn replace_ref(target: &Path, spare: &Path, bytes: &[u8]) -> io::Result<()> {
+    match overwrite_unsynced(spare, bytes) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            if let Some(dir) = spare.parent() {
+                create_private_dir_all(dir)?;
+            }
+            overwrite_unsynced(spare, bytes)?;
+        }
+        other => other?,
+    }
+    let mut lock_name = target.as_os_str().to_owned();
+    lock_name.push(".lock");
+    let lock = std::path::PathBuf::from(lock_name);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
+    loop {
+        match rename_at(spare, &lock, libc::RENAME_NOREPLACE) {
+            Ok(()) => break,
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
+                let stale = fs::metadata(&lock)
+                    .and_then(|m| m.modified())
+                    .is_ok_and(|t| t.elapsed().is_ok_and(|age| age.as_secs() >= 10));
+                if stale {
+                    fs::rename(spare, &lock)?;
+                    break;
+                }
+                if std::time::Instant::now() >= deadline {
+                    return Err(io::Error::new(
+                        io::ErrorKind::WouldBlock,
+                        format!("{} is locked by another git process", target.display()),
+                    ));
+                }
+                std::thread::sleep(std::time::Duration::from_millis(2));
+            }
+            // A filesystem without RENAME_NOREPLACE: the plain protocol.
+            Err(e) if e.raw_os_error() == Some(libc::EINVAL) => {
+                return replace_through_spare(target, spare, bytes);
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    let placed = match exchange(&lock, target) {
+        // The old ref's file is the spare of the next time.
+        Ok(()) => fs::rename(&lock, spare),
+        // No loose ref (packed by git): the lock becomes it.
+        Err(_) => fs::rename(&lock, target),
+    };
+    if placed.is_err() {
+        // Never leave git's lock behind.
+        let _ = fs::remove_file(&lock);
+    }
+    placed
+}
+
+/// `renameat2` with `flags`.
+fn rename_at(a: &Path, b: &Path, flags: libc::c_uint) -> io::Result<()> {
+    use std::ffi::CString;
+    use std::os::unix::ffi::OsStrExt;
+    let c = |p: &Path| CString::new(p.as_os_str().as_bytes()).map_err(io::Error::other);
+    let (from, to) = (c(a)?, c(b)?);
+    // SAFETY: both arguments are valid NUL-terminated paths that outlive
+    // the call; AT_FDCWD with absolute or cwd-relative paths is allowed.
+    let rc = unsafe {
+        libc::renameat2(
+            libc::AT_FDCWD,
+            from.as_ptr(),
+            libc::AT_FDCWD,
+            to.as_ptr(),
+            flags,
+        )
+    };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
 /// Exchange the names of two files (`RENAME_EXCHANGE`), atomically.
 fn exchange(a: &Path, b: &Path) -> io::Result<()> {
     use std::ffi::CString;
@@ -311,6 +397,56 @@ pub fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> io::Result<T> {
 
 #[cfg(test)]
 mod tests {
+
+    /// git's own ref update: it holds `<ref>.lock`, prunes the loose ref
+    /// (as `git pack-refs` does) and lets go. An update of the ref made
+    /// meanwhile waits for the lock, so git never deletes it unseen; the
+    /// lock and the spare are left as they should be.
+    #[test]
+    fn a_ref_update_waits_for_gits_lock_and_is_never_pruned_unseen() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("main");
+        let lock = dir.path().join("main.lock");
+        let spare = dir.path().join("spares").join("main");
+        fs::write(&target, "old\n").unwrap();
+        // git takes its lock and reads the old value...
+        fs::write(&lock, "").unwrap();
+        let writer = {
+            let (target, spare) = (target.clone(), spare.clone());
+            std::thread::spawn(move || replace_ref(&target, &spare, b"new\n"))
+        };
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        assert_eq!(fs::read(&target).unwrap(), b"old\n", "the update waited");
+        // ...prunes the loose ref it packed, and lets go.
+        fs::remove_file(&target).unwrap();
+        fs::remove_file(&lock).unwrap();
+        writer.join().unwrap().unwrap();
+        assert_eq!(fs::read(&target).unwrap(), b"new\n", "the update is there");
+        assert!(!lock.exists(), "no lock left behind");
+        // Once more, with a ref in place: the old file becomes the spare.
+        replace_ref(&target, &spare, b"newer\n").unwrap();
+        assert_eq!(fs::read(&target).unwrap(), b"newer\n");
+        assert!(!lock.exists());
+        // A lock left by a crash (older than 10 s) is taken over.
+        fs::write(&lock, "stale").unwrap();
+        let old = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
+        fs::File::options()
+            .write(true)
+            .open(&lock)
+            .unwrap()
+            .set_modified(old)
+            .unwrap();
+        replace_ref(&target, &spare, b"newest\n").unwrap();
+        assert_eq!(fs::read(&target).unwrap(), b"newest\n");
+        assert!(!lock.exists());
+        // A lock held (fresh) for longer than the wait: a clear error,
+        // nothing changed.
+        fs::write(&lock, "").unwrap();
+        let err = replace_ref(&target, &spare, b"never\n").unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::WouldBlock);
+        assert_eq!(fs::read(&target).unwrap(), b"newest\n");
+    }
+
     use super::*;
 
     #[test]

@@ -188,9 +188,15 @@ fn git_gc_and_fsck_by_the_user_while_the_server_writes() {
             while !stop.load(std::sync::atomic::Ordering::Relaxed) {
                 // Each may race a commit or a merge: git's own output is
                 // not asserted here, the repository is, below.
+                // pack-refs most often: pruning a loose ref races the
+                // server's own update of it (git's lock protocol keeps
+                // them apart).
                 for args in [
                     &["gc", "--quiet", "--prune=now"][..],
+                    &["pack-refs", "--all"][..],
                     &["fsck", "--no-progress"][..],
+                    &["pack-refs", "--all"][..],
+                    &["pack-refs", "--all"][..],
                     &["pack-refs", "--all"][..],
                 ] {
                     let _ = std::process::Command::new("git")

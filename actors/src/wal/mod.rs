@@ -173,7 +173,7 @@ fn apply(change: &Change, durable: bool) -> io::Result<()> {
                 fsio::atomic_write(&path, body.as_bytes())
             } else {
                 let spare = git_dir.join(crate::git::REF_SPARES).join(name);
-                fsio::replace_through_spare(&path, &spare, body.as_bytes())
+                fsio::replace_ref(&path, &spare, body.as_bytes())
             }
         }
         Change::Barrier { .. } => Ok(()),
