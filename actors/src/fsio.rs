@@ -167,15 +167,7 @@ pub fn swap_into_place(new: &Path, target: &Path) -> io::Result<()> {
 /// each file creation in its group skip it for a minute or more
 /// (`recently_deleted`), which under load cost a quarter of the CPU.
 pub fn replace_through_spare(target: &Path, spare: &Path, bytes: &[u8]) -> io::Result<()> {
-    match overwrite_unsynced(spare, bytes) {
-        Err(e) if e.kind() == io::ErrorKind::NotFound => {
-            if let Some(dir) = spare.parent() {
-                create_private_dir_all(dir)?;
-            }
-            overwrite_unsynced(spare, bytes)?;
-        }
-        other => other?,
-    }
+    write_spare(spare, bytes)?;
     match exchange(spare, target) {
         Ok(()) => Ok(()),
         // No file there yet, or a filesystem without RENAME_EXCHANGE.
@@ -193,15 +185,7 @@ pub fn replace_through_spare(target: &Path, spare: &Path, bytes: &[u8]) -> io::R
 /// holds the lock, this waits for it (up to 2 s). A lock older than 10 s is
 /// taken as left by a crash and taken over.
 pub fn replace_ref(target: &Path, spare: &Path, bytes: &[u8]) -> io::Result<()> {
-    match overwrite_unsynced(spare, bytes) {
-        Err(e) if e.kind() == io::ErrorKind::NotFound => {
-            if let Some(dir) = spare.parent() {
-                create_private_dir_all(dir)?;
-            }
-            overwrite_unsynced(spare, bytes)?;
-        }
-        other => other?,
-    }
+    write_spare(spare, bytes)?;
     let mut lock_name = target.as_os_str().to_owned();
     lock_name.push(".lock");
     let lock = std::path::PathBuf::from(lock_name);
@@ -245,6 +229,20 @@ pub fn replace_ref(target: &Path, spare: &Path, bytes: &[u8]) -> io::Result<()> 
     placed
 }
 
+/// `bytes` into the spare file, in place (made with its folder the first
+/// time).
+fn write_spare(spare: &Path, bytes: &[u8]) -> io::Result<()> {
+    match overwrite_unsynced(spare, bytes) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            if let Some(dir) = spare.parent() {
+                create_private_dir_all(dir)?;
+            }
+            overwrite_unsynced(spare, bytes)
+        }
+        other => other,
+    }
+}
+
 /// `renameat2` with `flags`.
 fn rename_at(a: &Path, b: &Path, flags: libc::c_uint) -> io::Result<()> {
     use std::ffi::CString;
@@ -271,26 +269,7 @@ fn rename_at(a: &Path, b: &Path, flags: libc::c_uint) -> io::Result<()> {
 
 /// Exchange the names of two files (`RENAME_EXCHANGE`), atomically.
 fn exchange(a: &Path, b: &Path) -> io::Result<()> {
-    use std::ffi::CString;
-    use std::os::unix::ffi::OsStrExt;
-    let c = |p: &Path| CString::new(p.as_os_str().as_bytes()).map_err(io::Error::other);
-    let (from, to) = (c(a)?, c(b)?);
-    // SAFETY: both arguments are valid NUL-terminated paths that outlive
-    // the call; AT_FDCWD with absolute or cwd-relative paths is allowed.
-    let rc = unsafe {
-        libc::renameat2(
-            libc::AT_FDCWD,
-            from.as_ptr(),
-            libc::AT_FDCWD,
-            to.as_ptr(),
-            libc::RENAME_EXCHANGE,
-        )
-    };
-    if rc == 0 {
-        Ok(())
-    } else {
-        Err(io::Error::last_os_error())
-    }
+    rename_at(a, b, libc::RENAME_EXCHANGE)
 }
 
 /// Write `bytes` over `path` in place (created if missing), without fsync:
