@@ -109,6 +109,11 @@ impl EngineError {
         }
     }
 
+    /// Whether the session does not exist.
+    pub fn is_unknown_session(&self) -> bool {
+        matches!(self, EngineError::Session(SessionError::NotFound))
+    }
+
     /// Whether this is the session's "a turn is running" refusal.
     pub fn is_run_active(&self) -> bool {
         matches!(self, EngineError::Session(SessionError::RunActive))

@@ -10,7 +10,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::frames::{action_error, frame, to_text, Call, Frames};
-use super::{projects, sessions};
+use super::{branches, contexts, files, projects, runtime, sessions, transcript};
 use crate::startup::AppState;
 
 /// Actions that may take seconds (an LLM call, a work-tree rewrite, many
@@ -112,8 +112,23 @@ async fn dispatch(c: &Call<'_>, v: Value) -> Result<Frames, Value> {
         "git_checkout" => sessions::git_checkout(c, v, "git_checkout").await,
         "git_session_checkout" => sessions::git_checkout(c, v, "git_session_checkout").await,
         "git_switch" => sessions::git_switch(c, v).await,
-        "rewind_list" => sessions::rewind_list(c, v).await,
-        "rewind" => sessions::rewind(c, v).await,
+        "rewind_list" => branches::rewind_list(c, v).await,
+        "rewind" => branches::rewind(c, v).await,
+        "load_session" => transcript::load(c, v).await,
+        "list_branches" => branches::list(c, v).await,
+        "checkout_branch" => branches::checkout(c, v).await,
+        "list_context_commits" => contexts::list(c, v).await,
+        "get_context_commit_detail" => contexts::detail(c, v).await,
+        "project_file_tree" => files::tree(c, v).await,
+        "project_file_read" => files::read(c, v).await,
+        "project_file_write" | "project_file_create" | "project_file_rename"
+        | "project_file_copy" | "project_file_delete" | "project_file_reveal" => {
+            Ok(files::refuse_write(c, &v))
+        }
+        "set_attended" => Ok(runtime::attended(&v)),
+        "set_sandbox" => Ok(runtime::sandbox(&v)),
+        "list_permission_rules" => Ok(runtime::permission_rules(&v)),
+        "get_project_config" => Ok(runtime::project_config(&v)),
         "list_projects" => projects::list(c, v).await,
         "create_project" => projects::create(c, v).await,
         "set_session_project" | "add_session_to_project" => projects::set(c, v).await,

@@ -12,9 +12,14 @@
 //! keep flowing while they run; their replies arrive when they finish.
 
 mod actions;
+mod branches;
+mod contexts;
+mod files;
 mod frames;
 mod projects;
+mod runtime;
 mod sessions;
+mod transcript;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};

@@ -12,6 +12,7 @@ mod helpers;
 mod hostile;
 mod migration;
 mod operations;
+mod original_client;
 mod original_store;
 mod outside;
 mod projects;

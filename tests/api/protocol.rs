@@ -527,7 +527,11 @@ fn rewind_lists_the_turns_of_the_path_and_continues_on_a_replay_branch() {
     let p = c.expect("rewind_points", |_| true);
     let points = p["data"]["points"].as_array().unwrap();
     let turns: Vec<_> = points.iter().map(|p| p["turn"].as_u64().unwrap()).collect();
-    assert_eq!(turns, [1, 2, 3]);
+    assert_eq!(
+        turns,
+        [3, 2, 1],
+        "newest first, as the original numbers them"
+    );
     has_all(&points[0], &["turn", "commit", "summary", "timestamp"]);
     c.send(json!({"action": "rewind", "session_id": "rw", "turn": 1}));
     let r = c.expect("rewind_result", |_| true);

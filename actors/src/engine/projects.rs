@@ -164,6 +164,43 @@ impl Engine {
         Ok(view.with_members(ids))
     }
 
+    /// A read-only listing of one folder of a registered project (see
+    /// `project::files`). The default project (the home folder) has no
+    /// folder of its own to list.
+    pub async fn project_files(
+        &self,
+        id: &str,
+        rel: &str,
+    ) -> Result<crate::project::files::Listing, EngineError> {
+        if id == DEFAULT_PROJECT {
+            return Err(ProjectError::DefaultProject("listed").into());
+        }
+        let (project, _) = self.ask_projects(Lookup(id.to_string())).await?;
+        let rel = rel.to_string();
+        tokio::task::spawn_blocking(move || crate::project::files::list(&project.path, &rel))
+            .await
+            .map_err(|_| EngineError::Unavailable)?
+            .map_err(EngineError::from)
+    }
+
+    /// The text of one file of a registered project (see
+    /// `project::files::read`).
+    pub async fn project_file(
+        &self,
+        id: &str,
+        rel: &str,
+    ) -> Result<crate::project::files::FileText, EngineError> {
+        if id == DEFAULT_PROJECT {
+            return Err(ProjectError::DefaultProject("listed").into());
+        }
+        let (project, _) = self.ask_projects(Lookup(id.to_string())).await?;
+        let rel = rel.to_string();
+        tokio::task::spawn_blocking(move || crate::project::files::read(&project.path, &rel))
+            .await
+            .map_err(|_| EngineError::Unavailable)?
+            .map_err(EngineError::from)
+    }
+
     /// Broadcast the fresh `projects_list` after a change of projects.
     pub(super) async fn publish_projects(&self) {
         match self.projects().await {

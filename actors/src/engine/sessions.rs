@@ -16,11 +16,12 @@ use crate::session::actor::{
     Append, Create, Delete, EndTurnMsg, SetGeneratedTitle, UpdateMeta, UpdateNode,
 };
 use crate::session::messages::{
-    Checkout, GetBranch, GetBranches, GetCommits, GetHistory, GetMeta, GetNodes, Switch, TitleInput,
+    Checkout, GetBranch, GetBranches, GetCommits, GetContext, GetContexts, GetHistory, GetMeta,
+    GetNodes, Switch, TitleInput,
 };
 use crate::session::{
-    AppendOutcome, BranchInfo, CheckoutTo, EndTurn, History, NewNode, NodePatch, Posted,
-    SessionError, Shown, SwitchTo, TurnOutcome,
+    AppendOutcome, BranchInfo, CheckoutTo, ContextRecord, EndTurn, History, NewNode, NodePatch,
+    Posted, SessionError, Shown, SwitchTo, TurnOutcome,
 };
 use crate::titler::{GenerateNow, TitleError, TitleJob};
 
@@ -312,6 +313,21 @@ impl Engine {
     /// The timeline of every commit, with the replay position.
     pub async fn history(&self, id: &str) -> Result<History, EngineError> {
         self.call(id, GetHistory).await
+    }
+
+    /// The context snapshots stored by the turns of the path shown now,
+    /// newest first.
+    pub async fn contexts(
+        &self,
+        id: &str,
+        limit: usize,
+    ) -> Result<Vec<ContextRecord>, EngineError> {
+        self.call(id, GetContexts { limit }).await
+    }
+
+    /// One context snapshot of the path shown now.
+    pub async fn context(&self, id: &str, context_id: &str) -> Result<ContextRecord, EngineError> {
+        self.call(id, GetContext(context_id.to_string())).await
     }
 
     /// Replay: show the conversation at a commit, a turn or one step away.

@@ -3,6 +3,7 @@
 
 pub mod actor;
 pub mod error;
+pub mod files;
 pub mod model;
 pub mod registry;
 pub mod turn;

@@ -355,7 +355,7 @@ impl SessionCore {
     }
 
     /// What is shown now: the replayed commit, or the current branch's tip.
-    fn shown(&self, graph: &Graph) -> (String, Option<Oid>) {
+    pub(super) fn shown(&self, graph: &Graph) -> (String, Option<Oid>) {
         match &self.meta.viewing {
             Some(v) => match Oid::from_str(&v.commit) {
                 Ok(oid) if graph.holds(&v.branch, oid) => (v.branch.clone(), Some(oid)),

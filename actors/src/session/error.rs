@@ -60,6 +60,8 @@ pub enum SessionError {
     BadBundle(String),
     #[error("unknown branch '{0}'")]
     UnknownBranch(String),
+    #[error("context '{0}' is not a context of this session's current path")]
+    UnknownContext(String),
     #[error("{0}")]
     NoSuchTurn(String),
     #[error("turn {given} is not the open turn ({open})")]
@@ -116,9 +118,8 @@ impl SessionError {
             | Invalid(_)
             | InvalidPath(_)
             | BadBundle(_) => ErrorKind::BadRequest,
-            NotFound | UnknownNode(_) | UnknownCommit(_) | UnknownBranch(_) | NoSuchTurn(_) => {
-                ErrorKind::NotFound
-            }
+            NotFound | UnknownNode(_) | UnknownCommit(_) | UnknownBranch(_) | UnknownContext(_)
+            | NoSuchTurn(_) => ErrorKind::NotFound,
             AlreadyExists
             | NoOpenTurn
             | RunActive
@@ -166,6 +167,7 @@ impl SessionError {
             NoTurns => "no_turns",
             BadBundle(_) => "invalid_bundle",
             UnknownBranch(_) => "unknown_branch",
+            UnknownContext(_) => "unknown_context",
             NoSuchTurn(_) => "no_such_turn",
             WrongTurn { .. } => "wrong_turn",
             ProjectPathMissing(_) => "project_path_missing",

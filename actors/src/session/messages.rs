@@ -8,6 +8,7 @@ use actix::prelude::*;
 
 use super::actor::{notify_after, ChangeKind, SessionActor};
 use super::branching::{BranchInfo, CheckoutTo, History, Shown, SwitchTo};
+use super::contexts::ContextRecord;
 use super::error::SessionError;
 use crate::git::CommitInfo;
 use crate::meta::SessionMeta;
@@ -122,6 +123,34 @@ impl Handler<GetHistory> for SessionActor {
 
     fn handle(&mut self, _: GetHistory, _: &mut Self::Context) -> Self::Result {
         AtomicResponse::new(self.on_core(|core| core.history()))
+    }
+}
+
+/// The context snapshots of the path shown now, newest first.
+#[derive(Message, Clone)]
+#[rtype(result = "Result<Vec<ContextRecord>, SessionError>")]
+pub struct GetContexts {
+    pub limit: usize,
+}
+
+impl Handler<GetContexts> for SessionActor {
+    type Result = AtomicResponse<Self, Result<Vec<ContextRecord>, SessionError>>;
+
+    fn handle(&mut self, msg: GetContexts, _: &mut Self::Context) -> Self::Result {
+        AtomicResponse::new(self.on_core(move |core| core.contexts(msg.limit)))
+    }
+}
+
+/// One context snapshot of the path shown now.
+#[derive(Message, Clone)]
+#[rtype(result = "Result<ContextRecord, SessionError>")]
+pub struct GetContext(pub String);
+
+impl Handler<GetContext> for SessionActor {
+    type Result = AtomicResponse<Self, Result<ContextRecord, SessionError>>;
+
+    fn handle(&mut self, msg: GetContext, _: &mut Self::Context) -> Self::Result {
+        AtomicResponse::new(self.on_core(move |core| core.context(&msg.0)))
     }
 }
 

@@ -5,6 +5,7 @@ pub mod actor;
 mod append;
 mod branching;
 mod commit_message;
+mod contexts;
 pub mod core;
 pub mod error;
 mod graph;
@@ -25,6 +26,7 @@ mod writes;
 
 pub use actor::{ChangeKind, SessionActor, SessionChanged};
 pub use branching::{BranchInfo, CheckoutTo, History, HistoryRow, Position, Shown, Step, SwitchTo};
+pub use contexts::ContextRecord;
 pub use core::SessionCore;
 pub use error::{SessionError, RUN_ACTIVE};
 pub use naming::{TitlePlan, RETITLE_AT};
