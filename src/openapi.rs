@@ -43,6 +43,7 @@ pub struct ErrorBody {
         crate::routes::replay::history,
         crate::routes::replay::checkout,
         crate::routes::replay::switch,
+        crate::routes::replay::chat_checkout,
         crate::routes::sessions::regenerate_title,
         crate::routes::projects::bind_session,
         crate::routes::sessions::add_working_dir,

@@ -42,6 +42,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
             .route("/sessions/{id}/history", web::get().to(replay::history))
             .route("/sessions/{id}/checkout", web::post().to(replay::checkout))
             .route("/sessions/{id}/switch", web::post().to(replay::switch))
+            .route("/chat/checkout", web::post().to(replay::chat_checkout))
             .route(
                 "/sessions/{id}/title/regenerate",
                 web::post().to(sessions::regenerate_title),

@@ -53,3 +53,29 @@ pub async fn switch(
 ) -> Result<HttpResponse, ApiError> {
     Ok(HttpResponse::Ok().json(state.engine.switch(&id, body.into_inner()).await?))
 }
+
+/// The original web client's sibling navigator and "branch from here".
+#[derive(Debug, serde::Deserialize)]
+pub struct ChatCheckout {
+    session_id: String,
+    msg_id: String,
+}
+
+/// `POST /api/chat/checkout {session_id, msg_id}`: the original web client's
+/// head move (its `‹ N / M ›` arrows and "Branch into a new conversation"):
+/// as `POST /api/sessions/{session_id}/switch {node_id: msg_id}`, answered
+/// `{session_id, head_id}`.
+#[utoipa::path(post, path = "/api/chat/checkout", tag = "history", summary = "Move the head to a message (the original web client's route)", request_body(content = serde_json::Value, description = "{session_id, msg_id}"), responses((status = 200, description = "{session_id, head_id}", body = serde_json::Value), (status = 400, description = "invalid_id, invalid_body", body = crate::openapi::ErrorBody), (status = 404, description = "unknown_session, unknown_node", body = crate::openapi::ErrorBody), (status = 409, description = "node_not_committed", body = crate::openapi::ErrorBody), (status = 500, description = "storage_error", body = crate::openapi::ErrorBody)))]
+#[tracing::instrument(name = "chat_checkout", skip(state, body))]
+pub async fn chat_checkout(
+    state: web::Data<AppState>,
+    body: web::Json<ChatCheckout>,
+) -> Result<HttpResponse, ApiError> {
+    let ChatCheckout { session_id, msg_id } = body.into_inner();
+    let to = SwitchTo {
+        node_id: Some(msg_id.clone()),
+        branch: None,
+    };
+    state.engine.switch(&session_id, to).await?;
+    Ok(HttpResponse::Ok().json(json!({"session_id": session_id, "head_id": msg_id})))
+}

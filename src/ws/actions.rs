@@ -129,6 +129,7 @@ async fn dispatch(c: &Call<'_>, v: Value) -> Result<Frames, Value> {
         "set_sandbox" => Ok(runtime::sandbox(&v)),
         "list_permission_rules" => Ok(runtime::permission_rules(&v)),
         "get_project_config" => Ok(runtime::project_config(&v)),
+        "list_turn_files" => Ok(runtime::turn_files(&v)),
         "list_projects" => projects::list(c, v).await,
         "create_project" => projects::create(c, v).await,
         "set_session_project" | "add_session_to_project" => projects::set(c, v).await,

@@ -219,6 +219,24 @@ fn opening_switching_and_rewinding_keep_every_turn() {
         ["u1", "a1", "u2", "a2", "u3", "a3"]
     );
 
+    // The same arrow over the client's REST route, there and back.
+    let (st, v) = s.post(
+        "/api/chat/checkout",
+        json!({"session_id": "oc", "msg_id": "a2b"}),
+    );
+    assert_eq!((st, v["head_id"].as_str()), (200, Some("a2b")), "{v}");
+    assert_eq!(shown_ids(&load(&mut c)), ["u1", "a1", "u2", "a2b"]);
+    let (st, v) = s.post(
+        "/api/chat/checkout",
+        json!({"session_id": "oc", "msg_id": "a3"}),
+    );
+    assert_eq!(st, 200, "{v}");
+    let (st, v) = s.post(
+        "/api/chat/checkout",
+        json!({"session_id": "oc", "msg_id": "zz"}),
+    );
+    assert_eq!((st, v["code"].as_str()), (404, Some("unknown_node")), "{v}");
+
     // An unknown message: a clear refusal in the reply, nothing moves.
     c.send(json!({"action": "checkout_branch", "session_id": "oc", "head_msg_id": "nope"}));
     let r = c.expect("branch_checked_out", |_| true);
