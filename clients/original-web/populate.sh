@@ -21,7 +21,7 @@ sleep 1.5
 A=http://127.0.0.1:8765/api
 post() { curl -s -X POST -H 'content-type: application/json' "$A$1" -d "$2"; echo; }
 patch() { curl -s -X PATCH -H 'content-type: application/json' "$A$1" -d "$2"; echo; }
-PID=$(post /projects '{"path":"$OUT/proj","name":"Demo"}' | python3 -c 'import json,sys;print(json.load(sys.stdin)["id"])')
+PID=$(post /projects "{\"path\":\"$OUT/proj\",\"name\":\"Demo\"}" | python3 -c 'import json,sys;print(json.load(sys.stdin)["id"])')
 echo "project $PID"
 S=/sessions/parser-fix/messages
 post $S "{\"id\":\"u1\",\"role\":\"user\",\"content\":\"The tokenizer drops the last character of a quoted string. Can you find why?\",\"session\":{\"project_id\":\"$PID\",\"title\":\"Fix the tokenizer\"}}"
