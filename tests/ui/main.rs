@@ -418,6 +418,12 @@ fn new_chat_here_starts_in_the_project_and_rows_name_only_real_projects() {
         .unwrap()
         .to_string();
     server.turn("plain", "# A **plain** question", "answer", &[]);
+    let (st, v) = server.post(
+        "/api/sessions",
+        json!({"id": "imported", "source": "claude-code", "title": "From Claude Code"}),
+    );
+    assert_eq!(st, 201, "{v}");
+    server.turn("imported", "how do I rebase?", "git rebase -i", &[]);
     let Some(b) = Browser::start(1280, 800) else {
         return;
     };
@@ -425,6 +431,10 @@ fn new_chat_here_starts_in_the_project_and_rows_name_only_real_projects() {
     b.wait_js(
         "const r = document.querySelector('#row-plain .rsub'); return r && r.textContent === '# A **plain** question'",
         "a default-project row without a project label",
+    );
+    b.wait_js(
+        "const r = document.querySelector('#row-imported .rsub'); return r && r.textContent === 'Claude Code · how do I rebase?'",
+        "an imported session names the tool it came from",
     );
     assert_eq!(
         b.js(

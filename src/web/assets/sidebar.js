@@ -5,6 +5,23 @@
 const ROW_H = 52;
 const HEAD_H = 30;
 
+/** Sessions written by this service's own surfaces carry no label. */
+const OWN_SOURCES = new Set(['', 'api', 'web', 'ws', 'cli', 'tui', 'channel']);
+const SOURCE_NAMES = {
+  'claude-code': 'Claude Code',
+  codex: 'Codex',
+  'gemini-cli': 'Gemini CLI',
+  opencode: 'opencode',
+  aider: 'Aider',
+};
+
+/** The name of the tool a session came from, or '' for our own. */
+export function sourceLabel(source) {
+  const s = String(source ?? '');
+  if (OWN_SOURCES.has(s)) return '';
+  return SOURCE_NAMES[s] || s;
+}
+
 const BRANDS = {
   wechat: 'WeChat',
   telegram: 'Telegram',
@@ -212,13 +229,16 @@ export class Sidebar {
     // A project is named only when the session has one (the default
     // project, the home folder, is every other session's).
     const project = r.project_id && r.project_id !== 'default' ? r.project : '';
+    // The tool a session came from, when it is not one of this service's
+    // own surfaces (an imported or mirrored agent's history).
+    const source = r.channel ? '' : sourceLabel(r.source);
     const snippet = this.filter && this.snippets.get(r.id);
     if (snippet) {
       // Where the search matched, its terms marked.
       sub.classList.add('snippet');
       sub.append(...snippetNodes(snippet));
     } else {
-      sub.textContent = [project, r.preview].filter(Boolean).join(' · ');
+      sub.textContent = [source, project, r.preview].filter(Boolean).join(' · ');
     }
     text.append(title, sub);
     const more = document.createElement('button');
