@@ -8,6 +8,7 @@ pub mod error;
 pub mod observe;
 pub mod openapi;
 pub mod routes;
+pub mod schemas;
 pub mod security;
 pub mod startup;
 pub mod telemetry;

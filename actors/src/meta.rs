@@ -22,6 +22,7 @@ pub fn check_title(title: &str) -> Result<(), String> {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default, Hash)]
 #[serde(rename_all = "snake_case")]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub enum Status {
     #[default]
     Idle,
@@ -64,6 +65,7 @@ impl Status {
 
 /// Where a forked session came from.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct ForkedFrom {
     pub session_id: String,
     pub commit: String,
@@ -72,6 +74,7 @@ pub struct ForkedFrom {
 /// A replay view: the conversation as it was at `commit` (spec 001 §2.4).
 /// The next user message continues from there on a new branch.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct View {
     pub commit: String,
     /// The branch whose line the view steps along (prev / next).
@@ -81,6 +84,7 @@ pub struct View {
 /// The turn in progress: opened by a user message (or by a retried
 /// answer, whose `user_node` is the message it answers again).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct OpenTurn {
     pub number: u64,
     pub user_node: String,
@@ -94,6 +98,7 @@ pub struct OpenTurn {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct ProjectBaseline {
     pub clean: bool,
     /// The user's uncommitted paths when the turn began.
@@ -107,6 +112,7 @@ pub struct ProjectBaseline {
 /// What happened to the project at the end of a turn.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", tag = "result")]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub enum ProjectOutcome {
     Committed {
         commit: String,
@@ -121,6 +127,7 @@ pub enum ProjectOutcome {
 /// What the client reported when it ended the last turn; the commit message
 /// is built from it, so a commit interrupted by a crash can be redone.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct TurnRecord {
     pub number: u64,
     pub first_seq: u64,
@@ -149,6 +156,7 @@ fn default_project() -> String {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct SessionMeta {
     pub id: String,
     #[serde(default = "default_agent")]
@@ -206,6 +214,7 @@ pub struct SessionMeta {
     pub forked_from: Option<ForkedFrom>,
     /// Additional working directories (added and removed at any time,
     /// unlike the frozen project binding).
+    #[cfg_attr(feature = "openapi", schema(value_type = Vec<String>))]
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub working_dirs: Vec<std::path::PathBuf>,
     /// The last turn ended but its commit is not made yet (never stored:
@@ -349,6 +358,7 @@ pub fn now() -> f64 {
 /// written (spec 003, "Updating fields").
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct MetaPatch {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
@@ -389,9 +399,11 @@ pub struct MetaPatch {
     )]
     pub title_gen_count: Option<u32>,
     /// Add an additional working directory (absolute, canonical).
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<String>))]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub add_working_dir: Option<std::path::PathBuf>,
     /// Remove an additional working directory.
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<String>))]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub remove_working_dir: Option<std::path::PathBuf>,
 }

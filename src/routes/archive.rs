@@ -8,7 +8,7 @@ use serde::Deserialize;
 use crate::error::ApiError;
 use crate::startup::AppState;
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 pub struct ArchiveBody {
     #[serde(default)]
     session_id: Option<String>,
@@ -41,7 +41,7 @@ struct Archived {
     archived: bool,
 }
 
-#[utoipa::path(post, path = "/api/sessions/archive", tag = "sessions", summary = "Archive a session", request_body(content = serde_json::Value, description = "{session_id}"), responses((status = 200, description = "{session_id, archived: true}", body = serde_json::Value), (status = 400, description = "invalid_body", body = crate::openapi::ErrorBody), (status = 404, description = "unknown_session", body = crate::openapi::ErrorBody), (status = 500, description = "storage_error", body = crate::openapi::ErrorBody)))]
+#[utoipa::path(post, path = "/api/sessions/archive", tag = "sessions", summary = "Archive a session", request_body(content = crate::routes::archive::ArchiveBody, description = "{session_id}"), responses((status = 200, description = "{session_id, archived: true}", body = crate::schemas::Archived), (status = 400, description = "invalid_body", body = crate::openapi::ErrorBody), (status = 404, description = "unknown_session", body = crate::openapi::ErrorBody), (status = 500, description = "storage_error", body = crate::openapi::ErrorBody)))]
 #[tracing::instrument(name = "archive_session", skip(state, body))]
 pub async fn archive(
     state: web::Data<AppState>,
@@ -50,7 +50,7 @@ pub async fn archive(
     set_archived(&state, body, true).await
 }
 
-#[utoipa::path(post, path = "/api/sessions/unarchive", tag = "sessions", summary = "Unarchive a session", request_body(content = serde_json::Value, description = "{session_id}"), responses((status = 200, description = "{session_id, archived: false}", body = serde_json::Value), (status = 400, description = "invalid_body", body = crate::openapi::ErrorBody), (status = 404, description = "unknown_session", body = crate::openapi::ErrorBody), (status = 500, description = "storage_error", body = crate::openapi::ErrorBody)))]
+#[utoipa::path(post, path = "/api/sessions/unarchive", tag = "sessions", summary = "Unarchive a session", request_body(content = crate::routes::archive::ArchiveBody, description = "{session_id}"), responses((status = 200, description = "{session_id, archived: false}", body = crate::schemas::Archived), (status = 400, description = "invalid_body", body = crate::openapi::ErrorBody), (status = 404, description = "unknown_session", body = crate::openapi::ErrorBody), (status = 500, description = "storage_error", body = crate::openapi::ErrorBody)))]
 #[tracing::instrument(name = "unarchive_session", skip(state, body))]
 pub async fn unarchive(
     state: web::Data<AppState>,

@@ -92,7 +92,7 @@ const KNOWN: &[&str] = &[
         ("group" = Option<String>, Query, description = "session: one row per session"),
     ),
     responses(
-        (status = 200, description = "{total, hits} or {total, sessions}", body = serde_json::Value),
+        (status = 200, description = "{total, hits} or {total, sessions}", body = openprogram_actors::engine::SearchResult),
         (status = 400, description = "bad_query, invalid_query", body = crate::openapi::ErrorBody),
         (status = 500, description = "storage_error", body = crate::openapi::ErrorBody),
         (status = 503, description = "search_disabled", body = crate::openapi::ErrorBody),
@@ -116,7 +116,7 @@ pub async fn search(
 
 #[utoipa::path(post, path = "/api/search/reindex", tag = "search", summary = "Rebuild the search index from the session repositories (in the background)",
     responses(
-        (status = 202, description = "{sessions}: how many are being indexed", body = serde_json::Value),
+        (status = 202, description = "{sessions}: how many are being indexed", body = crate::schemas::Reindexing),
         (status = 500, description = "storage_error", body = crate::openapi::ErrorBody),
         (status = 503, description = "search_disabled", body = crate::openapi::ErrorBody),
     ))]

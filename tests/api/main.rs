@@ -11,6 +11,7 @@ mod full_disk;
 mod helpers;
 mod hostile;
 mod migration;
+mod openapi;
 mod operations;
 mod original_client;
 mod original_store;

@@ -21,9 +21,12 @@ use super::Engine;
 
 /// What a relocation did.
 #[derive(Debug, Clone, serde::Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Relocation {
     pub ok: bool,
+    #[cfg_attr(feature = "openapi", schema(value_type = String))]
     pub old_path: PathBuf,
+    #[cfg_attr(feature = "openapi", schema(value_type = String))]
     pub path: PathBuf,
     pub project: Project,
     /// The relocate nodes appended (one per session named or bound).

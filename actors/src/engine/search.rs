@@ -30,6 +30,7 @@ pub struct SearchQuery {
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct SessionHits {
     pub session_id: String,
     pub title: String,
@@ -39,6 +40,7 @@ pub struct SessionHits {
 
 #[derive(Debug, Clone, Serialize)]
 #[serde(untagged)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub enum SearchResult {
     Messages {
         total: usize,

@@ -2,6 +2,7 @@ use git2::{Repository, Sort};
 use serde::Serialize;
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct CommitInfo {
     pub sha: String,
     pub short_sha: String,

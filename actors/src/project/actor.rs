@@ -108,6 +108,7 @@ impl Handler<CommitTurn> for ProjectActor {
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct AgentCommitInfo {
     #[serde(flatten)]
     pub commit: CommitInfo,

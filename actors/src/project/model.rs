@@ -12,6 +12,7 @@ pub const OPENPROGRAM_DIR: &str = ".openprogram";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "lowercase")]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub enum ProjectStatus {
     #[default]
     Active,
@@ -20,9 +21,11 @@ pub enum ProjectStatus {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Project {
     pub id: String,
     pub name: String,
+    #[cfg_attr(feature = "openapi", schema(value_type = String))]
     pub path: PathBuf,
     #[serde(default)]
     pub status: ProjectStatus,

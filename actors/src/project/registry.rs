@@ -69,9 +69,11 @@ impl State {
 /// (the engine fills them in from the session registry, so a deleted
 /// session leaves and the default project counts its own).
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct ProjectView {
     pub id: String,
     pub name: String,
+    #[cfg_attr(feature = "openapi", schema(value_type = String))]
     pub path: PathBuf,
     pub status: ProjectStatus,
     pub created_at: f64,

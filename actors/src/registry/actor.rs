@@ -404,6 +404,7 @@ impl Handler<Flush> for Registry {
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct RegistryStats {
     pub sessions: usize,
     pub index_writes: u64,

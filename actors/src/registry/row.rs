@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 use crate::meta::{SessionMeta, Status};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct SessionRow {
     pub id: String,
     pub agent_id: String,
@@ -145,6 +146,7 @@ pub struct OrderKey(pub std::cmp::Reverse<i64>, pub String);
 /// A row as REST and WebSocket clients receive it (the original's 16
 /// sidebar fields, plus `peer_id`, `project_id` and `commit_pending`).
 #[derive(Debug, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct ClientRow<'a> {
     pub id: &'a str,
     pub agent_id: &'a str,

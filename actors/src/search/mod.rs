@@ -68,6 +68,7 @@ impl SearchError {
 
 /// One message (or title) found.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Hit {
     pub session_id: String,
     /// Filled in by the engine from the registry.

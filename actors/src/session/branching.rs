@@ -31,6 +31,7 @@ const TRACKED_DIRS: [&str; 2] = [layout::HISTORY, layout::CONTEXT_COMMITS];
 
 /// One branch of the session (`GET /branches`).
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct BranchInfo {
     pub name: String,
     pub commit: String,
@@ -45,6 +46,7 @@ pub struct BranchInfo {
 
 /// One commit of the session's timeline (`GET /history`).
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct HistoryRow {
     pub sha: String,
     pub short_sha: String,
@@ -61,6 +63,7 @@ pub struct HistoryRow {
 
 /// Where the conversation stands: "turn 7 of 12" on a branch.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Position {
     /// The commit shown (null before the first turn).
     pub commit: Option<String>,
@@ -76,6 +79,7 @@ pub struct Position {
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct History {
     pub branch: String,
     pub position: Position,
@@ -85,6 +89,7 @@ pub struct History {
 
 /// A replay view or a switch result: the position and what it shows.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Shown {
     #[serde(flatten)]
     pub position: Position,
@@ -95,6 +100,7 @@ pub struct Shown {
 /// `POST /checkout`: exactly one of the fields.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct CheckoutTo {
     #[serde(default)]
     pub commit: Option<String>,
@@ -106,6 +112,7 @@ pub struct CheckoutTo {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub enum Step {
     Prev,
     Next,
@@ -115,6 +122,7 @@ pub enum Step {
 /// `POST /switch`: exactly one of the fields.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct SwitchTo {
     #[serde(default)]
     pub node_id: Option<String>,

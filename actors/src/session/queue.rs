@@ -18,6 +18,7 @@ use crate::node::Role;
 
 /// A user message waiting for the running turn to end.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Queued {
     pub id: String,
     pub content: Value,

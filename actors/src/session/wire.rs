@@ -11,6 +11,7 @@ use crate::node::{Node, Role};
 /// A node as a client sends it; the store fills in seq and timestamps.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct NewNode {
     #[serde(default)]
     pub id: Option<String>,
@@ -32,6 +33,7 @@ pub struct NewNode {
 /// Changes to a node of the open turn (filling the assistant placeholder).
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct NodePatch {
     #[serde(default)]
     pub content: Option<Value>,
@@ -44,6 +46,7 @@ pub struct NodePatch {
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "snake_case")]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub enum Outcome {
     #[default]
     Ok,
@@ -54,6 +57,7 @@ pub enum Outcome {
 /// The end-of-turn call, with what the client reports about the turn.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct EndTurn {
     #[serde(default)]
     pub outcome: Outcome,
@@ -84,6 +88,7 @@ pub struct EndTurn {
 /// Session fields a creator may set.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct CreateSpec {
     #[serde(default)]
     pub id: Option<String>,
@@ -136,6 +141,7 @@ impl CreateSpec {
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct AppendOutcome {
     pub node: Node,
     /// False when the node id already existed (an idempotent retry).
@@ -148,6 +154,7 @@ pub struct AppendOutcome {
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct TurnOutcome {
     pub turn: u64,
     pub commit: String,
@@ -164,6 +171,7 @@ pub struct TurnOutcome {
     pub title_plan: Option<TitlePlan>,
     /// The next turn, opened at once by the oldest queued user message.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(no_recursion))]
     pub next_turn: Option<Box<AppendOutcome>>,
     /// This answers a repeated end of a turn already committed.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
@@ -174,6 +182,7 @@ pub struct TurnOutcome {
 /// it behind the running turn.
 #[derive(Debug, Clone, Serialize)]
 #[serde(tag = "result", rename_all = "snake_case")]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub enum Posted {
     Appended(Box<AppendOutcome>),
     Queued {
