@@ -329,6 +329,27 @@ pub fn build_dir_atomically<T, E: From<io::Error>>(
     result
 }
 
+/// fsync every file and folder under `dir` (and `dir`): for a folder built
+/// in a temporary place whose writes went through the log under that
+/// temporary name, before it is renamed into place (replay would look for
+/// them under a name that no longer exists).
+pub fn sync_tree(dir: &Path) -> io::Result<()> {
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in fs::read_dir(&d)? {
+            let entry = entry?;
+            let kind = entry.file_type()?;
+            if kind.is_dir() {
+                stack.push(entry.path());
+            } else if kind.is_file() {
+                sync_file(&File::open(entry.path())?)?;
+            }
+        }
+        fsync_dir(&d)?;
+    }
+    Ok(())
+}
+
 /// fsync a directory so that renames and creations inside it are durable.
 pub fn fsync_dir(dir: &Path) -> io::Result<()> {
     sync_file(&File::open(dir)?)

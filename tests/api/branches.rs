@@ -6,7 +6,7 @@ use std::path::Path;
 
 use serde_json::{json, Value};
 
-use crate::helpers::{assert_clean_repo, git, TestServer};
+use crate::helpers::{assert_clean_repo, git, turn_commits, TestServer};
 use crate::ws::WsClient;
 
 /// One turn with known node ids: user `u<n>`, assistant `a<n>`.
@@ -227,7 +227,7 @@ fn a_retry_makes_a_branch_and_switching_moves_between_them() {
     );
     let r1 = s.end_turn("r", json!({}));
     assert_eq!(r1["turn"], 1);
-    assert_eq!(git(&dir, &["rev-list", "--count", "retry-a1b"]).trim(), "1");
+    assert_eq!(turn_commits(&dir, "retry-a1b"), "1");
     assert_eq!(tree_ids(&dir, &sha(&r1)), set(&["u1", "a1b"]));
     assert_clean_repo(&dir);
 
@@ -355,10 +355,11 @@ fn replay_to_an_old_turn_then_a_message_starts_a_branch_and_keeps_the_later_turn
     );
     assert_eq!(git(&dir, &["rev-parse", "replay-n3^"]).trim(), sha(&t[1]));
     // Turns 3–5 stay on main, untouched.
-    let main: Vec<String> = git(&dir, &["log", "--format=%H", "main"])
+    let mut main: Vec<String> = git(&dir, &["log", "--format=%H", "main"])
         .lines()
         .map(str::to_owned)
         .collect();
+    main.pop(); // the `session init` root
     let expected: Vec<String> = t.iter().rev().map(sha).collect();
     assert_eq!(main, expected);
     assert_eq!(rendered(&s, "p"), ["u1", "a1", "u2", "a2", "n3", "m3"]);
@@ -387,7 +388,7 @@ fn replay_to_an_old_turn_then_a_message_starts_a_branch_and_keeps_the_later_turn
         git(&dir, &["symbolic-ref", "--short", "HEAD"]).trim(),
         "main"
     );
-    assert_eq!(git(&dir, &["rev-list", "--count", "main"]).trim(), "6");
+    assert_eq!(turn_commits(&dir, "main"), "6");
     assert_eq!(git(&dir, &["branch", "--list"]).lines().count(), 2);
     assert_clean_repo(&dir);
 }
@@ -592,7 +593,7 @@ fn a_retry_interrupted_by_a_crash_commits_on_its_branch_after_restart() {
     let r = s.end_turn("k", json!({}));
     assert_eq!(r["turn"], 2);
     assert_eq!(git(&dir, &["rev-parse", "retry-a2b^"]).trim(), sha(&t1));
-    assert_eq!(git(&dir, &["rev-list", "--count", "main"]).trim(), "2");
+    assert_eq!(turn_commits(&dir, "main"), "2");
     assert_clean_repo(&dir);
 
     // A switch, then a kill: the work tree matches HEAD after restart.

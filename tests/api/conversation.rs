@@ -1,6 +1,6 @@
 use serde_json::json;
 
-use crate::helpers::{assert_clean_repo, git, TestServer};
+use crate::helpers::{assert_clean_repo, git, turn_commits, TestServer};
 
 #[test]
 fn whole_conversation_makes_one_commit_per_turn() {
@@ -35,7 +35,7 @@ fn whole_conversation_makes_one_commit_per_turn() {
     for empty in ["hooks", "info", "objects/info", "refs/tags"] {
         assert!(!dir.join(".git").join(empty).exists(), ".git/{empty}");
     }
-    assert_eq!(git(&dir, &["rev-list", "--count", "HEAD"]).trim(), "3");
+    assert_eq!(turn_commits(&dir, "HEAD"), "3");
     assert_eq!(
         git(&dir, &["rev-parse", "HEAD"]).trim(),
         t3["commit"].as_str().unwrap()
@@ -83,7 +83,8 @@ fn whole_conversation_makes_one_commit_per_turn() {
     // Trailers map each commit back to the DAG.
     let trailers = git(&dir, &["log", "--format=%(trailers:key=Openprogram-Turn,valueonly,separator=)|%(trailers:key=Openprogram-Last-Seq,valueonly,separator=)"]);
     let rows: Vec<&str> = trailers.lines().filter(|l| !l.is_empty()).collect();
-    assert_eq!(rows, vec!["3|12", "2|9", "1|7"]);
+    // The `session init` root carries no turn.
+    assert_eq!(rows, vec!["3|12", "2|9", "1|7", "|"]);
     let head_node = git(
         &dir,
         &[
@@ -287,7 +288,7 @@ fn end_of_turn_sets_status_and_stores_context() {
         let out = s.end_turn("st", json!({"outcome": outcome}));
         assert_eq!(out["status"], status);
     }
-    assert_eq!(git(&dir, &["rev-list", "--count", "HEAD"]).trim(), "4");
+    assert_eq!(turn_commits(&dir, "HEAD"), "4");
 }
 
 #[test]
@@ -311,9 +312,9 @@ fn explicit_creation_and_reads() {
     );
     assert!(dir.join("context/commits").is_dir());
     assert_eq!(
-        git(&dir, &["rev-list", "--all", "--count"]).trim(),
-        "0",
-        "no empty commits"
+        git(&dir, &["log", "--all", "--format=%s|%P"]).trim(),
+        "session init|",
+        "only the root: no empty turn commits"
     );
     let (st, log) = s.get("/api/sessions/made/commits");
     assert_eq!(st, 200);
@@ -354,11 +355,7 @@ fn six_sessions_through_a_two_actor_cache_lose_nothing() {
     });
     for id in &ids {
         let dir = s.session_dir(id);
-        assert_eq!(
-            git(&dir, &["rev-list", "--count", "HEAD"]).trim(),
-            "3",
-            "{id}"
-        );
+        assert_eq!(turn_commits(&dir, "HEAD"), "3", "{id}");
         assert_clean_repo(&dir);
         let (_, nodes) = s.get(&format!("/api/sessions/{id}/nodes"));
         let seqs: Vec<u64> = nodes["nodes"]
@@ -402,11 +399,16 @@ fn fork_gives_a_new_session_with_the_shared_history() {
     let fdir = s.session_dir(&fid);
     // Its git log shows the original commits.
     let log = git(&fdir, &["log", "--format=%H"]);
+    let root = git(
+        &s.session_dir("orig"),
+        &["rev-list", "--max-parents=0", "HEAD"],
+    );
     assert_eq!(
         log.lines().collect::<Vec<_>>(),
         vec![
             t2["commit"].as_str().unwrap(),
-            t1["commit"].as_str().unwrap()
+            t1["commit"].as_str().unwrap(),
+            root.trim()
         ]
     );
     git(&fdir, &["fsck", "--no-progress"]);
@@ -434,12 +436,9 @@ fn fork_gives_a_new_session_with_the_shared_history() {
     );
     // It lives on its own; the original is untouched.
     s.turn(&fid, "a different third question", "another answer", &[]);
-    assert_eq!(git(&fdir, &["rev-list", "--count", "HEAD"]).trim(), "3");
+    assert_eq!(turn_commits(&fdir, "HEAD"), "3");
     assert_clean_repo(&fdir);
-    assert_eq!(
-        git(&s.session_dir("orig"), &["rev-list", "--count", "HEAD"]).trim(),
-        "3"
-    );
+    assert_eq!(turn_commits(&s.session_dir("orig"), "HEAD"), "3");
     let (_, page) = s.get("/api/sessions");
     assert_eq!(
         page["sessions"][0]["id"],
@@ -453,11 +452,7 @@ fn fork_gives_a_new_session_with_the_shared_history() {
     assert_eq!(st, 201);
     assert_eq!(f2["forked_from"]["commit"], t1["commit"]);
     assert_eq!(
-        git(
-            &s.session_dir(f2["id"].as_str().unwrap()),
-            &["rev-list", "--count", "HEAD"]
-        )
-        .trim(),
+        turn_commits(&s.session_dir(f2["id"].as_str().unwrap()), "HEAD"),
         "1"
     );
     // Bad input changes nothing.
@@ -559,7 +554,7 @@ fn import_of_an_exported_bundle_gives_an_equal_session() {
     let (_, nb) = s.get(&format!("/api/sessions/{id}/nodes"));
     assert_eq!(na["nodes"], nb["nodes"]);
     s.turn(&id, "goes on", "on its own", &[]);
-    assert_eq!(git(&b, &["rev-list", "--count", "HEAD"]).trim(), "3");
+    assert_eq!(turn_commits(&b, "HEAD"), "3");
     assert_clean_repo(&b);
     // On another server the original id is kept.
     let other = TestServer::start();
@@ -629,11 +624,7 @@ fn ending_a_turn_again_returns_the_same_commit() {
     let (st, e) = s.post("/api/sessions/idem/turns", json!({"turn": 7}));
     assert_eq!((st, e["code"].as_str()), (409, Some("wrong_turn")));
     let dir = s.session_dir("idem");
-    assert_eq!(
-        git(&dir, &["rev-list", "--count", "HEAD"]).trim(),
-        "2",
-        "no commit made twice"
-    );
+    assert_eq!(turn_commits(&dir, "HEAD"), "2", "no commit made twice");
 }
 
 /// An agent runtime persists its system prompt first: it creates the
@@ -674,6 +665,6 @@ fn a_system_prompt_starts_a_session_and_is_shown_where_it_was_written() {
     let (_, meta) = s.get(&format!("/api/sessions/{id}"));
     assert_ne!(meta["head"], "n1");
     let dir = s.session_dir(id);
-    assert_eq!(git(&dir, &["rev-list", "--count", "HEAD"]).trim(), "2");
+    assert_eq!(turn_commits(&dir, "HEAD"), "2");
     assert_clean_repo(&dir);
 }

@@ -1,6 +1,6 @@
 use serde_json::json;
 
-use crate::helpers::{assert_clean_repo, git, TestServer};
+use crate::helpers::{assert_clean_repo, git, turn_commits, TestServer};
 
 #[test]
 fn sigkill_mid_turn_keeps_every_acknowledged_node_and_the_open_turn() {
@@ -36,7 +36,7 @@ fn sigkill_mid_turn_keeps_every_acknowledged_node_and_the_open_turn() {
     assert_eq!(meta["head"], "a2");
     let dir = s.session_dir("k");
     assert_eq!(
-        git(&dir, &["rev-list", "--count", "HEAD"]).trim(),
+        turn_commits(&dir, "HEAD"),
         "1",
         "an open turn is not committed"
     );
@@ -48,7 +48,7 @@ fn sigkill_mid_turn_keeps_every_acknowledged_node_and_the_open_turn() {
     );
     let out = s.end_turn("k", json!({}));
     assert_eq!(out["turn"], 2);
-    assert_eq!(git(&dir, &["rev-list", "--count", "HEAD"]).trim(), "2");
+    assert_eq!(turn_commits(&dir, "HEAD"), "2");
     assert_eq!(git(&dir, &["ls-files", "history"]).lines().count(), 7);
     assert_clean_repo(&dir);
 }
@@ -69,7 +69,7 @@ fn sigkill_after_end_of_turn_keeps_the_commit() {
     assert!(meta["open_turn"].is_null());
     // Nothing is committed twice on the next start either.
     s.turn("k2", "again", "more", &[]);
-    assert_eq!(git(&dir, &["rev-list", "--count", "HEAD"]).trim(), "2");
+    assert_eq!(turn_commits(&dir, "HEAD"), "2");
 }
 
 /// The end of a turn is recorded in meta.json before its commit is made.
@@ -110,7 +110,7 @@ fn a_recorded_but_uncommitted_turn_is_committed_at_startup() {
     s.spawn();
     let (_, m) = s.get("/api/sessions/k3");
     assert_eq!(m["turn_count"], 2);
-    assert_eq!(git(&dir, &["rev-list", "--count", "HEAD"]).trim(), "2");
+    assert_eq!(turn_commits(&dir, "HEAD"), "2");
     let msg = git(&dir, &["log", "-1", "--format=%B"]);
     assert!(
         msg.starts_with("turn 2: turn two\n\nassistant: r2\n"),
@@ -124,7 +124,7 @@ fn a_recorded_but_uncommitted_turn_is_committed_at_startup() {
     // Loading again commits nothing twice.
     s.restart_after_kill();
     s.get("/api/sessions/k3");
-    assert_eq!(git(&dir, &["rev-list", "--count", "HEAD"]).trim(), "2");
+    assert_eq!(turn_commits(&dir, "HEAD"), "2");
 }
 
 #[test]
@@ -142,7 +142,10 @@ fn a_turn_left_open_by_a_crash_is_closed_by_the_next_user_message() {
     s.end_turn("k4", json!({}));
     let dir = s.session_dir("k4");
     let subjects = git(&dir, &["log", "--format=%s"]);
-    assert_eq!(subjects, "turn 2: after crash\nturn 1: before crash\n");
+    assert_eq!(
+        subjects,
+        "turn 2: after crash\nturn 1: before crash\nsession init\n"
+    );
     assert_clean_repo(&dir);
 }
 
@@ -190,18 +193,14 @@ fn a_lost_meta_rename_after_the_commit_is_restored_from_head() {
         git(&dir, &["rev-parse", "HEAD"]).trim(),
         out["commit"].as_str().unwrap()
     );
-    assert_eq!(
-        git(&dir, &["rev-list", "--count", "HEAD"]).trim(),
-        "2",
-        "nothing committed twice"
-    );
+    assert_eq!(turn_commits(&dir, "HEAD"), "2", "nothing committed twice");
     assert_clean_repo(&dir);
     assert!(
         !dir.join(".git/logs").exists(),
         "session repos keep no reflogs"
     );
     s.turn("lm", "turn three", "r3", &[]);
-    assert_eq!(git(&dir, &["rev-list", "--count", "HEAD"]).trim(), "3");
+    assert_eq!(turn_commits(&dir, "HEAD"), "3");
 }
 
 /// Break the pack folder (a file in its place refuses every pack write,
@@ -276,7 +275,7 @@ fn a_failed_commit_is_retried_into_its_own_turn() {
     let subjects = git(&dir, &["log", "--format=%s"]);
     assert_eq!(
         subjects.lines().collect::<Vec<_>>(),
-        ["turn 2: second", "turn 1: first"]
+        ["turn 2: second", "turn 1: first", "session init"]
     );
     assert_eq!(s.get("/api/health").1["registry"]["commits_pending"], 0);
     // A client retrying the end now gets that commit (200), not a 409.
@@ -295,7 +294,7 @@ fn a_failed_commit_is_retried_into_its_own_turn() {
     let (_, meta) = s.get("/api/sessions/cp");
     assert_eq!(meta["commit_pending"], serde_json::Value::Null, "{meta}");
     assert!(git(&dir, &["log", "-1", "--format=%s"]).starts_with("turn 4: fourth"));
-    assert_eq!(git(&dir, &["rev-list", "--count", "HEAD"]).trim(), "4");
+    assert_eq!(turn_commits(&dir, "HEAD"), "4");
     assert_clean_repo(&dir);
 }
 
@@ -353,12 +352,12 @@ fn a_merge_after_a_replay_that_resurrected_merged_packs_keeps_every_object() {
         // The idle merge of the resurrected packs runs about 1 s later.
         std::thread::sleep(std::time::Duration::from_millis(2500));
         assert!(pack_files(&dir) >= 1, "{action}: every pack was removed");
-        assert_eq!(git(&dir, &["rev-list", "--count", "HEAD"]).trim(), "2");
+        assert_eq!(turn_commits(&dir, "HEAD"), "2");
         git(&dir, &["fsck", "--strict", "--no-progress"]);
         let (status, commits) = s.get(&format!("/api/sessions/{id}/commits"));
         assert_eq!(status, 200, "{action}: {commits}");
         s.turn(&id, "turn three", "reply three", &[]);
-        assert_eq!(git(&dir, &["rev-list", "--count", "HEAD"]).trim(), "3");
+        assert_eq!(turn_commits(&dir, "HEAD"), "3");
     }
 }
 
@@ -442,6 +441,6 @@ fn a_replay_never_brings_a_deleted_sessions_files_into_its_successor() {
     let (_, meta) = s.get("/api/sessions/again");
     assert_eq!(meta["turn_count"], 1, "{meta}");
     let dir = s.session_dir("again");
-    assert_eq!(git(&dir, &["rev-list", "--count", "HEAD"]).trim(), "1");
+    assert_eq!(turn_commits(&dir, "HEAD"), "1");
     assert_clean_repo(&dir);
 }

@@ -492,6 +492,19 @@ impl Drop for TestServer {
     }
 }
 
+/// The turn commits on `rev`, by the git CLI: `git rev-list --count` less
+/// the `session init` root every session starts with (checked to be there).
+pub fn turn_commits(dir: &Path, rev: &str) -> String {
+    let all: usize = git(dir, &["rev-list", "--count", rev])
+        .trim()
+        .parse()
+        .expect("a count");
+    let root = git(dir, &["rev-list", "--max-parents=0", rev]);
+    let subject = git(dir, &["log", "-1", "--format=%s", root.trim()]);
+    let init = usize::from(subject.trim() == "session init");
+    (all - init).to_string()
+}
+
 /// Run `git` in `dir` and return stdout; panics on failure.
 pub fn git(dir: &Path, args: &[&str]) -> String {
     let out = Command::new("git")

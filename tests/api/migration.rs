@@ -6,7 +6,7 @@ use std::path::Path;
 
 use serde_json::{json, Value};
 
-use crate::helpers::{git, Options, TestServer};
+use crate::helpers::{git, turn_commits, Options, TestServer};
 
 const TWO_HOURS_AGO: f64 = 1.0e9;
 
@@ -442,7 +442,7 @@ fn a_moved_project_keeps_its_sessions_across_restarts_and_comes_back() {
         .canonicalize()
         .unwrap()
         .join(".openprogram/sessions/mv");
-    assert_eq!(git(&repo, &["rev-list", "--count", "HEAD"]).trim(), "2");
+    assert_eq!(turn_commits(&repo, "HEAD"), "2");
     // Ids are stable for a path: unbind and register again.
     let (st, _) = s.raw_delete(&format!("/api/projects/{pid}"));
     assert_eq!(st, 200);
@@ -464,7 +464,7 @@ fn a_moved_project_keeps_its_sessions_across_restarts_and_comes_back() {
         .canonicalize()
         .unwrap()
         .join(".openprogram/sessions/mv");
-    assert_eq!(git(&repo, &["rev-list", "--count", "HEAD"]).trim(), "3");
+    assert_eq!(turn_commits(&repo, "HEAD"), "3");
 }
 
 #[test]

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use crate::helpers::{git, TestServer};
+use crate::helpers::{git, turn_commits, TestServer};
 use crate::ws::WsClient;
 
 /// The value of a metric line `name{labels} value` (labels as written).
@@ -290,11 +290,7 @@ fn fsck_finds_injected_corruption_and_repair_fixes_what_it_can() {
     // The missing objects cannot be repaired here: still exit 1.
     assert_eq!(code, 1, "{out}");
     assert!(out.contains("repaired:"), "{out}");
-    assert_eq!(
-        git(&lost, &["rev-list", "--count", "HEAD"]).trim(),
-        "2",
-        "turn 2 committed again"
-    );
+    assert_eq!(turn_commits(&lost, "HEAD"), "2", "turn 2 committed again");
     let (_, out, _) = s.cli(&["fsck"], None);
     assert!(!out.contains("session lost:"), "{out}");
     assert!(!out.contains("session gone:"), "{out}");
@@ -341,7 +337,7 @@ fn gc_status_and_completions() {
         .count();
     assert!(packs_after < packs_before, "{packs_before} → {packs_after}");
     git(&dir, &["fsck", "--strict"]);
-    assert_eq!(git(&dir, &["rev-list", "--count", "HEAD"]).trim(), "12");
+    assert_eq!(turn_commits(&dir, "HEAD"), "12");
     let (code, out, _) = s.cli(&["completions", "bash"], None);
     assert_eq!(code, 0);
     assert!(
@@ -415,7 +411,7 @@ fn packs_are_merged_in_the_background_once_the_session_is_idle() {
     // Nothing lost: git itself reads every commit and object.
     git(&dir, &["fsck", "--strict"]);
     let log = git(&dir, &["log", "--format=%s"]);
-    assert_eq!(log.lines().count(), 40, "{log}");
+    assert_eq!(log.lines().count(), 41, "40 turns on the root: {log}");
     // And the session keeps working on the merged packs, after a restart too.
     s.turn("packed", "one more", "still here", &[]);
     s.kill();

@@ -7,7 +7,7 @@
 
 use serde_json::{json, Value};
 
-use crate::helpers::{git, TestServer};
+use crate::helpers::{git, turn_commits, TestServer};
 use crate::ws::WsClient;
 
 const CONTRACT: &str = include_str!("fixtures/original_client_contract.json");
@@ -311,7 +311,7 @@ fn opening_switching_and_rewinding_keep_every_turn() {
     );
     s.end_turn("oc", json!({}));
     assert_eq!(shown_ids(&load(&mut c)), ["u1", "a1", "u2c", "a2c"]);
-    assert_eq!(git(&dir, &["rev-list", "--count", "main"]).trim(), "3");
+    assert_eq!(turn_commits(&dir, "main"), "3");
     let branches = git(&dir, &["branch", "--list"]);
     assert!(
         branches.contains("retry-a2b") && branches.contains("replay-"),

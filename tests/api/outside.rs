@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
-use crate::helpers::{assert_clean_repo, git, TestServer};
+use crate::helpers::{assert_clean_repo, git, turn_commits, TestServer};
 
 /// Two turns in session `id`, then `git checkout HEAD~1` in its folder:
 /// the folder.
@@ -67,7 +67,7 @@ fn a_detached_head_is_refused_while_live_and_put_back_at_restart() {
         git(&dir, &["rev-parse", "--abbrev-ref", "HEAD"]).trim(),
         "main"
     );
-    assert_eq!(git(&dir, &["rev-list", "--count", "HEAD"]).trim(), "3");
+    assert_eq!(turn_commits(&dir, "HEAD"), "3");
     assert_clean_repo(&dir);
     let (code, out, _) = s.cli(&["fsck"], None);
     assert_eq!(code, 0, "{out}");
@@ -84,7 +84,7 @@ fn going_back_with_git_lets_writes_resume_without_a_restart() {
     assert_eq!(status, 409);
     git(&dir, &["checkout", "-q", "main"]);
     s.turn("o2", "turn three", "reply three", &[]);
-    assert_eq!(git(&dir, &["rev-list", "--count", "HEAD"]).trim(), "3");
+    assert_eq!(turn_commits(&dir, "HEAD"), "3");
     assert_clean_repo(&dir);
 }
 
@@ -101,7 +101,7 @@ fn startup_commits_again_a_turn_missing_from_git() {
     git(&dir, &["update-ref", "refs/heads/main", "HEAD~1"]);
     s.spawn();
     let deadline = Instant::now() + Duration::from_secs(20);
-    while git(&dir, &["rev-list", "--count", "HEAD"]).trim() != "2" {
+    while turn_commits(&dir, "HEAD") != "2" {
         assert!(
             Instant::now() < deadline,
             "turn two was not committed again\n{}",
@@ -115,7 +115,7 @@ fn startup_commits_again_a_turn_missing_from_git() {
     let (_, meta) = s.get("/api/sessions/o3");
     assert_eq!(meta["turn_count"], 2);
     s.turn("o3", "turn three", "reply three", &[]);
-    assert_eq!(git(&dir, &["rev-list", "--count", "HEAD"]).trim(), "3");
+    assert_eq!(turn_commits(&dir, "HEAD"), "3");
 }
 
 /// A session whose project folder moved away is listed; opening it says
@@ -232,12 +232,7 @@ fn git_gc_and_fsck_by_the_user_while_the_server_writes() {
     s.turn(id, "turn 25", "reply 25", &[]);
     let (status, commits) = s.get(&format!("/api/sessions/{id}/commits?limit=100"));
     assert_eq!(status, 200, "{commits}");
-    assert_eq!(
-        git(&dir, &["rev-list", "--count", "main"]).trim(),
-        "25",
-        "{}",
-        s.log()
-    );
+    assert_eq!(turn_commits(&dir, "main"), "25", "{}", s.log());
     assert_clean_repo(&dir);
     let mut s = s;
     s.restart_after_kill();

@@ -2,7 +2,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
 
-use crate::helpers::{assert_clean_repo, git, TestServer};
+use crate::helpers::{assert_clean_repo, git, turn_commits, TestServer};
 
 /// A user's repository with one commit of their own.
 fn user_repo() -> (tempfile::TempDir, PathBuf) {
@@ -165,7 +165,7 @@ fn clean_tree_gets_one_attributed_agent_commit() {
         out.get("project_commit").is_none() && out.get("project_commit_skipped").is_none(),
         "{out}"
     );
-    assert_eq!(git(&dir, &["rev-list", "--count", "HEAD"]).trim(), "2");
+    assert_eq!(turn_commits(&dir, "HEAD"), "2");
     let (_, projects) = s.get("/api/projects");
     let listed = projects["projects"].as_array().unwrap();
     assert_eq!(listed[0]["id"], "default");
@@ -319,7 +319,7 @@ fn two_sessions_ending_at_once_share_one_clean_history() {
         git(&dir, &["show", "--name-only", "--format=", "HEAD"]).trim(),
         "a.txt\nb.txt"
     );
-    assert_eq!(git(&dir, &["rev-list", "--count", "HEAD"]).trim(), "2");
+    assert_eq!(turn_commits(&dir, "HEAD"), "2");
     assert_eq!(git(&dir, &["status", "--porcelain"]), "");
 }
 
@@ -430,11 +430,7 @@ fn relocate_keeps_the_id_and_records_one_node() {
     // The session works at the new place, and commits go to the moved repo.
     s.turn_in_project("rl", &pid);
     assert_eq!(
-        git(
-            &moved.join(".openprogram/sessions/rl"),
-            &["rev-list", "--count", "HEAD"]
-        )
-        .trim(),
+        turn_commits(&moved.join(".openprogram/sessions/rl"), "HEAD"),
         "2"
     );
     let p = listed_project(&s, &pid);
@@ -671,7 +667,7 @@ fn a_retried_answer_in_a_project_commits_the_agents_changes_too() {
     let sha = out["project_commit"].as_str().expect("project commit");
     assert_eq!(git(&dir, &["rev-parse", "HEAD"]).trim(), sha);
     assert_eq!(
-        git(&dir, &["rev-list", "--count", "HEAD"]).trim(),
+        turn_commits(&dir, "HEAD"),
         "3",
         "{first} {out} {}",
         git(&dir, &["log", "--format=%H %s"])

@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{json, Value};
 
-use crate::helpers::{git, TestServer};
+use crate::helpers::{git, turn_commits, TestServer};
 use crate::ws::WsClient;
 
 /// The keys of a frame's `data` (or of any object).
@@ -545,11 +545,7 @@ fn rewind_lists_the_turns_of_the_path_and_continues_on_a_replay_branch() {
     let dir = s.session_dir("rw");
     let branches = git(&dir, &["branch", "--list"]);
     assert!(branches.contains("replay-"), "{branches}");
-    assert_eq!(
-        git(&dir, &["rev-list", "--count", "main"]).trim(),
-        "3",
-        "main keeps its turns"
-    );
+    assert_eq!(turn_commits(&dir, "main"), "3", "main keeps its turns");
 }
 
 #[test]
@@ -558,9 +554,10 @@ fn git_checkout_takes_commit_sha_and_the_spec_name_works_too() {
     s.turn("gc", "one", "1", &[]);
     s.turn("gc", "two", "2", &[]);
     let dir = s.session_dir("gc");
+    // Turn 1's commit: the one after the `session init` root.
     let first = git(&dir, &["rev-list", "--reverse", "HEAD"])
         .lines()
-        .next()
+        .nth(1)
         .unwrap()
         .to_string();
     let mut c = WsClient::connect(&s);

@@ -1,6 +1,6 @@
 use serde_json::{json, Value};
 
-use crate::helpers::TestServer;
+use crate::helpers::{turn_commits, TestServer};
 
 fn ids(page: &Value) -> Vec<String> {
     page["sessions"]
@@ -515,10 +515,7 @@ fn sessions_recorded_in_locations_json_are_discovered_and_served() {
     );
     // The session is served from, and committed in, its recorded location.
     s.turn("inproj", "second turn", "r2", &[]);
-    assert_eq!(
-        crate::helpers::git(&target, &["rev-list", "--count", "HEAD"]).trim(),
-        "2"
-    );
+    assert_eq!(turn_commits(&target, "HEAD"), "2");
     crate::helpers::assert_clean_repo(&target);
     assert!(!s.session_dir("inproj").exists());
     // Deletion removes the directory and the entry.

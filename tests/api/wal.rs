@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::json;
 
-use crate::helpers::{assert_clean_repo, git, TestServer};
+use crate::helpers::{assert_clean_repo, git, turn_commits, TestServer};
 
 /// Every file under `dir` with its bytes (`.git/index` left out: it is a
 /// cache that loading rebuilds).
@@ -130,7 +130,7 @@ fn acknowledged_writes_lost_from_disk_are_replayed_from_the_log() {
         "replayed, synced, removed"
     );
     assert_eq!(git(&dir, &["rev-parse", "HEAD"]).trim(), acked_commit);
-    assert_eq!(git(&dir, &["rev-list", "--count", "HEAD"]).trim(), "2");
+    assert_eq!(turn_commits(&dir, "HEAD"), "2");
     let (_, nodes) = s.get("/api/sessions/pl/nodes");
     let ids = node_ids(&nodes);
     assert_eq!(&ids[ids.len() - 4..], &["u2", "a2", "t2", "u3"]);
@@ -142,7 +142,7 @@ fn acknowledged_writes_lost_from_disk_are_replayed_from_the_log() {
     git(&dir, &["fsck", "--strict", "--no-progress"]);
     s.append("pl", json!({"role": "assistant", "content": "three"}));
     s.end_turn("pl", json!({}));
-    assert_eq!(git(&dir, &["rev-list", "--count", "HEAD"]).trim(), "3");
+    assert_eq!(turn_commits(&dir, "HEAD"), "3");
     assert_clean_repo(&dir);
 }
 
@@ -182,7 +182,7 @@ fn a_kill_between_the_flush_and_the_acknowledgement_leaves_a_whole_write() {
     assert_eq!(again["created"], false, "{again}");
     s.append("ka", json!({"role": "assistant", "content": "two"}));
     s.end_turn("ka", json!({}));
-    assert_eq!(git(&dir, &["rev-list", "--count", "HEAD"]).trim(), "2");
+    assert_eq!(turn_commits(&dir, "HEAD"), "2");
     assert_clean_repo(&dir);
 }
 
@@ -234,7 +234,7 @@ fn concurrent_sessions_share_flushes_and_lose_nothing() {
     s.spawn();
     for (i, d) in dirs.iter().enumerate() {
         assert_eq!(git(d, &["rev-parse", "HEAD"]).trim(), commits[i], "g{i}");
-        assert_eq!(git(d, &["rev-list", "--count", "HEAD"]).trim(), "6");
+        assert_eq!(turn_commits(d, "HEAD"), "6");
         let (_, meta) = s.get(&format!("/api/sessions/g{i}"));
         assert_eq!(meta["turn_count"], 6);
         assert_clean_repo(d);
@@ -302,6 +302,6 @@ fn files_torn_by_a_crash_in_place_are_replayed_whole() {
     let (_, m) = s.get("/api/sessions/tw");
     assert_eq!(m["open_turn"]["number"], 2, "{m}");
     s.end_turn("tw", json!({}));
-    assert_eq!(git(&dir, &["rev-list", "--count", "HEAD"]).trim(), "2");
+    assert_eq!(turn_commits(&dir, "HEAD"), "2");
     assert_clean_repo(&dir);
 }

@@ -6,7 +6,7 @@ use tungstenite::stream::MaybeTlsStream;
 use tungstenite::{Message, WebSocket};
 
 use crate::fake_llm::FakeLlm;
-use crate::helpers::{git, TestServer};
+use crate::helpers::{turn_commits, TestServer};
 
 pub struct WsClient {
     sock: WebSocket<MaybeTlsStream<TcpStream>>,
@@ -308,7 +308,7 @@ fn draft_chat_lands_inside_the_project_and_binding_freezes() {
     c.send(json!({"action": "git_session_log", "session_id": "d1"}));
     let log = c.expect("git_session_log", |_| true);
     assert_eq!(log["data"]["commits"].as_array().unwrap().len(), 1);
-    assert_eq!(git(&inside, &["rev-list", "--count", "HEAD"]).trim(), "1");
+    assert_eq!(turn_commits(&inside, "HEAD"), "1");
 }
 
 #[test]
@@ -345,10 +345,7 @@ fn rest_queueing_keeps_arrival_order_and_survives_a_restart() {
         .map(|n| n["content"].as_str().unwrap())
         .collect();
     assert_eq!(users, vec!["first", "queued 1", "queued 2", "queued 3"]);
-    assert_eq!(
-        git(&s.session_dir("q"), &["rev-list", "--count", "HEAD"]).trim(),
-        "4"
-    );
+    assert_eq!(turn_commits(&s.session_dir("q"), "HEAD"), "4");
     crate::helpers::assert_clean_repo(&s.session_dir("q"));
 }
 
@@ -440,7 +437,7 @@ fn eight_bridges_and_an_agent_lose_split_and_duplicate_nothing() {
         }
         let dir = s.session_dir(id);
         assert_eq!(
-            git(&dir, &["rev-list", "--count", "HEAD"]).trim(),
+            turn_commits(&dir, "HEAD"),
             users.len().to_string(),
             "one turn per message"
         );

@@ -27,6 +27,14 @@ pub struct CommitRow {
     pub time: i64,
 }
 
+impl CommitRow {
+    /// The root commit every new session starts with (`session init`:
+    /// its `.gitignore` and first `meta.json`), which holds no turn.
+    pub fn is_session_init(&self) -> bool {
+        self.parent.is_none() && self.trailers.turn == 0 && self.trailers.head_node.is_none()
+    }
+}
+
 /// Every local branch with a commit, `main` first, then by name.
 pub fn list_branches(repo: &Repository) -> Result<Vec<BranchTip>, git2::Error> {
     let mut out = Vec::new();

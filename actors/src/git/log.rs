@@ -9,18 +9,32 @@ pub struct CommitInfo {
     pub message: String,
     pub summary: String,
     pub timestamp: i64,
+    /// The `session init` root (see `CommitRow::is_session_init`).
+    #[serde(skip)]
+    pub session_init: bool,
 }
 
 impl CommitInfo {
     pub fn of(commit: &git2::Commit<'_>) -> CommitInfo {
         let sha = commit.id().to_string();
+        let message = commit.message().unwrap_or("");
+        let trailers = super::Trailers::parse(message);
         CommitInfo {
+            session_init: commit.parent_count() == 0
+                && trailers.turn == 0
+                && trailers.head_node.is_none(),
             short_sha: short_sha(&sha),
             sha,
             message: commit.message().unwrap_or("").to_string(),
             summary: commit.summary().unwrap_or("").to_string(),
             timestamp: commit.time().seconds(),
         }
+    }
+}
+
+impl CommitInfo {
+    pub fn is_session_init(&self) -> bool {
+        self.session_init
     }
 }
 

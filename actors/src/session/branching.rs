@@ -227,7 +227,12 @@ impl SessionCore {
     /// that ends at `start`: where a turn starting after `start` branches
     /// off. `None` when no turn of that chain was committed.
     fn commit_ending_on_path(&self, start: Option<&str>) -> Result<Option<Oid>, SessionError> {
-        let by_head: HashMap<String, Oid> = git::all_commits(&self.repo)?
+        let commits = git::all_commits(&self.repo)?;
+        // Nothing of the path was committed before: the turn starts from
+        // the `session init` root (sessions made before it start a root
+        // of their own).
+        let root = commits.iter().find(|c| c.is_session_init()).map(|c| c.oid);
+        let by_head: HashMap<String, Oid> = commits
             .into_iter()
             .filter_map(|c| c.trailers.head_node.map(|h| (h, c.oid)))
             .collect();
@@ -243,7 +248,7 @@ impl SessionCore {
             }
             cursor = self.node(id).and_then(|n| n.predecessor.as_deref());
         }
-        Ok(None)
+        Ok(root)
     }
 
     /// Attach HEAD to `name`, make the work tree that branch's files (plus
@@ -386,7 +391,10 @@ impl SessionCore {
                 .map_or(0, |r| r.trailers.turn),
             branch: branch.to_string(),
             live: shown == graph.tip(&graph.current) && branch == graph.current,
-            prev: row.and_then(|r| r.parent).map(|p| p.to_string()),
+            prev: row
+                .and_then(|r| r.parent)
+                .filter(|p| graph.row(*p).is_some())
+                .map(|p| p.to_string()),
             next: index.filter(|i| *i > 0).map(|i| line[i - 1].to_string()),
             head: self.meta.head.clone(),
         }

@@ -150,8 +150,15 @@ impl SessionCore {
         Ok(out)
     }
 
+    /// The turn commits of the current branch, newest first (the
+    /// `session init` root is no turn).
     pub fn commits(&self, limit: usize) -> Result<Vec<git::CommitInfo>, SessionError> {
-        Ok(git::log(&self.repo, limit)?)
+        let mut log = git::log(&self.repo, limit.saturating_add(1))?;
+        if log.last().is_some_and(git::CommitInfo::is_session_init) {
+            log.pop();
+        }
+        log.truncate(limit);
+        Ok(log)
     }
 
     /// The bound project's state recorded when the open turn began.

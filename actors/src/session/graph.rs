@@ -27,7 +27,10 @@ pub(super) struct Graph {
 
 impl Graph {
     pub(super) fn read(core: &SessionCore) -> Result<Graph, SessionError> {
-        let commits = git::all_commits(&core.repo)?;
+        // The turn commits: the `session init` root holds no turn, so no
+        // view lists it, counts it or steps onto it.
+        let mut commits = git::all_commits(&core.repo)?;
+        commits.retain(|c| !c.is_session_init());
         let by_oid = commits
             .iter()
             .enumerate()
@@ -46,7 +49,7 @@ impl Graph {
         for t in &graph.tips {
             let mut line = Vec::new();
             let mut cursor = Some(t.oid);
-            while let Some(oid) = cursor {
+            while let Some(oid) = cursor.filter(|o| graph.by_oid.contains_key(o)) {
                 line.push(oid);
                 cursor = graph.row(oid).and_then(|r| r.parent);
             }
@@ -62,8 +65,14 @@ impl Graph {
         self.by_oid.get(&oid).map(|&i| &self.commits[i])
     }
 
+    /// A branch's last turn commit (none while it holds only the
+    /// `session init` root).
     pub(super) fn tip(&self, branch: &str) -> Option<Oid> {
-        self.tips.iter().find(|t| t.name == branch).map(|t| t.oid)
+        self.tips
+            .iter()
+            .find(|t| t.name == branch)
+            .map(|t| t.oid)
+            .filter(|o| self.by_oid.contains_key(o))
     }
 
     pub(super) fn line(&self, branch: &str) -> &[Oid] {

@@ -59,10 +59,10 @@ impl SessionCore {
                     packs: 0,
                     recent: git::RecentObjects::new(),
                 };
+                core.commit_session_init()?;
                 let outcome = first.map(|(n, b)| core.append_with(n, b)).transpose()?;
-                for sub in ["context", layout::HISTORY] {
-                    fsio::fsync_dir(&tmp.join(sub))?;
-                }
+                // What the log wrote here is under the temporary name.
+                fsio::sync_tree(tmp)?;
                 Ok((dir.to_path_buf(), outcome))
             });
         let outcome = match built {

@@ -51,9 +51,16 @@ fn head_turn(dir: &Path) -> u64 {
     git::head_trailers(&repo).unwrap().turn
 }
 
+/// The turn commits (the `session init` root aside).
 fn commit_count(dir: &Path) -> usize {
     let repo = git::open_repo(dir).unwrap();
-    git::all_commits(&repo).unwrap().len()
+    let all = git::all_commits(&repo).unwrap();
+    assert_eq!(
+        all.iter().filter(|c| c.is_session_init()).count(),
+        1,
+        "one session init root"
+    );
+    all.len() - 1
 }
 
 // ----- crash repair --------------------------------------------------------
@@ -128,9 +135,44 @@ fn turns_missing_from_git_are_committed_one_per_turn_at_load() {
         [
             "turn 3: question 3",
             "turn 2: question 2",
-            "turn 1: question 1"
+            "turn 1: question 1",
+            "session init"
         ]
     );
+}
+
+#[test]
+fn a_new_session_starts_with_a_root_that_every_branch_shares() {
+    let root = tempfile::tempdir().unwrap();
+    let (dir, mut core) = new_session(root.path(), "s");
+    let repo = git::open_repo(&dir).unwrap();
+    let init = git::head_commit(&repo).unwrap().expect("a root commit");
+    assert_eq!(init.summary(), Some("session init"));
+    assert_eq!(init.parent_count(), 0);
+    let files: Vec<String> = init
+        .tree()
+        .unwrap()
+        .iter()
+        .filter_map(|e| e.name().map(str::to_owned))
+        .collect();
+    assert_eq!(files, [".gitignore", "meta.json"]);
+    assert!(core.history().unwrap().commits.is_empty(), "no turn yet");
+    turn(&mut core, 1);
+    // A retried answer to turn 1 forks from the root, visibly.
+    core.append(NewNode {
+        predecessor: Some("u1".into()),
+        ..node("a1b", Role::Assistant, "again")
+    })
+    .unwrap();
+    core.end_turn(EndTurn::default(), None).unwrap();
+    let retry = repo
+        .find_branch("retry-a1b", git2::BranchType::Local)
+        .unwrap();
+    let fork = retry.get().peel_to_commit().unwrap().parent_id(0).unwrap();
+    assert_eq!(fork, init.id(), "the retry starts at the shared root");
+    let history = core.history().unwrap();
+    assert_eq!(history.commits.len(), 2, "the root is no turn");
+    assert!(history.commits.iter().all(|c| c.turn == 1));
 }
 
 #[test]

@@ -104,7 +104,8 @@ impl SessionCore {
 
     /// A git bundle of every branch (see `git::write_bundle`).
     pub fn export_bundle(&self) -> Result<Vec<u8>, SessionError> {
-        if git::head_commit(&self.repo)?.is_none() {
+        let turns = git::all_commits(&self.repo)?;
+        if turns.iter().all(git::CommitRow::is_session_init) {
             return Err(SessionError::NoTurns);
         }
         Ok(git::write_bundle(&self.repo)?)
@@ -117,7 +118,8 @@ impl SessionCore {
         node_id: Option<&str>,
     ) -> Result<git2::Oid, SessionError> {
         // Every commit of every branch.
-        let log = git::all_commits(&self.repo)?;
+        let mut log = git::all_commits(&self.repo)?;
+        log.retain(|c| !c.is_session_init());
         if log.is_empty() {
             return Err(SessionError::NoTurns);
         }

@@ -202,6 +202,20 @@ impl SessionCore {
         }))
     }
 
+    /// The root commit of a new session, `session init`: its `.gitignore`
+    /// and first `meta.json`, so every branch forks visibly from a shared
+    /// history (a retry of turn 1 too).
+    pub(super) fn commit_session_init(&mut self) -> Result<(), SessionError> {
+        let message = format!(
+            "session init\n\n{}: {}\n",
+            git::trailers_keys::SESSION,
+            self.meta.id
+        );
+        let paths = vec![PathBuf::from(GITIGNORE), PathBuf::from(META)];
+        self.write_commit(paths, &message, self.meta.created_at as i64)?;
+        Ok(())
+    }
+
     /// Commit the files of one ended turn. Deterministic from the files and
     /// the record, so the repair after a crash makes the same commit.
     pub(super) fn commit_turn(&mut self, record: &TurnRecord) -> Result<String, SessionError> {
