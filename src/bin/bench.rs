@@ -14,6 +14,9 @@
 //!    the `openprogram` process with `index.json` and rebuilding it, and
 //!    `GET /api/sessions` latency.
 
+// a benchmark program: a failed setup step stops the run.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};

@@ -13,6 +13,9 @@
 //! turn's reply), and 64 sessions at once on the first (whether indexing
 //! keeps up: how long after the last turn its words are found).
 
+// a benchmark program: a failed setup step stops the run.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::path::Path;
 use std::time::{Duration, Instant};
 

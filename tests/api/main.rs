@@ -1,6 +1,9 @@
 //! Integration tests: a real `openprogram` server on loopback, driven over
 //! HTTP, with its repositories checked by the `git` CLI.
 
+// tests: a failed step is a failed test.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod bad_input;
 mod branches;
 mod conversation;

@@ -3,6 +3,9 @@
 //! Without Chromium the tests say so and are skipped (in CI, where
 //! `OPENPROGRAM_UI_REQUIRED=1`, they fail instead).
 
+// tests: a failed step is a failed test.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 #[path = "../api/helpers.rs"]
 #[allow(dead_code)]
 mod helpers;
