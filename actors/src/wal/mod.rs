@@ -67,7 +67,13 @@ pub enum Fault {
 }
 
 impl Fault {
+    /// The fault a test asked for in `OPENPROGRAM_WAL_FAULT`: only in a
+    /// build with the `faults` feature, which only the test suite enables
+    /// (a product build ignores the variable).
     fn from_env() -> Option<Fault> {
+        if !cfg!(feature = "faults") {
+            return None;
+        }
         match std::env::var("OPENPROGRAM_WAL_FAULT").ok()?.as_str() {
             "kill-before-ack" => Some(Fault::KillBeforeAck),
             "no-checkpoint" => Some(Fault::NoCheckpoint),
