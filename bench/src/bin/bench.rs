@@ -1,6 +1,7 @@
 //! Benchmarks (see the README's "Benchmarks" section).
 //!
-//!   cargo run --release --bin bench -- [--turns 5000] [--http-turns 200]
+//!   cargo build --release --workspace   (the server and this program)
+//!   ./target/release/bench [--turns 5000] [--http-turns 200]
 //!
 //! 1. Per-turn commit latency of the engine (fsync on) as a session grows,
 //!    measured around 10, 1,000 and 5,000 turns, side by side with the

@@ -55,12 +55,24 @@ impl Drop for ChildServer {
     }
 }
 
-/// Spawn `openprogram serve` on `state` and time it until it answers
-/// `/api/health`. Returns the server, its URL and the startup time.
-pub fn spawn_server(state: &Path) -> (ChildServer, String, Duration) {
+/// The server binary beside this one (`cargo build --release` makes it;
+/// the benchmark crate cannot).
+pub fn server_exe() -> std::path::PathBuf {
     let exe = std::env::current_exe()
         .expect("exe")
         .with_file_name("openprogram");
+    assert!(
+        exe.is_file(),
+        "{} is missing: run `cargo build --release` first",
+        exe.display()
+    );
+    exe
+}
+
+/// Spawn `openprogram serve` on `state` and time it until it answers
+/// `/api/health`. Returns the server, its URL and the startup time.
+pub fn spawn_server(state: &Path) -> (ChildServer, String, Duration) {
+    let exe = server_exe();
     let info = state.join("server.json");
     let _ = std::fs::remove_file(&info);
     let start = Instant::now();
@@ -146,7 +158,7 @@ pub struct FsyncCounts {
 }
 
 pub fn bench_fsyncs(dir: &Path, turns: usize) -> Option<FsyncCounts> {
-    let exe = std::env::current_exe().ok()?.with_file_name("openprogram");
+    let exe = server_exe();
     // (log, registry, search, other, other paths)
     type Counts = (u64, u64, u64, u64, std::collections::BTreeMap<String, u64>);
     let count = |n: usize, tag: &str| -> Option<Counts> {

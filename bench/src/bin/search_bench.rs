@@ -3,8 +3,9 @@
 //! index build, the index size against the indexed text, and query
 //! latencies, each against its target with PASS or FAIL.
 //!
-//!   cargo run --release --bin search_bench -- [--sessions 10000] [--turns 20]
-//!   cargo run --release --bin search_bench -- --quick      # 1,000 × 20, ~1 min
+//!   cargo build --release --workspace
+//!   ./target/release/search_bench [--sessions 10000] [--turns 20]
+//!   ./target/release/search_bench --quick      # 1,000 × 20, ~1 min
 //!   ... -- --index-only   # the index part alone (no servers)
 //!   SEARCH_BENCH_KEEP=<dir> ...   # make the sessions once, reuse them
 //!
