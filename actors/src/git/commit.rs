@@ -3,7 +3,7 @@ use std::path::{Path, PathBuf};
 use git2::build::TreeUpdateBuilder;
 use git2::{Commit, FileMode, Odb, Oid, Repository, Tree};
 
-use super::{pack_write, store_signature, GitError, IndexFile, RecentObjects};
+use super::{pack_write, store_signature, GitError, GitIndex, RecentObjects};
 use crate::wal::{self, Change};
 
 pub struct CommitOutcome {
@@ -25,7 +25,7 @@ pub struct PreparedCommit {
 /// commit, `finish_commit`.
 pub fn commit_paths(
     repo: &Repository,
-    index: &mut IndexFile,
+    index: &mut GitIndex,
     paths: &[&Path],
     message: &str,
     time: Option<i64>,
@@ -51,7 +51,7 @@ pub fn commit_paths(
 ///   small packs are merged geometrically later, off the commit (`repack`,
 ///   run by the session's actor when it is idle);
 /// - the index is updated entry by entry in memory and written from cached
-///   entry bytes (`IndexFile`), never re-read (`finish_commit`).
+///   entry bytes (`GitIndex`), never re-read (`finish_commit`).
 ///
 /// The branch ref is the last change, after the pack: applied in order, a
 /// crash leaves either the old or the new commit.
@@ -248,7 +248,7 @@ fn preload<'s>(
 /// applied: update and write the index.
 pub fn finish_commit(
     repo: &Repository,
-    index: &mut IndexFile,
+    index: &mut GitIndex,
     prepared: PreparedCommit,
 ) -> Result<(), GitError> {
     let workdir = repo

@@ -6,7 +6,7 @@ mod branches;
 mod bundle;
 mod commit;
 mod fork;
-mod index_file;
+mod git_index;
 mod init;
 mod locks;
 mod log;
@@ -28,7 +28,7 @@ pub use branches::{
 pub use bundle::{read_bundle, write_bundle, BundleError, ImportLimits};
 pub use commit::{commit_paths, finish_commit, prepare_commit, CommitOutcome, PreparedCommit};
 pub use fork::fork_repo;
-pub use index_file::IndexFile;
+pub use git_index::GitIndex;
 pub use init::{disable_reflogs, init_repo, init_session_repo, open_repo, remove_sample_hooks};
 pub use locks::remove_stale_locks;
 pub use log::{log, short_sha, CommitInfo};

@@ -153,7 +153,7 @@ mod tests {
         crate::git::enable_fsync();
         let dir = tempfile::tempdir().unwrap();
         let repo = crate::git::init_repo(dir.path()).unwrap();
-        let mut index = crate::git::IndexFile::load(&repo).unwrap();
+        let mut index = crate::git::GitIndex::load(&repo).unwrap();
         let mut commit = |i: usize| {
             // One file growing a line a commit: deltas once merged.
             let text: String = (0..=i).map(|n| format!("line {n} of the file\n")).collect();
@@ -211,7 +211,7 @@ mod tests {
     fn packs_sharing_an_object_are_left_to_the_packbuilder() {
         let dir = tempfile::tempdir().unwrap();
         let repo = crate::git::init_repo(dir.path()).unwrap();
-        let mut index = crate::git::IndexFile::load(&repo).unwrap();
+        let mut index = crate::git::GitIndex::load(&repo).unwrap();
         fs::write(dir.path().join("a.txt"), "a").unwrap();
         crate::git::commit_paths(&repo, &mut index, &[Path::new("a.txt")], "a", None).unwrap();
         let pack_dir = dir.path().join(".git/objects/pack");

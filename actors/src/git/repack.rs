@@ -381,7 +381,7 @@ mod tests {
     fn a_commit_never_merges_packs_itself() {
         let dir = tempfile::tempdir().unwrap();
         let repo = crate::git::init_repo(dir.path()).unwrap();
-        let mut index = crate::git::IndexFile::load(&repo).unwrap();
+        let mut index = crate::git::GitIndex::load(&repo).unwrap();
         for i in 0..3 * MAX_PACKS {
             let name = format!("f{i}.txt");
             fs::write(dir.path().join(&name), format!("content {i}")).unwrap();
@@ -401,7 +401,7 @@ mod tests {
     fn an_idle_session_merges_all_its_packs_once_the_newer_ones_have_grown() {
         let dir = tempfile::tempdir().unwrap();
         let repo = crate::git::init_repo(dir.path()).unwrap();
-        let mut index = crate::git::IndexFile::load(&repo).unwrap();
+        let mut index = crate::git::GitIndex::load(&repo).unwrap();
         let mut commit = |names: Vec<String>| {
             for name in &names {
                 fs::write(dir.path().join(name), format!("content of {name}")).unwrap();
@@ -449,7 +449,7 @@ mod tests {
     fn three_turn_packs() -> (tempfile::TempDir, Repository, Vec<PathBuf>) {
         let dir = tempfile::tempdir().unwrap();
         let repo = crate::git::init_repo(dir.path()).unwrap();
-        let mut index = crate::git::IndexFile::load(&repo).unwrap();
+        let mut index = crate::git::GitIndex::load(&repo).unwrap();
         for i in 0..3 {
             let name = format!("f{i}.txt");
             fs::write(dir.path().join(&name), format!("content {i}")).unwrap();
@@ -514,7 +514,7 @@ mod tests {
         crate::git::enable_fsync();
         let dir = tempfile::tempdir().unwrap();
         let repo = crate::git::init_repo(dir.path()).unwrap();
-        let mut index = crate::git::IndexFile::load(&repo).unwrap();
+        let mut index = crate::git::GitIndex::load(&repo).unwrap();
         for i in 0..60 {
             let name = format!("f{i}.txt");
             fs::write(dir.path().join(&name), format!("content {i}")).unwrap();

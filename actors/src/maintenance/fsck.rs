@@ -13,7 +13,7 @@ use git2::{ObjectType, Oid, Repository};
 use crate::locations::Locations;
 use crate::meta::SessionMeta;
 use crate::registry::startup::{self, project_folder_missing};
-use crate::registry::writer::IndexFile;
+use crate::registry::writer::SessionListFile;
 use crate::{fsio, git};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -289,7 +289,7 @@ pub fn repair(state_dir: &Path, report: &mut Report) -> std::io::Result<()> {
     rows.sort_by_key(crate::registry::SessionRow::order_key);
     fsio::atomic_write_json(
         &sessions_dir.join(startup::INDEX),
-        &IndexFile {
+        &SessionListFile {
             version: 1,
             written_at: crate::meta::now(),
             seq: loaded.seq,

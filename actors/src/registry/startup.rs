@@ -10,7 +10,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use super::row::SessionRow;
-use super::writer::IndexFile;
+use super::writer::SessionListFile;
 use crate::fsio;
 use crate::locations::Locations;
 use crate::meta::{now, SessionMeta, Status};
@@ -188,7 +188,7 @@ pub struct Listing {
 /// entries after it, in order. A journal without a readable snapshot is
 /// not used (the list is rebuilt from the sessions then).
 pub fn listing(sessions_dir: &Path) -> Listing {
-    let index = fsio::read_json::<IndexFile>(&sessions_dir.join(INDEX));
+    let index = fsio::read_json::<SessionListFile>(&sessions_dir.join(INDEX));
     let entries = super::journal::read(&sessions_dir.join(super::journal::JOURNAL));
     let journaled = !entries.is_empty();
     let mut seq = index.as_ref().map_or(0, |i| i.seq);
@@ -405,7 +405,7 @@ pub fn open(sessions_dir: &Path, locations: &Locations, policy: &Policy) -> io::
         sessions.sort_by_key(SessionRow::order_key);
         let written = fsio::atomic_write_json(
             &index_path,
-            &IndexFile {
+            &SessionListFile {
                 version: 1,
                 written_at: now,
                 seq,

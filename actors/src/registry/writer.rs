@@ -18,7 +18,7 @@ use crate::fsio;
 
 /// The on-disk shape of `index.json`.
 #[derive(Debug, Serialize, Deserialize)]
-pub struct IndexFile {
+pub struct SessionListFile {
     pub version: u32,
     /// When this snapshot was taken (seconds since the epoch).
     pub written_at: f64,
@@ -79,7 +79,7 @@ impl Writer {
 }
 
 #[derive(Serialize)]
-struct IndexFileRef<'a> {
+struct SessionListRef<'a> {
     version: u32,
     written_at: f64,
     seq: u64,
@@ -144,7 +144,7 @@ fn run(path: PathBuf, mut journal: std::fs::File, rx: Receiver<Job>, writes: Arc
                         }
                     }
                 }
-                let file = IndexFileRef {
+                let file = SessionListRef {
                     version: 1,
                     written_at: taken_at,
                     seq,

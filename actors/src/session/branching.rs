@@ -308,7 +308,7 @@ impl SessionCore {
     fn rebuild_index(&mut self) -> Result<(), SessionError> {
         let head = git::head_commit(&self.repo)?;
         let tree = head.as_ref().map(|c| c.tree()).transpose()?;
-        let mut index = git::IndexFile::from_tree(&self.repo, tree.as_ref(), &[Path::new(META)])?;
+        let mut index = git::GitIndex::from_tree(&self.repo, tree.as_ref(), &[Path::new(META)])?;
         index.write()?;
         self.index = index;
         Ok(())

@@ -30,7 +30,7 @@ pub struct SessionCore {
     pub(super) dir: PathBuf,
     pub(super) repo: Repository,
     /// The repository's index, kept in memory and updated per commit.
-    pub(super) index: git::IndexFile,
+    pub(super) index: git::GitIndex,
     pub(super) meta: SessionMeta,
     /// All nodes of every branch, in sequence order.
     pub(super) nodes: Vec<Node>,

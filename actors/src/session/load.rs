@@ -38,7 +38,7 @@ impl SessionCore {
             fsio::build_dir_atomically(parent, "create", |tmp| -> Result<_, SessionError> {
                 fsio::create_private_dir_all(tmp)?;
                 let repo = git::init_session_repo(tmp)?;
-                let index = git::IndexFile::load(&repo)?;
+                let index = git::GitIndex::load(&repo)?;
                 for sub in [layout::HISTORY, layout::CONTEXT_COMMITS, layout::WORKDIR] {
                     fsio::create_private_dir_all(&tmp.join(sub))?;
                 }
@@ -113,7 +113,7 @@ impl SessionCore {
         // A `git checkout <commit>` run in the folder: back on the branch,
         // and the work tree re-synced below.
         let reattached = super::outside::reattach(&repo, dir, &meta)?;
-        let (index, index_repaired) = git::IndexFile::load_checked(&repo)?;
+        let (index, index_repaired) = git::GitIndex::load_checked(&repo)?;
         let index_repaired = index_repaired || reattached;
         let mut nodes = read_history(&dir.join(layout::HISTORY))?;
         // The work tree holds the current branch (all of it unless a switch

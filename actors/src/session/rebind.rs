@@ -44,7 +44,7 @@ impl SessionCore {
             }])?;
             self.dir = dir.to_path_buf();
             self.repo = git::open_repo(&self.dir)?;
-            self.index = git::IndexFile::load(&self.repo)?;
+            self.index = git::GitIndex::load(&self.repo)?;
         }
         self.meta.project_id = project_id.to_string();
         self.write_meta()?;

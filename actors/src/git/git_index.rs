@@ -33,7 +33,7 @@ use super::{head_commit, GitError};
 
 const FILE_MODE: u32 = 0o100644;
 
-pub struct IndexFile {
+pub struct GitIndex {
     path: PathBuf,
     /// The serialized entries back to back, in git's order (byte order of
     /// paths): a write streams one buffer instead of visiting thousands of
@@ -88,17 +88,17 @@ struct Slot {
     len: usize,
 }
 
-impl IndexFile {
+impl GitIndex {
     /// Load the index of `repo`, first making it match HEAD if a crash left
     /// it behind (stat data of unchanged entries is kept).
-    pub fn load(repo: &Repository) -> Result<IndexFile, GitError> {
-        Ok(IndexFile::load_checked(repo)?.0)
+    pub fn load(repo: &Repository) -> Result<GitIndex, GitError> {
+        Ok(GitIndex::load_checked(repo)?.0)
     }
 
     /// `load`, also telling whether the index had to be repaired (then the
     /// work tree may be behind HEAD too: a commit or a branch switch was
     /// cut short).
-    pub fn load_checked(repo: &Repository) -> Result<(IndexFile, bool), GitError> {
+    pub fn load_checked(repo: &Repository) -> Result<(GitIndex, bool), GitError> {
         let mut repaired = false;
         let mut index = match repo.index() {
             Ok(index) => index,
@@ -140,7 +140,7 @@ impl IndexFile {
             );
         }
         Ok((
-            IndexFile::from_entries(repo.path().join("index"), entries),
+            GitIndex::from_entries(repo.path().join("index"), entries),
             repaired,
         ))
     }
@@ -153,7 +153,7 @@ impl IndexFile {
         repo: &Repository,
         tree: Option<&git2::Tree<'_>>,
         unstat: &[&Path],
-    ) -> Result<IndexFile, GitError> {
+    ) -> Result<GitIndex, GitError> {
         let workdir = repo
             .workdir()
             .ok_or_else(|| git2::Error::from_str("bare repository"))?
@@ -177,11 +177,11 @@ impl IndexFile {
                 git2::TreeWalkResult::Ok
             })?;
         }
-        Ok(IndexFile::from_entries(repo.path().join("index"), entries))
+        Ok(GitIndex::from_entries(repo.path().join("index"), entries))
     }
 
-    fn from_entries(path: PathBuf, entries: BTreeMap<Vec<u8>, Fixed>) -> IndexFile {
-        let mut index = IndexFile {
+    fn from_entries(path: PathBuf, entries: BTreeMap<Vec<u8>, Fixed>) -> GitIndex {
+        let mut index = GitIndex {
             path,
             data: Vec::with_capacity(entries.len() * 112 + (1 << 16)),
             slots: Vec::with_capacity(entries.len()),
@@ -517,7 +517,7 @@ mod tests {
     fn edits_in_place_give_the_same_bytes_as_encoding_from_scratch() {
         let dir = tempfile::tempdir().unwrap();
         let meta = fs::metadata(dir.path()).unwrap();
-        let mut idx = IndexFile::from_entries(dir.path().join("index"), BTreeMap::new());
+        let mut idx = GitIndex::from_entries(dir.path().join("index"), BTreeMap::new());
         let mut want: BTreeMap<Vec<u8>, Fixed> = BTreeMap::new();
         let mut seed = 42u64;
         for step in 0..3000u32 {
@@ -541,7 +541,7 @@ mod tests {
                 want.insert(path.into_bytes(), fixed);
             }
         }
-        let fresh = IndexFile::from_entries(dir.path().join("index"), want);
+        let fresh = GitIndex::from_entries(dir.path().join("index"), want);
         assert_eq!(idx.len(), fresh.len());
         assert!(
             idx.data == fresh.data,
@@ -553,7 +553,7 @@ mod tests {
     }
 
     /// What `write` must leave on disk: header, entries, zero trailer.
-    fn whole_file(idx: &IndexFile) -> Vec<u8> {
+    fn whole_file(idx: &GitIndex) -> Vec<u8> {
         [&idx.header()[..], &idx.data, &[0u8; TRAILER]].concat()
     }
 
@@ -563,7 +563,7 @@ mod tests {
         let meta = fs::metadata(dir.path()).unwrap();
         let other = fs::metadata(dir.path().parent().unwrap()).unwrap();
         let path = dir.path().join("index");
-        let mut idx = IndexFile::from_entries(path.clone(), BTreeMap::new());
+        let mut idx = GitIndex::from_entries(path.clone(), BTreeMap::new());
         let mut seed = 7u64;
         let mut partial = 0;
         for step in 0..600u32 {
@@ -601,10 +601,10 @@ mod tests {
     /// A repository with `names` (each file holding its own name)
     /// committed, and the index written entry by entry: each write after
     /// the first writes only its changes.
-    fn committed(names: &[&str]) -> (tempfile::TempDir, Repository, IndexFile) {
+    fn committed(names: &[&str]) -> (tempfile::TempDir, Repository, GitIndex) {
         let dir = tempfile::tempdir().unwrap();
         let repo = crate::git::init_repo(dir.path()).unwrap();
-        let mut idx = IndexFile::load(&repo).unwrap();
+        let mut idx = GitIndex::load(&repo).unwrap();
         let mut builder = repo.treebuilder(None).unwrap();
         for name in names {
             let p = dir.path().join(name);
@@ -629,7 +629,7 @@ mod tests {
         let (dir, _repo, _idx) = committed(&["a.json", "b.json", "c.json"]);
         // libgit2 reads it back as it is, then git does.
         let reopened = crate::git::open_repo(dir.path()).unwrap();
-        let (again, repaired) = IndexFile::load_checked(&reopened).unwrap();
+        let (again, repaired) = GitIndex::load_checked(&reopened).unwrap();
         assert!(!repaired);
         assert_eq!(again.len(), 3);
         let git = |args: &[&str]| crate::git::run_git(dir.path(), args);
@@ -668,7 +668,7 @@ mod tests {
             "H a.json\nH b.json\nS meta.json\nH z.json\n"
         );
         let reopened = crate::git::open_repo(dir.path()).unwrap();
-        let (again, _) = IndexFile::load_checked(&reopened).unwrap();
+        let (again, _) = GitIndex::load_checked(&reopened).unwrap();
         assert_eq!(
             again.len(),
             3,
@@ -711,10 +711,10 @@ mod tests {
         // A crash between the ref update and the index write.
         index.clear().unwrap();
         index.write().unwrap();
-        let (idx, repaired) = IndexFile::load_checked(&repo).unwrap();
+        let (idx, repaired) = GitIndex::load_checked(&repo).unwrap();
         assert!(repaired);
         assert_eq!(idx.len(), 1);
-        let (_, again) = IndexFile::load_checked(&repo).unwrap();
+        let (_, again) = GitIndex::load_checked(&repo).unwrap();
         assert!(!again, "repaired once, then in step");
     }
 
@@ -738,7 +738,7 @@ mod tests {
         // A crash in the middle of the in-place write.
         fs::write(&path, &whole[..whole.len() / 2]).unwrap();
         let fresh = crate::git::open_repo(dir.path()).unwrap();
-        let (mut idx, repaired) = IndexFile::load_checked(&fresh).unwrap();
+        let (mut idx, repaired) = GitIndex::load_checked(&fresh).unwrap();
         assert!(repaired);
         assert_eq!(idx.len(), 2);
         // Written again in place, shorter than what was there: git reads it.
@@ -754,8 +754,8 @@ mod tests {
     fn inserts_overwrites_and_removals_anywhere_keep_a_valid_index() {
         let dir = tempfile::tempdir().unwrap();
         let repo = crate::git::init_repo(dir.path()).unwrap();
-        let mut idx = IndexFile::load(&repo).unwrap();
-        let put = |idx: &mut IndexFile, name: &str, body: &str| {
+        let mut idx = GitIndex::load(&repo).unwrap();
+        let put = |idx: &mut GitIndex, name: &str, body: &str| {
             let p = dir.path().join(name);
             fs::create_dir_all(p.parent().unwrap()).unwrap();
             fs::write(&p, body).unwrap();
@@ -794,7 +794,7 @@ mod tests {
     fn written_index_reads_back_through_libgit2() {
         let dir = tempfile::tempdir().unwrap();
         let repo = crate::git::init_repo(dir.path()).unwrap();
-        let mut idx = IndexFile::load(&repo).unwrap();
+        let mut idx = GitIndex::load(&repo).unwrap();
         for name in ["b.txt", "a/long/path/name.json", "c"] {
             let p = dir.path().join(name);
             fs::create_dir_all(p.parent().unwrap()).unwrap();
