@@ -159,3 +159,24 @@ pub struct Unbound {
 pub struct Reindexing {
     pub sessions: usize,
 }
+
+/// The request of `POST /api/sessions/{id}/turns`: the end-of-turn fields;
+/// with `nodes`, a whole turn in one request (and `session`, the session's
+/// fields when this turn creates it).
+#[derive(serde::Deserialize, ToSchema)]
+pub struct TurnRequest {
+    pub nodes: Option<Vec<NewNode>>,
+    pub session: Option<CreateSpec>,
+    #[serde(flatten)]
+    pub end: openprogram_actors::session::EndTurn,
+}
+
+/// The answer of `POST /api/sessions/{id}/turns`: the end of the turn; for a
+/// whole turn also the session and the nodes as stored.
+#[derive(Serialize, ToSchema)]
+pub struct TurnAnswer {
+    pub session_id: Option<String>,
+    pub nodes: Option<Vec<Node>>,
+    #[serde(flatten)]
+    pub outcome: openprogram_actors::session::TurnOutcome,
+}

@@ -1,27 +1,99 @@
 use actix_web::{web, HttpRequest, HttpResponse};
-use openprogram_actors::session::EndTurn;
+use openprogram_actors::session::{CreateSpec, EndTurn, NewNode};
+use serde::Deserialize;
+use serde_json::Value;
 
 use crate::error::ApiError;
 use crate::startup::AppState;
 
+/// The body of `POST /turns`: the end-of-turn fields, and for a whole turn
+/// in one request its `nodes` (and the session's fields when it creates
+/// the session).
+pub struct TurnBody {
+    nodes: Option<Vec<NewNode>>,
+    session: Option<CreateSpec>,
+    end: EndTurn,
+}
+
+impl<'de> Deserialize<'de> for TurnBody {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::Error;
+        let mut fields = serde_json::Map::<String, Value>::deserialize(d)?;
+        let nodes = match fields.remove("nodes") {
+            None | Some(Value::Null) => None,
+            Some(v) => Some(
+                Vec::<NewNode>::deserialize(v)
+                    .map_err(|e| D::Error::custom(format!("nodes: {e}")))?,
+            ),
+        };
+        let session = match fields.remove("session") {
+            None | Some(Value::Null) => None,
+            Some(v) => Some(
+                CreateSpec::deserialize(v)
+                    .map_err(|e| D::Error::custom(format!("session: {e}")))?,
+            ),
+        };
+        if session.is_some() && nodes.is_none() {
+            return Err(D::Error::custom(
+                "session: only a whole turn (with nodes) creates a session",
+            ));
+        }
+        let end = EndTurn::deserialize(Value::Object(fields)).map_err(D::Error::custom)?;
+        Ok(TurnBody {
+            nodes,
+            session,
+            end,
+        })
+    }
+}
+
 /// `POST /api/sessions/{id}/turns`: end the open turn with one git commit
 /// (201). Repeating it for the turn just ended, named by `{"turn": N}` or
 /// by the same `Idempotency-Key` header, answers 200 with the same commit.
-#[utoipa::path(post, path = "/api/sessions/{id}/turns", tag = "messages", summary = "End the open turn: one commit", params(("id" = String, Path, description = "session id")), request_body(content = openprogram_actors::session::EndTurn, description = "outcome, background, duration_s, tokens, tool_calls, context, context_id, turn"), responses((status = 201, description = "the turn ended: {turn, commit, short_sha, status, project_commit?, project_commit_skipped?}", body = openprogram_actors::session::TurnOutcome), (status = 200, description = "the same end of turn again (its idempotency key)", body = openprogram_actors::session::TurnOutcome), (status = 400, description = "invalid_id, invalid_body", body = crate::openapi::ErrorBody), (status = 404, description = "unknown_session", body = crate::openapi::ErrorBody), (status = 409, description = "no_open_turn, wrong_turn, project_path_missing", body = crate::openapi::ErrorBody), (status = 503, description = "commit_pending, unavailable", body = crate::openapi::ErrorBody), (status = 500, description = "storage_error", body = crate::openapi::ErrorBody)))]
+/// With `nodes`, a whole turn in one request: the nodes are checked
+/// together (a bad one rejects the turn, nothing written), appended in
+/// order and the turn ended (`{session_id, nodes, turn, commit, …}`).
+#[utoipa::path(post, path = "/api/sessions/{id}/turns", tag = "messages", summary = "End the open turn (or write a whole turn): one commit", params(("id" = String, Path, description = "session id")), request_body(content = crate::schemas::TurnRequest, description = "outcome, background, duration_s, tokens, tool_calls, context, context_id, turn; nodes (and session) for a whole turn"), responses((status = 201, description = "the turn ended: {turn, commit, short_sha, status, project_commit?, project_commit_skipped?}", body = crate::schemas::TurnAnswer), (status = 200, description = "the same end of turn again (its idempotency key)", body = crate::schemas::TurnAnswer), (status = 400, description = "invalid_id, invalid_body, invalid_input, missing_name, missing_caller, invalid_caller, unknown_predecessor", body = crate::openapi::ErrorBody), (status = 404, description = "unknown_session", body = crate::openapi::ErrorBody), (status = 409, description = "no_open_turn, wrong_turn, run_active, project_path_missing", body = crate::openapi::ErrorBody), (status = 503, description = "commit_pending, unavailable", body = crate::openapi::ErrorBody), (status = 500, description = "storage_error", body = crate::openapi::ErrorBody)))]
 #[tracing::instrument(name = "end_turn", skip(state, body, req))]
 pub async fn end_turn(
     state: web::Data<AppState>,
     id: web::Path<String>,
     req: HttpRequest,
-    body: web::Json<EndTurn>,
+    body: web::Json<TurnBody>,
 ) -> Result<HttpResponse, ApiError> {
-    let mut end = body.into_inner();
+    let TurnBody {
+        nodes,
+        session,
+        mut end,
+    } = body.into_inner();
     end.idempotency_key = req
         .headers()
         .get("idempotency-key")
         .and_then(|v| v.to_str().ok())
         .map(|v| v.trim().to_string())
         .filter(|v| !v.is_empty());
+    if let Some(nodes) = nodes {
+        if session
+            .as_ref()
+            .is_some_and(|s| s.id.as_deref().is_some_and(|sid| sid != id.as_str()))
+        {
+            return Err(ApiError::bad_request(
+                "invalid_body",
+                "session.id differs from the id in the path",
+            ));
+        }
+        let create = session.unwrap_or_default().into_meta(id.to_string());
+        let turn = state.engine.whole_turn(&id, nodes, create, end).await?;
+        let body = super::ForSession {
+            session_id: id.as_str(),
+            data: &turn,
+        };
+        return Ok(if turn.outcome.repeated {
+            HttpResponse::Ok().json(body)
+        } else {
+            HttpResponse::Created().json(body)
+        });
+    }
     let outcome = state.engine.end_turn(&id, end).await?;
     Ok(if outcome.repeated {
         HttpResponse::Ok().json(outcome)

@@ -26,4 +26,5 @@ mod search;
 mod security;
 mod titles;
 mod wal;
+mod whole_turn;
 mod ws;

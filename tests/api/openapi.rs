@@ -129,6 +129,14 @@ fn every_answer_matches_the_openapi_document() {
     let (st, v) = s.post("/api/sessions/oa/turns", json!({}));
     c.check("/api/sessions/{id}/turns", "post", st, &v);
     let (st, v) = s.post(
+        "/api/sessions/whole/turns",
+        json!({"nodes": [{"role": "user", "content": "q"}, {"id": "wa", "role": "assistant", "content": "a"},
+                         {"role": "tool", "name": "ls", "caller": "wa", "output": "x"}],
+               "session": {"title": "Whole"}}),
+    );
+    assert_eq!(st, 201, "{v}");
+    c.check("/api/sessions/{id}/turns", "post", st, &v);
+    let (st, v) = s.post(
         "/api/sessions/oa/messages",
         json!({"id": "a1b", "role": "assistant", "predecessor": "u1", "content": "a retry"}),
     );

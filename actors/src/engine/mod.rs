@@ -11,10 +11,12 @@ mod projects;
 mod search;
 mod sessions;
 mod transfer;
+mod turns;
 mod verify;
 
 pub use projects::Relocation;
 pub use search::{SearchQuery, SearchResult, SessionHits};
+pub use turns::WholeTurn;
 
 use std::path::PathBuf;
 use std::time::Duration;

@@ -122,6 +122,9 @@ impl CreateSpec {
             meta.agent_id = v;
         }
         if let Some(v) = self.title {
+            // A name the creator gave is kept, as a rename is: the titler
+            // only replaces a placeholder.
+            meta.user_titled = !matches!(v.trim(), "" | "New conversation" | "Untitled");
             meta.title = v;
         }
         if let Some(v) = self.source {

@@ -1,0 +1,171 @@
+//! A whole turn in one call: the turn's nodes (system notes, the user
+//! message, the replies, the tool and code nodes with their callers) and
+//! its end, for a client that has the turn in hand when it persists it.
+//! The nodes are checked together before anything is written, so a bad node
+//! rejects the whole turn; then they are appended in order and the turn is
+//! ended with one commit, with the same checks, answers and errors as the
+//! separate calls. A retry with the same node ids (and the same
+//! `Idempotency-Key`) answers the turn already made.
+
+use std::collections::HashSet;
+
+use serde::Serialize;
+
+use crate::error::EngineError;
+use crate::ids;
+use crate::meta::{SessionMeta, Status};
+use crate::node::{Node, Role};
+use crate::session::{EndTurn, NewNode, SessionError, TurnOutcome, ROOT_CALLER};
+
+use super::Engine;
+
+/// What a whole turn wrote: its nodes as stored and the end of the turn.
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct WholeTurn {
+    pub nodes: Vec<Node>,
+    #[serde(flatten)]
+    pub outcome: TurnOutcome,
+}
+
+fn invalid(message: impl Into<String>) -> EngineError {
+    SessionError::Invalid(message.into()).into()
+}
+
+/// Check the nodes of one turn together, and give an id to each node that
+/// has none. Returns the index of the user message.
+pub fn check(nodes: &mut [NewNode]) -> Result<usize, EngineError> {
+    let user = nodes
+        .iter()
+        .position(|n| n.role != Role::System)
+        .filter(|&i| nodes[i].role == Role::User)
+        .ok_or_else(|| {
+            invalid("a turn is its user message (after any system notes), then its replies")
+        })?;
+    let mut seen = HashSet::new();
+    let mut replies: HashSet<String> = HashSet::new();
+    for (i, n) in nodes.iter_mut().enumerate() {
+        let id = n.id.get_or_insert_with(ids::new_id).clone();
+        ids::validate("node id", &id)?;
+        if !seen.insert(id.clone()) {
+            return Err(invalid(format!("node id '{id}' is given twice")));
+        }
+        if i > user && n.role == Role::User {
+            return Err(invalid(
+                "one user message per turn: a second one opens the next turn",
+            ));
+        }
+        if i != user && n.predecessor.is_some() {
+            return Err(invalid(
+                "only the user message may name a predecessor; the replies follow it",
+            ));
+        }
+        if n.role.needs_name() && n.name.as_deref().is_none_or(str::is_empty) {
+            return Err(SessionError::MissingName(n.role.as_str()).into());
+        }
+        match (n.role, n.caller.as_deref()) {
+            (Role::Tool, None) => return Err(SessionError::MissingCaller.into()),
+            (Role::Tool | Role::Code, Some(c)) if c != ROOT_CALLER && !replies.contains(c) => {
+                return Err(SessionError::InvalidCaller(c.to_string()).into());
+            }
+            (Role::User | Role::Assistant | Role::System, Some(c)) if c != ROOT_CALLER => {
+                return Err(invalid(format!(
+                    "a {} node of a whole turn has no caller (got '{c}')",
+                    n.role.as_str()
+                )));
+            }
+            _ => {}
+        }
+        if n.role == Role::Assistant {
+            replies.insert(id);
+        }
+    }
+    Ok(user)
+}
+
+impl Engine {
+    /// Append a whole turn and end it (see the module's description).
+    /// `create` makes the session when it does not exist yet.
+    pub async fn whole_turn(
+        &self,
+        id: &str,
+        mut nodes: Vec<NewNode>,
+        create: SessionMeta,
+        end: EndTurn,
+    ) -> Result<WholeTurn, EngineError> {
+        self.writable()?;
+        ids::validate("session id", id)?;
+        crate::meta::check_title(&create.title).map_err(SessionError::Invalid)?;
+        let user = check(&mut nodes)?;
+        let user_id = nodes[user].id.clone().unwrap_or_default();
+        match self.meta(id).await {
+            Ok(meta) => {
+                // Another turn is running: refused before anything is
+                // written. This turn's own, left open (a retry): go on.
+                let ours =
+                    meta.open_turn.as_ref().map(|t| t.user_node.as_str()) == Some(user_id.as_str());
+                if meta.status == Status::Running && !ours {
+                    return Err(SessionError::RunActive.into());
+                }
+                if let Some(p) = &nodes[user].predecessor {
+                    if !self.nodes(id).await?.iter().any(|n| &n.id == p) {
+                        return Err(SessionError::UnknownPredecessor(p.clone()).into());
+                    }
+                }
+            }
+            Err(e) if e.is_unknown_session() => {
+                if let Some(p) = &nodes[user].predecessor {
+                    return Err(SessionError::UnknownPredecessor(p.clone()).into());
+                }
+            }
+            Err(e) => return Err(e),
+        }
+        let mut written = Vec::with_capacity(nodes.len());
+        for n in nodes {
+            let make = matches!(n.role, Role::User | Role::System).then(|| create.clone());
+            written.push(self.append(id, n, make).await?.node);
+        }
+        let outcome = self.end_turn(id, end).await?;
+        Ok(WholeTurn {
+            nodes: written,
+            outcome,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn n(v: serde_json::Value) -> NewNode {
+        serde_json::from_value(v).unwrap()
+    }
+
+    #[test]
+    fn a_turn_is_checked_whole_before_anything_is_written() {
+        let mut ok = vec![
+            n(json!({"role": "system", "content": "be brief"})),
+            n(json!({"role": "user", "content": "q"})),
+            n(json!({"id": "a", "role": "assistant", "content": "r"})),
+            n(json!({"role": "tool", "name": "grep", "caller": "a", "content": {}})),
+        ];
+        assert_eq!(check(&mut ok).unwrap(), 1);
+        assert!(ok.iter().all(|x| x.id.is_some()), "every node gets an id");
+        let bad = [
+            json!([{"role": "assistant", "content": "no user"}]),
+            json!([{"role": "user"}, {"role": "user"}]),
+            json!([{"id": "x", "role": "user"}, {"id": "x", "role": "assistant"}]),
+            json!([{"role": "user"}, {"role": "tool", "name": "t", "caller": "nope"}]),
+            json!([{"role": "user"}, {"role": "tool", "name": "t"}]),
+            json!([{"role": "user"}, {"id": "a", "role": "assistant"}, {"role": "tool", "caller": "a"}]),
+            json!([{"role": "user"}, {"role": "assistant", "predecessor": "zz"}]),
+            json!([{"id": "bad/id", "role": "user"}]),
+            json!([]),
+        ];
+        for b in bad {
+            let mut nodes: Vec<NewNode> = serde_json::from_value(b.clone()).unwrap();
+            assert!(check(&mut nodes).is_err(), "{b} must be refused");
+        }
+    }
+}
