@@ -10,9 +10,9 @@ use crate::startup::AppState;
 /// in one request its `nodes` (and the session's fields when it creates
 /// the session).
 pub struct TurnBody {
-    nodes: Option<Vec<NewNode>>,
-    session: Option<CreateSpec>,
-    end: EndTurn,
+    pub nodes: Option<Vec<NewNode>>,
+    pub session: Option<CreateSpec>,
+    pub end: EndTurn,
 }
 
 impl<'de> Deserialize<'de> for TurnBody {

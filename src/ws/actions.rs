@@ -140,6 +140,7 @@ async fn dispatch(c: &Call<'_>, v: Value) -> Result<Frames, Value> {
             "projects are not removed from the web client; a project's folder, repository and sessions stay (DELETE /api/projects/{id} unregisters it)",
         )),
         "chat" => chat(c, v).await,
+        "write_turn" => write_turn(c, v).await,
         "search_sessions" => search(c, v).await,
         other => Err(c.error("unknown_action", &format!("unknown action '{other}'"))),
     }
@@ -160,6 +161,44 @@ async fn search(c: &Call<'_>, v: Value) -> Result<Frames, Value> {
         obj.insert("q".into(), q.into());
     }
     Ok(vec![frame("search_results", data)])
+}
+
+/// `write_turn {session_id, nodes, session?, <end-of-turn fields>,
+/// idempotency_key?}` → `turn_written {session_id, nodes, turn, commit, …}`:
+/// a whole turn in one frame, as `POST /api/sessions/{id}/turns` with
+/// `nodes`. Failures are `action_error` with the HTTP codes.
+async fn write_turn(c: &Call<'_>, mut v: Value) -> Result<Frames, Value> {
+    let Some(obj) = v.as_object_mut() else {
+        return Err(c.error("invalid_fields", "expected an object"));
+    };
+    let sid = match obj.remove("session_id") {
+        Some(Value::String(s)) if !s.is_empty() => s,
+        _ => return Err(c.error("invalid_fields", "session_id is required")),
+    };
+    let key = match obj.remove("idempotency_key") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(k)) => Some(k),
+        Some(_) => return Err(c.error("invalid_fields", "idempotency_key: expected a string")),
+    };
+    let body: crate::routes::turns::TurnBody = c.parse(v)?;
+    let Some(nodes) = body.nodes else {
+        return Err(c.error("invalid_fields", "nodes is required"));
+    };
+    let mut end = body.end;
+    end.idempotency_key = key.filter(|k| !k.trim().is_empty());
+    let create = body.session.unwrap_or_default().into_meta(sid.clone());
+    let turn = c
+        .engine()
+        .whole_turn(&sid, nodes, create, end)
+        .await
+        .map_err(|e| c.fail(e))?;
+    Ok(vec![frame(
+        "turn_written",
+        crate::routes::ForSession {
+            session_id: &sid,
+            data: &turn,
+        },
+    )])
 }
 
 #[derive(Deserialize)]

@@ -150,3 +150,35 @@ fn a_running_turn_refuses_a_whole_turn() {
         "nothing appended"
     );
 }
+
+#[test]
+fn a_whole_turn_over_the_websocket() {
+    let s = TestServer::start();
+    let mut c = crate::ws::WsClient::connect(&s);
+    let mut frame = whole("w1");
+    frame["action"] = json!("write_turn");
+    frame["session_id"] = json!("wsx");
+    frame["idempotency_key"] = json!("k-1");
+    frame["request_id"] = json!(7);
+    c.send(frame.clone());
+    let r = c.expect("turn_written", |_| true);
+    assert_eq!(
+        (r["data"]["turn"].as_u64(), r["request_id"].as_u64()),
+        (Some(1), Some(7)),
+        "{r}"
+    );
+    assert_eq!(r["data"]["nodes"].as_array().unwrap().len(), 4);
+    let commit = r["data"]["commit"].clone();
+    // The same frame again: the same turn, nothing written twice.
+    c.send(frame);
+    let again = c.expect("turn_written", |_| true);
+    assert_eq!(again["data"]["commit"], commit);
+    assert_eq!(again["data"]["repeated"], true, "{again}");
+    // A bad node: an action_error with the HTTP code, nothing written.
+    c.send(json!({"action": "write_turn", "session_id": "wsx",
+                  "nodes": [{"role": "user", "content": "q"}, {"role": "tool", "name": "t", "caller": "zz"}]}));
+    let e = c.expect("action_error", |_| true);
+    assert_eq!(e["data"]["code"], "invalid_caller", "{e}");
+    let (_, nodes) = s.get("/api/sessions/wsx/nodes");
+    assert_eq!(nodes["nodes"].as_array().unwrap().len(), 4);
+}
