@@ -23,20 +23,25 @@ fn row<'a>(page: &'a Value, id: &str) -> &'a Value {
 /// A row of the session list as it is on disk: `index.json`, then the
 /// `index.journal` lines numbered after it.
 fn index_row(s: &TestServer, id: &str) -> Value {
+    disk_row(s, id).expect("row on disk")
+}
+
+/// The session's row as `index.json` and its journal hold it now (none
+/// while a line is still being written).
+fn disk_row(s: &TestServer, id: &str) -> Option<Value> {
     let dir = s.state_dir.join("sessions");
     let on_disk: Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("index.json")).unwrap()).unwrap();
+        serde_json::from_str(&std::fs::read_to_string(dir.join("index.json")).ok()?).ok()?;
     let mut row = on_disk["sessions"]
-        .as_array()
-        .unwrap()
+        .as_array()?
         .iter()
         .find(|r| r["id"] == id)
         .cloned();
     let after = on_disk["seq"].as_u64().unwrap_or(0);
     let journal = std::fs::read_to_string(dir.join("index.journal")).unwrap_or_default();
     for line in journal.lines() {
-        let e: Value = serde_json::from_str(line).unwrap();
-        if e["seq"].as_u64().unwrap() <= after {
+        let e: Value = serde_json::from_str(line).ok()?;
+        if e["seq"].as_u64()? <= after {
             continue;
         }
         if e["row"]["id"] == id {
@@ -45,7 +50,19 @@ fn index_row(s: &TestServer, id: &str) -> Value {
             row = None;
         }
     }
-    row.expect("row on disk")
+    row
+}
+
+/// Wait (at most 10 s) until the row on disk satisfies `done`.
+fn wait_on_disk(s: &TestServer, id: &str, done: impl Fn(&Value) -> bool) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !disk_row(s, id).is_some_and(|r| done(&r)) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{id} never reached the disk"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
 }
 
 /// Three sessions with one turn each, oldest first: a, b, c.
@@ -231,8 +248,10 @@ fn flags_survive_restart_and_index_rebuild() {
 fn appends_are_debounced_and_flushed_on_shutdown() {
     let mut s = TestServer::start();
     s.turn("deb", "first", "r", &[]);
-    // The creation and the end of the turn were written at once.
-    std::thread::sleep(std::time::Duration::from_millis(300));
+    // The creation and the end of the turn are written at once.
+    wait_on_disk(&s, "deb", |r| {
+        r["preview"] == "first" && r["status"] == "idle"
+    });
     let writes = |s: &TestServer| {
         s.get("/api/health").1["registry"]["index_writes"]
             .as_u64()
@@ -275,7 +294,10 @@ fn sigkill_inside_the_debounce_window_is_repaired_at_startup() {
     let mut s = TestServer::start();
     s.turn("rep", "old words", "r", &[]);
     s.turn("other", "x", "r", &[]);
-    std::thread::sleep(std::time::Duration::from_millis(1200));
+    wait_on_disk(&s, "rep", |r| {
+        r["preview"] == "old words" && r["status"] == "idle"
+    });
+    wait_on_disk(&s, "other", |r| r["status"] == "idle");
     s.append(
         "rep",
         json!({"role": "user", "content": "words after the last index write"}),

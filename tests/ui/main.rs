@@ -783,7 +783,11 @@ fn a_narrow_window_and_the_first_paint_of_10000_sessions() {
         "return document.getElementById('app').classList.contains('side-open')",
         "the drawer",
     );
-    std::thread::sleep(std::time::Duration::from_millis(300));
+    // The drawer's slide-in transition has ended.
+    b.wait_js(
+        "return document.getElementById('app').getAnimations({subtree: true}).length === 0",
+        "the drawer at rest",
+    );
     b.screenshot("narrow-window-sidebar");
     b.click("#row-n00000");
     b.wait_js(
