@@ -63,21 +63,25 @@ pub async fn append(
         queue,
     } = body.into_inner();
     tracing::Span::current().record("role", tracing::field::debug(node.role));
-    if session
-        .as_ref()
-        .is_some_and(|s| s.id.as_deref().is_some_and(|sid| sid != id.as_str()))
-    {
-        return Err(ApiError::bad_request(
-            "invalid_body",
-            "session.id differs from the id in the path",
-        ));
-    }
+    check_session_id(session.as_ref(), &id)?;
     // A user message or a system prompt (agent runtimes persist theirs
     // first) creates the session.
     let create = matches!(node.role, Role::User | Role::System)
         .then(|| session.unwrap_or_default().into_meta(id.to_string()));
     let posted = state.engine.post(&id, node, create, queue).await?;
     Ok(posted_response(&id, posted))
+}
+
+/// The `session` fields of a creating request may repeat the path's id,
+/// never name another.
+pub fn check_session_id(session: Option<&CreateSpec>, id: &str) -> Result<(), ApiError> {
+    if session.is_some_and(|s| s.id.as_deref().is_some_and(|sid| sid != id)) {
+        return Err(ApiError::bad_request(
+            "invalid_body",
+            "session.id differs from the id in the path",
+        ));
+    }
+    Ok(())
 }
 
 /// 201 appended (200 for a repeated id), 202 queued behind the running

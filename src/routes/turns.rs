@@ -73,15 +73,7 @@ pub async fn end_turn(
         .map(|v| v.trim().to_string())
         .filter(|v| !v.is_empty());
     if let Some(nodes) = nodes {
-        if session
-            .as_ref()
-            .is_some_and(|s| s.id.as_deref().is_some_and(|sid| sid != id.as_str()))
-        {
-            return Err(ApiError::bad_request(
-                "invalid_body",
-                "session.id differs from the id in the path",
-            ));
-        }
+        super::messages::check_session_id(session.as_ref(), &id)?;
         let create = session.unwrap_or_default().into_meta(id.to_string());
         let turn = state.engine.whole_turn(&id, nodes, create, end).await?;
         let body = super::ForSession {

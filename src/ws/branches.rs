@@ -7,7 +7,7 @@
 
 use openprogram_actors::meta::Status;
 use openprogram_actors::node::{preview, Node, Role};
-use openprogram_actors::session::{CheckoutTo, HistoryRow, SwitchTo, RUN_ACTIVE};
+use openprogram_actors::session::{CheckoutTo, History, HistoryRow, SwitchTo, RUN_ACTIVE};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
@@ -116,7 +116,7 @@ pub async fn checkout(c: &Call<'_>, v: Value) -> Result<Frames, Value> {
 /// The rewind points of the current path, newest first (the order the
 /// client numbers for `__by_index__N`): each turn with the user message
 /// it answered.
-async fn points(c: &Call<'_>, sid: &str) -> Result<(Vec<Value>, Vec<Node>), Value> {
+async fn points(c: &Call<'_>, sid: &str) -> Result<(Vec<Value>, Vec<Node>, History), Value> {
     let history = c.engine().history(sid).await.map_err(|e| c.fail(e))?;
     let chain = c.engine().branch(sid, None).await.map_err(|e| c.fail(e))?;
     let on_path: Vec<&HistoryRow> = history
@@ -156,19 +156,14 @@ async fn points(c: &Call<'_>, sid: &str) -> Result<(Vec<Value>, Vec<Node>), Valu
             })
         })
         .collect();
-    Ok((points, chain))
+    Ok((points, chain, history))
 }
 
 /// `rewind_list {session_id}` → `rewind_points {session_id, points,
 /// current_turn, live}`: the turns of the current path, newest first.
 pub async fn rewind_list(c: &Call<'_>, v: Value) -> Result<Frames, Value> {
     let r: SessionRef = c.parse(v)?;
-    let history = c
-        .engine()
-        .history(&r.session_id)
-        .await
-        .map_err(|e| c.fail(e))?;
-    let (points, _) = points(c, &r.session_id).await?;
+    let (points, _, history) = points(c, &r.session_id).await?;
     Ok(vec![frame(
         "rewind_points",
         json!({
@@ -240,7 +235,7 @@ async fn rewind_to_message(c: &Call<'_>, sid: String, target: String) -> Result<
     if meta.status == Status::Running {
         return failed(RUN_ACTIVE.into(), "run_active");
     }
-    let (points, chain) = points(c, &sid).await?;
+    let (points, chain, _) = points(c, &sid).await?;
     let msg_id = match target.strip_prefix("__by_index__") {
         Some(n) => {
             let picked = n

@@ -140,10 +140,6 @@ impl<'a> Tree<'a> {
     }
 }
 
-fn text(v: &Value) -> String {
-    content_text(v)
-}
-
 /// A tool or code node as the client's tool block.
 fn tool_block(n: &Node) -> Value {
     let input = match &n.content {
@@ -158,7 +154,7 @@ fn tool_block(n: &Node) -> Value {
         "tool": n.name.clone().unwrap_or_else(|| n.role.as_str().to_owned()),
         "tool_call_id": n.id,
         "input": input,
-        "result": n.output.as_ref().map(text),
+        "result": n.output.as_ref().map(content_text),
         "is_error": is_error,
     })
 }
@@ -168,7 +164,7 @@ fn base_row(n: &Node) -> Map<String, Value> {
     let mut row = Map::new();
     row.insert("id".into(), n.id.clone().into());
     row.insert("role".into(), n.role.as_str().into());
-    row.insert("content".into(), text(&n.content).into());
+    row.insert("content".into(), content_text(&n.content).into());
     row.insert("created_at".into(), n.created_at.into());
     row.insert("timestamp".into(), n.created_at.into());
     row.insert("seq".into(), n.seq.into());
@@ -232,7 +228,7 @@ pub fn client_messages(chain: &[Node], tree: &Tree<'_>) -> Vec<Value> {
             Role::Tool | Role::Code => {
                 row.insert("function".into(), n.name.clone().into());
                 if let Some(out) = &n.output {
-                    row.insert("content".into(), text(out).into());
+                    row.insert("content".into(), content_text(out).into());
                 }
             }
             Role::System => {
@@ -295,7 +291,7 @@ pub fn graph_rows(all: &[Node], tree: &Tree<'_>) -> Vec<Value> {
         };
         lane.insert(n.id.as_str(), my_lane);
         tier.insert(n.id.as_str(), my_tier);
-        let body = text(&n.content);
+        let body = content_text(&n.content);
         rows.push(json!({
             "id": n.id,
             "predecessor": n.predecessor,

@@ -168,22 +168,14 @@ impl Engine {
     }
 
     /// A read-only listing of one folder of a registered project (see
-    /// `project::files`). The default project (the home folder) has no
-    /// folder of its own to list.
+    /// `project::files`).
     pub async fn project_files(
         &self,
         id: &str,
         rel: &str,
     ) -> Result<crate::project::files::Listing, EngineError> {
-        if id == DEFAULT_PROJECT {
-            return Err(ProjectError::DefaultProject("listed").into());
-        }
-        let (project, _) = self.ask_projects(Lookup(id.to_string())).await?;
-        let rel = rel.to_string();
-        tokio::task::spawn_blocking(move || crate::project::files::list(&project.path, &rel))
+        self.in_project_folder(id, rel, crate::project::files::list)
             .await
-            .map_err(|_| EngineError::Unavailable)?
-            .map_err(EngineError::from)
     }
 
     /// The text of one file of a registered project (see
@@ -193,12 +185,24 @@ impl Engine {
         id: &str,
         rel: &str,
     ) -> Result<crate::project::files::FileText, EngineError> {
+        self.in_project_folder(id, rel, crate::project::files::read)
+            .await
+    }
+
+    /// Run `f(project folder, rel)` on the blocking pool. The default
+    /// project (the home folder) has no folder of its own to read.
+    async fn in_project_folder<T: Send + 'static>(
+        &self,
+        id: &str,
+        rel: &str,
+        f: fn(&std::path::Path, &str) -> Result<T, ProjectError>,
+    ) -> Result<T, EngineError> {
         if id == DEFAULT_PROJECT {
             return Err(ProjectError::DefaultProject("listed").into());
         }
         let (project, _) = self.ask_projects(Lookup(id.to_string())).await?;
         let rel = rel.to_string();
-        tokio::task::spawn_blocking(move || crate::project::files::read(&project.path, &rel))
+        tokio::task::spawn_blocking(move || f(&project.path, &rel))
             .await
             .map_err(|_| EngineError::Unavailable)?
             .map_err(EngineError::from)
