@@ -17,7 +17,7 @@ use crate::session::actor::{
 };
 use crate::session::messages::{
     Checkout, GetBranch, GetBranches, GetCommits, GetContext, GetContexts, GetHistory, GetMeta,
-    GetNodes, Switch, TitleInput,
+    GetNodes, HasNode, Switch, TitleInput,
 };
 use crate::session::{
     AppendOutcome, BranchInfo, CheckoutTo, ContextRecord, EndTurn, History, NewNode, NodePatch,
@@ -299,6 +299,11 @@ impl Engine {
 
     pub async fn nodes(&self, id: &str) -> Result<Vec<Node>, EngineError> {
         self.call(id, GetNodes).await
+    }
+
+    /// Whether session `id` has a node `node` (any branch).
+    pub async fn has_node(&self, id: &str, node: &str) -> Result<bool, EngineError> {
+        self.call(id, HasNode(node.to_string())).await
     }
 
     pub async fn commits(&self, id: &str, limit: usize) -> Result<Vec<CommitInfo>, EngineError> {

@@ -108,7 +108,7 @@ impl Engine {
                     return Err(SessionError::RunActive.into());
                 }
                 if let Some(p) = &nodes[user].predecessor {
-                    if !self.nodes(id).await?.iter().any(|n| &n.id == p) {
+                    if !self.has_node(id, p).await? {
                         return Err(SessionError::UnknownPredecessor(p.clone()).into());
                     }
                 }

@@ -3,7 +3,8 @@
 //! Every mutation moves the `SessionCore` into a blocking thread and back
 //! inside an `AtomicResponse`, so operations on one session run strictly one
 //! after another, git work never runs on an event-loop thread, and no lock
-//! guards the core. Reads are answered from memory. The read-only and
+//! guards the core. Reads of metadata are answered from memory; node
+//! contents are read on the blocking thread too. The read-only and
 //! git-view messages are in `messages.rs`, those that change the session
 //! in `writes.rs`.
 
@@ -182,6 +183,11 @@ impl SessionActor {
                 return (slot, Err(super::load::vanished(&dir)));
             }
             let result = f(&mut slot, &dir);
+            if let Slot::Live(core) = &mut slot {
+                // What `notify` tells the registry, read here, off the
+                // event loop.
+                core.refresh_previews();
+            }
             (slot, result)
         });
         Box::pin(job.into_actor(self).map(|joined, act, ctx| match joined {

@@ -4,6 +4,7 @@
 use super::core::{is_reply, SessionCore};
 use super::error::SessionError;
 use super::layout;
+use super::node_index::{NodeHead, NodeRef};
 use super::wire::{AppendOutcome, EndTurn, NewNode, NodePatch, TurnOutcome, ROOT_CALLER};
 
 use crate::ids;
@@ -32,11 +33,11 @@ impl SessionCore {
             None => ids::new_id(),
         };
         if let Some(existing) = self.node(&id) {
-            if existing.role != new.role {
+            if existing.role() != new.role {
                 return Err(SessionError::NodeConflict(id));
             }
             return Ok(AppendOutcome {
-                node: existing.clone(),
+                node: self.load_node(existing)?,
                 created: false,
                 turn: self.meta.open_turn.as_ref().map(|t| t.number),
                 closed_interrupted_turn: None,
@@ -61,8 +62,8 @@ impl SessionCore {
                     .meta
                     .open_turn
                     .as_ref()
-                    .is_some_and(|t| caller.seq >= t.first_seq);
-                if caller.role != Role::Assistant || !in_open_turn {
+                    .is_some_and(|t| caller.seq() >= t.first_seq);
+                if caller.role() != Role::Assistant || !in_open_turn {
                     if self.meta.open_turn.is_none() && new.role == Role::Tool {
                         return Err(SessionError::NoOpenTurn);
                     }
@@ -73,7 +74,7 @@ impl SessionCore {
             return Err(SessionError::MissingCaller);
         }
         if let Some(p) = &new.predecessor {
-            if !self.by_id.contains_key(p) {
+            if !self.dag.contains(p) {
                 return Err(SessionError::UnknownPredecessor(p.clone()));
             }
         }
@@ -119,9 +120,9 @@ impl SessionCore {
         if !opens_turn {
             self.write_node(&node)?;
         }
-        self.by_id.insert(id.clone(), self.nodes.len());
+        self.dag.push(&NodeHead::from(&node));
         self.replies += u32::from(is_reply(&node));
-        self.nodes.push(node.clone());
+        self.keep_open(&node);
         if opens_turn {
             // A turn that does not continue the current branch's tip gets
             // a branch of its own (a retry, or a message sent from a replay).
@@ -138,13 +139,14 @@ impl SessionCore {
             if opens_turn {
                 self.meta.open_turn = Some(OpenTurn {
                     number: self.recent.head_trailers(&self.repo)?.turn + 1,
-                    user_node: self.answered_user_node(&node),
+                    user_node: self.answered_user_node(self.dag.at(self.dag.len() as u32 - 1)),
                     first_seq: self.ended_seq() + 1,
                     started_at: node.created_at,
                     project: baseline,
                 });
                 self.meta.status = Status::Running;
                 self.meta.viewing = None;
+                self.keep_turn_user();
                 if let Err(e) = self.write_node_and_meta(&node) {
                     self.forget_last_node();
                     if let Some(before) = before {
@@ -177,10 +179,11 @@ impl SessionCore {
             Role::Assistant => {
                 let p = new.predecessor.as_deref().or(self.meta.head.as_deref());
                 match (p.and_then(|p| self.node(p)), &self.meta.open_turn) {
-                    (Some(p), Some(open)) if p.seq >= open.first_seq => false,
-                    (Some(p), _) => self.nodes.iter().any(|n| {
-                        n.is_conversational() && n.predecessor.as_deref() == Some(p.id.as_str())
-                    }),
+                    (Some(p), Some(open)) if p.seq() >= open.first_seq => false,
+                    (Some(p), _) => self
+                        .dag
+                        .iter()
+                        .any(|n| n.is_conversational() && n.predecessor() == Some(p)),
                     (None, _) => false,
                 }
             }
@@ -207,49 +210,59 @@ impl SessionCore {
 
     /// Undo the append of the last node (its turn could not be placed).
     fn forget_last_node(&mut self) {
-        if let Some(node) = self.nodes.pop() {
-            self.by_id.remove(&node.id);
-            self.replies -= u32::from(is_reply(&node));
+        if let Some(node) = self.dag.last() {
+            let path = self
+                .dir
+                .join(layout::node_rel_path(node.seq(), node.role(), node.id()));
+            let (id, reply) = (node.id().to_string(), node.is_reply());
+            self.dag.pop();
+            self.open_nodes.retain(|n| n.id != id);
+            self.replies -= u32::from(reply);
             let _ = crate::wal::commit(vec![crate::wal::Change::Remove {
                 root: self.dir.clone(),
-                path: self
-                    .dir
-                    .join(layout::node_rel_path(node.seq, node.role, &node.id)),
+                path,
             }]);
         }
     }
 
     /// The user message a turn answers: its opener, or for a retried
     /// answer the nearest user message before it.
-    pub(super) fn answered_user_node(&self, opener: &Node) -> String {
+    pub(super) fn answered_user_node(&self, opener: NodeRef<'_>) -> String {
         let mut cursor = Some(opener);
+        let mut steps = 0;
         while let Some(n) = cursor {
-            if n.role == Role::User && n.caller.is_none() {
-                return n.id.clone();
+            if n.is_user_message() {
+                return n.id().to_string();
             }
-            cursor = n.predecessor.as_deref().and_then(|p| self.node(p));
+            steps += 1;
+            if steps > self.dag.len() {
+                break; // a cycle in hand-edited files
+            }
+            cursor = n.predecessor();
         }
-        opener.id.clone()
+        opener.id().to_string()
     }
 
     /// The node that opened the turn starting at `first_seq`.
-    pub(super) fn turn_opener(&self, first_seq: u64) -> Option<&Node> {
-        self.nodes
+    pub(super) fn turn_opener(&self, first_seq: u64) -> Option<NodeRef<'_>> {
+        self.dag
             .iter()
-            .find(|n| n.seq >= first_seq && n.is_conversational())
+            .rev()
+            .take_while(|n| n.seq() >= first_seq)
+            .filter(|n| n.is_conversational())
+            .last()
     }
 
     /// Fill or amend a node of the open turn.
     pub fn update_node(&mut self, id: &str, patch: NodePatch) -> Result<Node, SessionError> {
-        let &i = self
-            .by_id
-            .get(id)
+        let r = self
+            .node(id)
             .ok_or_else(|| SessionError::UnknownNode(id.to_string()))?;
         match &self.meta.open_turn {
-            Some(open) if self.nodes[i].seq >= open.first_seq => {}
+            Some(open) if r.seq() >= open.first_seq => {}
             _ => return Err(SessionError::Immutable(id.to_string())),
         }
-        let mut node = self.nodes[i].clone();
+        let mut node = self.load_node(r)?;
         if let Some(c) = patch.content {
             node.content = c;
         }
@@ -260,7 +273,8 @@ impl SessionCore {
             node.output = Some(o);
         }
         self.write_node(&node)?;
-        self.nodes[i] = node.clone();
+        self.keep_open(&node);
+        self.forget_previews();
         Ok(node)
     }
 }

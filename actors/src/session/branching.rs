@@ -22,6 +22,7 @@ use super::core::SessionCore;
 use super::error::SessionError;
 use super::graph::Graph;
 use super::layout::{self, META};
+use super::node_index::NodeRef;
 use crate::git::{self, BranchTip};
 use crate::meta::View;
 use crate::node::{Node, Role};
@@ -139,8 +140,8 @@ impl SessionCore {
         let opener = self
             .node(opener_id)
             .ok_or_else(|| SessionError::UnknownNode(opener_id.to_string()))?;
-        let start = opener.predecessor.clone();
-        let (role, seq, id) = (opener.role, opener.seq, opener.id.clone());
+        let start = opener.predecessor_id().map(str::to_string);
+        let (role, seq, id) = (opener.role(), opener.seq(), opener.id().to_string());
         // The common case, cheaply: the turn continues the branch's tip.
         let (tip, tip_head) = match git::head_commit(&self.repo)? {
             Some(c) => (
@@ -185,8 +186,9 @@ impl SessionCore {
             .node(opener_id)
             .ok_or_else(|| SessionError::UnknownNode(opener_id.to_string()))?;
         let parent_head = git::head_trailers(&self.repo)?.head_node;
-        for n in self.path_nodes_since(opener, parent_head.as_deref()) {
-            self.write_node(n)?;
+        let path = self.path_nodes_since(opener, parent_head.as_deref());
+        for n in self.load_nodes(&path)? {
+            self.write_node(&n)?;
         }
         Ok(())
     }
@@ -195,32 +197,34 @@ impl SessionCore {
     /// besides its own: the chain from its predecessor back to (not
     /// including) `parent_head`, with the nodes those called. Empty when
     /// the turn continues the parent's head.
-    pub(super) fn path_nodes_since(&self, opener: &Node, parent_head: Option<&str>) -> Vec<&Node> {
+    pub(super) fn path_nodes_since<'a>(
+        &'a self,
+        opener: NodeRef<'a>,
+        parent_head: Option<&str>,
+    ) -> Vec<NodeRef<'a>> {
         let mut chain = Vec::new();
-        let mut cursor = opener.predecessor.as_deref();
-        while let Some(id) = cursor {
-            if Some(id) == parent_head || chain.len() > self.nodes.len() {
+        let mut cursor = opener.predecessor();
+        while let Some(n) = cursor {
+            if Some(n.id()) == parent_head || chain.len() > self.dag.len() {
                 break;
             }
-            let Some(n) = self.node(id) else { break };
             chain.push(n);
-            cursor = n.predecessor.as_deref();
+            cursor = n.predecessor();
         }
         if chain.is_empty() {
             return chain;
         }
-        let on_chain: HashSet<&str> = chain.iter().map(|n| n.id.as_str()).collect();
-        let mut out: Vec<&Node> = self
-            .nodes
+        let on_chain: HashSet<u32> = chain.iter().map(|n| n.at()).collect();
+        let called = |n: &NodeRef<'_>| {
+            n.caller_id()
+                .and_then(|c| self.node(c))
+                .is_some_and(|c| on_chain.contains(&c.at()))
+        };
+        self.dag
             .iter()
-            .filter(|n| n.seq < opener.seq)
-            .filter(|n| {
-                on_chain.contains(n.id.as_str())
-                    || n.caller.as_deref().is_some_and(|c| on_chain.contains(c))
-            })
-            .collect();
-        out.sort_by_key(|n| n.seq);
-        out
+            .take_while(|n| n.seq() < opener.seq())
+            .filter(|n| on_chain.contains(&n.at()) || called(n))
+            .collect()
     }
 
     /// The newest commit (any branch) whose head node lies on the chain
@@ -243,10 +247,10 @@ impl SessionCore {
                 return Ok(Some(*oid));
             }
             steps += 1;
-            if steps > self.nodes.len() {
+            if steps > self.dag.len() {
                 break;
             }
-            cursor = self.node(id).and_then(|n| n.predecessor.as_deref());
+            cursor = self.node(id).and_then(|n| n.predecessor_id());
         }
         Ok(root)
     }
@@ -496,7 +500,7 @@ impl SessionCore {
                 let node = self
                     .node(id)
                     .ok_or_else(|| SessionError::UnknownNode(id.clone()))?;
-                let rel = layout::node_rel_path(node.seq, node.role, &node.id);
+                let rel = layout::node_rel_path(node.seq(), node.role(), node.id());
                 let holds = |t: &&BranchTip| {
                     self.repo
                         .find_commit(t.oid)

@@ -17,8 +17,10 @@ use std::path::{Path, PathBuf};
 
 use git2::Repository;
 
+use super::contents::Previews;
 use super::error::SessionError;
 use super::layout::{self, META};
+use super::node_index::{NodeIndex, NodeRef};
 use super::queue::Queued;
 use crate::fsio;
 use crate::git;
@@ -32,9 +34,12 @@ pub struct SessionCore {
     /// The repository's index, kept in memory and updated per commit.
     pub(super) index: git::GitIndex,
     pub(super) meta: SessionMeta,
-    /// All nodes of every branch, in sequence order.
-    pub(super) nodes: Vec<Node>,
-    pub(super) by_id: HashMap<String, usize>,
+    /// Every node of every branch, in sequence order, without contents.
+    pub(super) dag: NodeIndex,
+    /// The open turn's nodes, whole (the others are read on demand).
+    pub(super) open_nodes: Vec<Node>,
+    /// The texts the registry's previews come from.
+    pub(super) previews: Previews,
     /// Assistant-reply counts at which an LLM title is due.
     pub(super) retitle_at: Vec<u32>,
     /// Assistant replies (no caller) among `nodes`, kept up to date so the
@@ -71,40 +76,29 @@ impl SessionCore {
         &self.meta
     }
 
-    pub fn nodes(&self) -> &[Node] {
-        &self.nodes
+    pub fn node(&self, id: &str) -> Option<NodeRef<'_>> {
+        self.dag.get(id)
     }
 
-    pub fn node(&self, id: &str) -> Option<&Node> {
-        self.by_id.get(id).map(|&i| &self.nodes[i])
+    /// How many nodes the session has (every branch).
+    pub fn node_count(&self) -> usize {
+        self.dag.len()
     }
 
     pub fn last_seq(&self) -> u64 {
-        self.nodes.last().map_or(0, |n| n.seq)
-    }
-
-    /// Text of the latest user message on the current path (for previews):
-    /// the nearest one behind the head, usually a step or two away.
-    pub fn last_user_text(&self) -> Option<String> {
-        let head = self.meta.head.as_deref().and_then(|h| self.node(h))?;
-        let user = self.answered_user_node(head);
-        self.node(&user)
-            .filter(|n| n.role == Role::User)
-            .map(Node::text)
-    }
-
-    /// Text of the first user message (for titles).
-    pub fn first_user_text(&self) -> Option<String> {
-        self.nodes
-            .iter()
-            .find(|n| n.role == Role::User && n.caller.is_none())
-            .map(Node::text)
+        self.dag.last().map_or(0, |n| n.seq())
     }
 
     /// The rendered conversation ending at `head` (default: the current
     /// head): the chain of predecessors from the root, each node followed by
     /// the nodes it called (tool results), in sequence order.
     pub fn branch(&self, head: Option<&str>) -> Result<Vec<Node>, SessionError> {
+        let refs = self.branch_refs(head)?;
+        self.load_nodes(&refs)
+    }
+
+    /// `branch` as positions in the index.
+    pub(super) fn branch_refs(&self, head: Option<&str>) -> Result<Vec<NodeRef<'_>>, SessionError> {
         let start = match head {
             Some(h) => Some(
                 self.node(h)
@@ -116,34 +110,34 @@ impl SessionCore {
         let mut cursor = start;
         while let Some(n) = cursor {
             chain.push(n);
-            if chain.len() > self.nodes.len() {
+            if chain.len() > self.dag.len() {
                 break; // a cycle in hand-edited files; never loop forever
             }
-            cursor = n.predecessor.as_deref().and_then(|p| self.node(p));
+            cursor = n.predecessor();
         }
         chain.reverse();
-        let mut called: HashMap<&str, Vec<&Node>> = HashMap::new();
+        let mut called: HashMap<&str, Vec<NodeRef<'_>>> = HashMap::new();
         // System messages (no caller) follow the node they were written
         // after; those written before any message open the conversation.
-        let mut notes: HashMap<&str, Vec<&Node>> = HashMap::new();
-        let mut opening: Vec<&Node> = Vec::new();
-        for n in &self.nodes {
-            if let Some(c) = n.caller.as_deref() {
+        let mut notes: HashMap<&str, Vec<NodeRef<'_>>> = HashMap::new();
+        let mut opening: Vec<NodeRef<'_>> = Vec::new();
+        for n in self.dag.iter() {
+            if let Some(c) = n.caller_id() {
                 called.entry(c).or_default().push(n);
-            } else if n.role == Role::System {
-                match n.predecessor.as_deref() {
+            } else if n.role() == Role::System {
+                match n.predecessor_id() {
                     Some(p) => notes.entry(p).or_default().push(n),
                     None => opening.push(n),
                 }
             }
         }
         let mut out = Vec::with_capacity(chain.len() + opening.len());
-        out.extend(opening.into_iter().cloned());
+        out.extend(opening);
         for n in chain {
-            out.push(n.clone());
+            out.push(n);
             for group in [&called, &notes] {
-                if let Some(children) = group.get(n.id.as_str()) {
-                    out.extend(children.iter().map(|c| (*c).clone()));
+                if let Some(children) = group.get(n.id()) {
+                    out.extend(children.iter().copied());
                 }
             }
         }

@@ -10,6 +10,7 @@ use git2::Oid;
 use super::core::SessionCore;
 use super::error::SessionError;
 use super::layout;
+use super::node_index::NodeHead;
 use crate::git::{self, BranchTip, CommitRow};
 use crate::node::Node;
 
@@ -117,8 +118,8 @@ impl Graph {
 /// shared between branches are read once.
 pub(super) fn read_branch_nodes(
     repo: &git2::Repository,
-    known: &[Node],
-) -> Result<Vec<Node>, SessionError> {
+    known: &[NodeHead],
+) -> Result<Vec<NodeHead>, SessionError> {
     let mut ids: HashSet<String> = known.iter().map(|n| n.id.clone()).collect();
     let mut seen = HashSet::new();
     let mut out = Vec::new();
@@ -137,7 +138,7 @@ pub(super) fn read_branch_nodes(
             match serde_json::from_slice::<Node>(repo.find_blob(oid)?.content()) {
                 Ok(n) if n.seq == seq && n.role == role && n.id == id => {
                     ids.insert(id);
-                    out.push(n);
+                    out.push(NodeHead::from(n));
                 }
                 _ => {
                     tracing::warn!(path = %path.display(), branch = %tip.name, "unreadable node in git; skipped")

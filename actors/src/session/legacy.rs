@@ -348,15 +348,21 @@ impl SessionCore {
     /// committed several turns at once counts them all). Returns the count.
     fn commit_adopted(&mut self, a: &Adopted, last_seq: u64) -> Result<usize, SessionError> {
         let opened = self
-            .nodes
+            .dag
             .iter()
-            .filter(|n| n.seq <= last_seq && n.role == Role::User && n.caller.is_none())
+            .filter(|n| n.seq() <= last_seq && n.is_user_message())
             .count() as u64;
         let turns = if opened > 0 { opened } else { a.turns };
         let record = self.record_backfilled(turns, 1, last_seq, a.at as f64)?;
         let head = record.head;
         let id = self.meta.id.clone();
-        let nodes: Vec<&Node> = self.nodes.iter().filter(|n| n.seq <= last_seq).collect();
+        let refs: Vec<_> = self
+            .dag
+            .iter()
+            .take_while(|n| n.seq() <= last_seq)
+            .collect();
+        let loaded = self.load_nodes(&refs)?;
+        let nodes: Vec<&Node> = loaded.iter().collect();
         let mut summary = super::commit_message::TurnSummary::from_nodes(&id, turns, &nodes);
         summary.head = head.as_deref();
         summary.last_seq = last_seq;
@@ -398,16 +404,10 @@ impl SessionCore {
             .max()
             .unwrap_or(0);
         let pending: Vec<(u64, bool, f64)> = self
-            .nodes
+            .dag
             .iter()
-            .filter(|n| n.seq > committed && n.seq < bound)
-            .map(|n| {
-                (
-                    n.seq,
-                    n.role == Role::User && n.caller.is_none(),
-                    n.created_at,
-                )
-            })
+            .filter(|n| n.seq() > committed && n.seq() < bound)
+            .map(|n| (n.seq(), n.is_user_message(), n.created_at()))
             .collect();
         // Turn boundaries: each user message opens one.
         let mut turns: Vec<(u64, u64, f64)> = Vec::new();
@@ -422,7 +422,7 @@ impl SessionCore {
         }
         if turns.is_empty() && !self.pending_paths.is_empty() && bound == u64::MAX {
             // Only moved files: commit them on their own.
-            let last = self.nodes.last().map_or(0, |n| n.seq);
+            let last = self.last_seq();
             turns.push((last + 1, last, crate::meta::now()));
         }
         let count = turns.len();
@@ -448,12 +448,12 @@ impl SessionCore {
         ended_at: f64,
     ) -> Result<TurnRecord, SessionError> {
         let head = self
-            .nodes
+            .dag
             .iter()
             .rev()
-            .filter(|n| n.seq <= last_seq)
+            .filter(|n| n.seq() <= last_seq)
             .find(|n| n.is_conversational())
-            .map(|n| n.id.clone());
+            .map(|n| n.id().to_string());
         let record = TurnRecord {
             number,
             first_seq,

@@ -2,16 +2,17 @@
 //! that loading does (`reconcile`): temp files, stale locks, a turn ended
 //! but not committed, the cached head and open turn.
 
-use std::collections::HashMap;
 use std::fs;
 use std::io;
 use std::path::Path;
 
-use super::core::{is_reply, SessionCore};
+use super::contents::Previews;
+use super::core::SessionCore;
 use super::error::SessionError;
 use super::graph::read_branch_nodes;
 use super::layout::{self, GITIGNORE, GITIGNORE_BODY, META};
 use super::naming::RETITLE_AT;
+use super::node_index::{NodeHead, NodeIndex};
 use super::wire::{AppendOutcome, NewNode};
 use crate::fsio;
 use crate::git;
@@ -49,8 +50,9 @@ impl SessionCore {
                     repo,
                     index,
                     meta,
-                    nodes: Vec::new(),
-                    by_id: HashMap::new(),
+                    dag: NodeIndex::default(),
+                    open_nodes: Vec::new(),
+                    previews: Previews::default(),
                     retitle_at: RETITLE_AT.to_vec(),
                     replies: 0,
                     queue: Vec::new(),
@@ -115,7 +117,10 @@ impl SessionCore {
         let reattached = super::outside::reattach(&repo, dir, &meta)?;
         let (index, index_repaired) = git::GitIndex::load_checked(&repo)?;
         let index_repaired = index_repaired || reattached;
-        let mut nodes = read_history(&dir.join(layout::HISTORY))?;
+        // The open turn's nodes are kept whole; the others are read when
+        // asked for.
+        let ended = meta.last_turn.as_ref().map_or(0, |t| t.last_seq);
+        let (mut nodes, open_nodes) = read_history(&dir.join(layout::HISTORY), ended)?;
         // The work tree holds the current branch (all of it unless a switch
         // was cut short); the other branches live in git. HEAD may be on a
         // branch with no commit yet (a retry of the first turn, cut short
@@ -128,21 +133,17 @@ impl SessionCore {
             _ => false,
         };
         if index_repaired || !single_branch {
-            nodes.extend(read_branch_nodes(&repo, &nodes)?);
-            nodes.sort_by_key(|n| n.seq);
+            let more = read_branch_nodes(&repo, &nodes)?;
+            nodes.extend(more);
         }
-        let by_id = nodes
-            .iter()
-            .enumerate()
-            .map(|(i, n)| (n.id.clone(), i))
-            .collect();
         let mut core = SessionCore {
             dir: dir.to_path_buf(),
             repo,
             index,
             meta,
-            nodes,
-            by_id,
+            dag: NodeIndex::build(nodes),
+            open_nodes,
+            previews: Previews::default(),
             retitle_at: RETITLE_AT.to_vec(),
             replies: 0,
             queue: Vec::new(),
@@ -152,12 +153,14 @@ impl SessionCore {
             recent: git::RecentObjects::new(),
         };
         core.packs = git::repack::pack_count(core.repo.path());
-        core.replies = core.nodes.iter().filter(|n| is_reply(n)).count() as u32;
+        core.replies = core.dag.iter().filter(|n| n.is_reply()).count() as u32;
         core.load_queue()?;
         if fs::read(dir.join(GITIGNORE)).ok().as_deref() != Some(GITIGNORE_BODY.as_bytes()) {
             fsio::atomic_write(&dir.join(GITIGNORE), GITIGNORE_BODY.as_bytes())?;
         }
         core.reconcile(index_repaired)?;
+        core.keep_turn_user();
+        core.refresh_previews();
         Ok(core)
     }
 
@@ -196,15 +199,14 @@ impl SessionCore {
             dirty = true;
         }
         // Replay the head over nodes appended since it was last saved.
-        let mut head = self
-            .meta
-            .head
-            .clone()
-            .filter(|h| self.by_id.contains_key(h));
-        let from = head.as_ref().map_or(0, |h| self.nodes[self.by_id[h]].seq);
-        for n in self.nodes.iter().filter(|n| n.seq > from) {
-            if n.is_conversational() && n.predecessor == head {
-                head = Some(n.id.clone());
+        let mut head = self.meta.head.clone().filter(|h| self.dag.contains(h));
+        let from = head
+            .as_deref()
+            .and_then(|h| self.node(h))
+            .map_or(0, |n| n.seq());
+        for n in self.dag.iter().filter(|n| n.seq() > from) {
+            if n.is_conversational() && n.predecessor_id() == head.as_deref() {
+                head = Some(n.id().to_string());
             }
         }
         if head != self.meta.head {
@@ -217,16 +219,16 @@ impl SessionCore {
         let ended = self.ended_seq();
         let mut detected = false;
         match &self.meta.open_turn {
-            Some(open) if !self.by_id.contains_key(&open.user_node) => {
+            Some(open) if !self.dag.contains(&open.user_node) => {
                 self.meta.open_turn = None;
                 dirty = true;
             }
             Some(_) => {}
             None => {
                 if let Some(opener) = self
-                    .nodes
+                    .dag
                     .iter()
-                    .find(|n| n.seq > ended && n.is_conversational())
+                    .find(|n| n.seq() > ended && n.is_conversational())
                 {
                     // The project's tree at the turn's start is unknown now.
                     let project =
@@ -241,7 +243,7 @@ impl SessionCore {
                         number: 0, // set once the turn's branch is known
                         user_node: self.answered_user_node(opener),
                         first_seq: ended + 1,
-                        started_at: opener.created_at,
+                        started_at: opener.created_at(),
                         project,
                     });
                     detected = true;
@@ -251,7 +253,7 @@ impl SessionCore {
         }
         // HEAD must be on the branch the open turn commits to.
         if let (Some(open), None) = (self.meta.open_turn.clone(), &pending) {
-            if let Some(opener) = self.turn_opener(open.first_seq).map(|n| n.id.clone()) {
+            if let Some(opener) = self.turn_opener(open.first_seq).map(|n| n.id().to_string()) {
                 self.place_turn(&opener)?;
             }
             if detected {
@@ -261,8 +263,8 @@ impl SessionCore {
                 }
             }
         }
-        if let Some(last) = self.nodes.iter().rev().find(|n| n.is_conversational()) {
-            self.meta.updated_at = self.meta.updated_at.max(last.created_at);
+        if let Some(last) = self.dag.iter().rev().find(|n| n.is_conversational()) {
+            self.meta.updated_at = self.meta.updated_at.max(last.created_at());
         }
         if dirty {
             self.write_meta()?;
@@ -341,10 +343,13 @@ fn ensure_parent(parent: &Path) -> Result<(), SessionError> {
     }
 }
 
-/// Read every node file under `history/`, removing temp-file leftovers.
-/// Unreadable files are logged and skipped (they are still on disk).
-fn read_history(history: &Path) -> Result<Vec<Node>, SessionError> {
+/// Read every node file under `history/`, removing temp-file leftovers:
+/// what the index keeps of each, and whole the nodes after `ended` (the
+/// open turn's). Unreadable files are logged and skipped (they are still
+/// on disk).
+fn read_history(history: &Path, ended: u64) -> Result<(Vec<NodeHead>, Vec<Node>), SessionError> {
     let mut nodes = Vec::new();
+    let mut open = Vec::new();
     let mut stack = vec![history.to_path_buf()];
     while let Some(dir) = stack.pop() {
         let entries = match fs::read_dir(&dir) {
@@ -362,7 +367,12 @@ fn read_history(history: &Path) -> Result<Vec<Node>, SessionError> {
                 fs::remove_file(&path)?;
             } else if let Some((seq, role, id)) = layout::parse_node_file_name(&name) {
                 match fsio::read_json::<Node>(&path) {
-                    Ok(n) if n.seq == seq && n.role == role && n.id == id => nodes.push(n),
+                    Ok(n) if n.seq == seq && n.role == role && n.id == id => {
+                        if n.seq > ended {
+                            open.push(n.clone());
+                        }
+                        nodes.push(NodeHead::from(n));
+                    }
                     Ok(_) => {
                         tracing::warn!(path = %path.display(), "node file name and content disagree; skipped")
                     }
@@ -374,5 +384,6 @@ fn read_history(history: &Path) -> Result<Vec<Node>, SessionError> {
         }
     }
     nodes.sort_by_key(|n| n.seq);
-    Ok(nodes)
+    open.sort_by_key(|n| n.seq);
+    Ok((nodes, open))
 }

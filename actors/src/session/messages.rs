@@ -1,4 +1,5 @@
-//! The session actor's read-only messages (answered from memory) and its
+//! The session actor's read-only messages (from memory, or for node
+//! contents read on a blocking thread) and its
 //! git views: the commit log, branches, history, replay and head switches,
 //! fork and export (run on a blocking thread like every git step).
 
@@ -50,11 +51,12 @@ impl Handler<GetDir> for SessionActor {
 pub struct TitleInput;
 
 impl Handler<TitleInput> for SessionActor {
-    type Result = Result<(String, Option<String>), SessionError>;
+    type Result = AtomicResponse<Self, Result<(String, Option<String>), SessionError>>;
 
     fn handle(&mut self, _: TitleInput, _: &mut Self::Context) -> Self::Result {
-        let core = self.slot.live()?;
-        Ok((core.recent_messages(20), core.meta().model.clone()))
+        AtomicResponse::new(
+            self.on_core(|core| Ok((core.recent_messages(20), core.meta().model.clone()))),
+        )
     }
 }
 
@@ -66,10 +68,10 @@ pub struct GetBranch {
 }
 
 impl Handler<GetBranch> for SessionActor {
-    type Result = Result<Vec<Node>, SessionError>;
+    type Result = AtomicResponse<Self, Result<Vec<Node>, SessionError>>;
 
     fn handle(&mut self, msg: GetBranch, _: &mut Self::Context) -> Self::Result {
-        self.slot.live()?.branch(msg.head.as_deref())
+        AtomicResponse::new(self.on_core(move |core| core.branch(msg.head.as_deref())))
     }
 }
 
@@ -79,10 +81,23 @@ impl Handler<GetBranch> for SessionActor {
 pub struct GetNodes;
 
 impl Handler<GetNodes> for SessionActor {
-    type Result = Result<Vec<Node>, SessionError>;
+    type Result = AtomicResponse<Self, Result<Vec<Node>, SessionError>>;
 
     fn handle(&mut self, _: GetNodes, _: &mut Self::Context) -> Self::Result {
-        Ok(self.slot.live()?.nodes().to_vec())
+        AtomicResponse::new(self.on_core(|core| core.nodes()))
+    }
+}
+
+/// Whether the session has a node with this id (any branch).
+#[derive(Message, Clone)]
+#[rtype(result = "Result<bool, SessionError>")]
+pub struct HasNode(pub String);
+
+impl Handler<HasNode> for SessionActor {
+    type Result = Result<bool, SessionError>;
+
+    fn handle(&mut self, msg: HasNode, _: &mut Self::Context) -> Self::Result {
+        Ok(self.slot.live()?.node(&msg.0).is_some())
     }
 }
 

@@ -1,7 +1,7 @@
 //! Title planning at the end of a turn (spec 003 `_maybe_auto_title`) and
 //! the race rules for writing a generated title.
 
-use super::core::{is_reply, SessionCore};
+use super::core::SessionCore;
 use super::error::SessionError;
 use crate::node::{Node, Role};
 
@@ -32,11 +32,11 @@ impl SessionCore {
         }
         // Nodes are in sequence order: this turn's are at the end.
         let in_turn = self
-            .nodes
+            .dag
             .iter()
             .rev()
-            .take_while(|n| n.seq >= turn_first_seq)
-            .filter(|n| is_reply(n))
+            .take_while(|n| n.seq() >= turn_first_seq)
+            .filter(|n| n.is_reply())
             .count() as u32;
         let after = self.replies;
         let before = after - in_turn;
@@ -50,14 +50,17 @@ impl SessionCore {
         let excerpt = |n: &Node| -> String { n.text().chars().take(500).collect() };
         let mut expected_title = None;
         let input = if pass == 1 {
+            self.refresh_previews();
             let user = self
                 .first_user_text()
                 .map(|t| t.chars().take(500).collect::<String>())
                 .unwrap_or_default();
             let reply = self
-                .nodes
+                .dag
                 .iter()
-                .find(|n| is_reply(n))
+                .find(|n| n.is_reply())
+                .and_then(|n| self.load_node(n).ok())
+                .as_ref()
                 .map(excerpt)
                 .unwrap_or_default();
             if !self.meta.auto_titled {
@@ -80,10 +83,19 @@ impl SessionCore {
     /// The last `n` conversational messages of the current branch, as text
     /// for an LLM ("User: …" / "Assistant: …", each at most 500 characters).
     pub fn recent_messages(&self, n: usize) -> String {
-        let branch = self.branch(None).unwrap_or_default();
-        let conv: Vec<&Node> = branch.iter().filter(|m| m.is_conversational()).collect();
-        conv[conv.len().saturating_sub(n)..]
-            .iter()
+        // The chain from the head back, `n` conversational nodes deep: only
+        // those are read.
+        let mut refs = Vec::new();
+        let mut cursor = self.meta.head.as_deref().and_then(|h| self.node(h));
+        while let Some(r) = cursor.filter(|_| refs.len() < n) {
+            if r.is_conversational() {
+                refs.push(r);
+            }
+            cursor = r.predecessor();
+        }
+        refs.reverse();
+        let conv = self.load_nodes(&refs).unwrap_or_default();
+        conv.iter()
             .map(|m| {
                 let who = if m.role == Role::User {
                     "User"

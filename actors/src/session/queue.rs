@@ -49,7 +49,7 @@ impl SessionCore {
                     queue_length: self.queue.len(),
                 });
             }
-            if self.by_id.contains_key(id) {
+            if self.dag.contains(id) {
                 return self
                     .append_with(new, baseline)
                     .map(|o| Posted::Appended(Box::new(o)));
@@ -142,7 +142,7 @@ impl SessionCore {
             }
             match fsio::read_json::<Queued>(&path) {
                 // Already turned into a node before a crash: drop the copy.
-                Ok(q) if self.by_id.contains_key(&q.id) => fs::remove_file(&path)?,
+                Ok(q) if self.dag.contains(&q.id) => fs::remove_file(&path)?,
                 Ok(q) => self.queue.push(q),
                 Err(e) => {
                     tracing::warn!(path = %path.display(), error = %e, "unreadable queued message; skipped")

@@ -443,7 +443,12 @@ fn a_queued_message_already_appended_before_a_crash_is_kept_once() {
     let core = SessionCore::load(&dir).unwrap();
     assert_eq!(core.queue_len(), 0, "the duplicate is dropped");
     assert!(!file.exists());
-    let q1 = core.nodes().iter().filter(|n| n.id == "q1").count();
+    let q1 = core
+        .nodes()
+        .unwrap()
+        .iter()
+        .filter(|n| n.id == "q1")
+        .count();
     assert_eq!(q1, 1);
 }
 

@@ -142,10 +142,10 @@ impl SessionCore {
                     .ok_or_else(|| SessionError::UnknownNode(n.to_string()))?;
                 // The turn commit that committed the node: the one with the
                 // smallest last sequence that covers it and holds its file.
-                let rel = layout::node_rel_path(node.seq, node.role, &node.id);
+                let rel = layout::node_rel_path(node.seq(), node.role(), node.id());
                 let mut covering: Vec<&git::CommitRow> = log
                     .iter()
-                    .filter(|l| l.trailers.last_seq >= node.seq)
+                    .filter(|l| l.trailers.last_seq >= node.seq())
                     .collect();
                 covering.sort_by_key(|l| l.trailers.last_seq);
                 for l in covering {

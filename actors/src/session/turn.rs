@@ -7,6 +7,7 @@ use super::commit_message::TurnSummary;
 use super::core::SessionCore;
 use super::error::SessionError;
 use super::layout::{self, GITIGNORE, META};
+use super::node_index::NodeRef;
 use super::wire::{EndTurn, Outcome, TurnOutcome};
 use crate::fsio;
 use crate::git::{self, GitError};
@@ -219,23 +220,32 @@ impl SessionCore {
     /// Commit the files of one ended turn. Deterministic from the files and
     /// the record, so the repair after a crash makes the same commit.
     pub(super) fn commit_turn(&mut self, record: &TurnRecord) -> Result<String, SessionError> {
-        // Nodes are in sequence order: the turn's are at the end.
-        let mut turn_nodes: Vec<&Node> = self
-            .nodes
+        // Nodes are in sequence order: the turn's are at the end (kept
+        // whole while it is open, so nothing is read here).
+        let mut turn_refs: Vec<NodeRef<'_>> = self
+            .dag
             .iter()
             .rev()
-            .take_while(|n| n.seq >= record.first_seq)
-            .filter(|n| n.seq <= record.last_seq)
+            .take_while(|n| n.seq() >= record.first_seq)
+            .filter(|n| n.seq() <= record.last_seq)
             .collect();
-        turn_nodes.reverse();
+        turn_refs.reverse();
         // A turn on a new branch also brings the nodes of its path that the
         // parent commit lacks (a retry: the user message it answers again).
         let parent_head = self.recent.head_trailers(&self.repo)?.head_node;
-        let opener = turn_nodes.iter().find(|n| n.is_conversational()).copied();
-        let extras = match opener {
+        let opener = turn_refs.iter().find(|n| n.is_conversational()).copied();
+        let extra_refs = match opener {
             Some(o) => self.path_nodes_since(o, parent_head.as_deref()),
             None => Vec::new(),
         };
+        // A retried answer: the message line names the user message.
+        let user_text = opener.filter(|o| o.role() != Role::User).map(|o| {
+            self.node_full(&self.answered_user_node(o))
+                .map(|n| n.text())
+                .unwrap_or_default()
+        });
+        let turn_nodes = self.load_nodes(&turn_refs)?;
+        let extras = self.load_nodes(&extra_refs)?;
         for n in &extras {
             let path = self.dir.join(layout::node_rel_path(n.seq, n.role, &n.id));
             if !path.exists() {
@@ -243,15 +253,11 @@ impl SessionCore {
             }
         }
         let branch = git::current_branch(&self.repo)?;
-        let described: Vec<&Node> = extras.iter().chain(turn_nodes.iter()).copied().collect();
+        let turn_nodes: Vec<&Node> = turn_nodes.iter().collect();
+        let described: Vec<&Node> = extras.iter().chain(turn_nodes.iter().copied()).collect();
         let mut summary = TurnSummary::from_nodes(&self.meta.id, record.number, &turn_nodes);
-        if opener.is_some_and(|o| o.role != Role::User) {
-            // A retried answer: the message line names the user message.
-            let user = opener.map(|o| self.answered_user_node(o));
-            summary.user_text = user
-                .and_then(|u| self.node(&u))
-                .map(Node::text)
-                .unwrap_or_default();
+        if let Some(text) = user_text {
+            summary.user_text = text;
         }
         summary.branch = Some(&branch);
         summary.duration_s = record.duration_s.unwrap_or(0.0);
@@ -276,7 +282,9 @@ impl SessionCore {
         }
         // The commit carries the turn's own end time, so a commit redone
         // after a crash (or backfilled from an older layout) is the same.
-        self.write_commit(paths, &message, record.ended_at as i64)
+        let commit = self.write_commit(paths, &message, record.ended_at as i64)?;
+        self.settle(record.last_seq);
+        Ok(commit)
     }
 
     /// Commit `paths` (and what `pending_paths` holds) with `message` at

@@ -148,8 +148,9 @@ impl Handler<EndTurnMsg> for SessionActor {
                 session_id: meta.id.clone(),
                 turn: open.number,
                 first_seq: open.first_seq,
+                // The open turn's nodes are kept whole: nothing is read.
                 user_text: core
-                    .node(&open.user_node)
+                    .cached_node(&open.user_node)
                     .map(Node::text)
                     .unwrap_or_default(),
                 model: meta.model.clone(),

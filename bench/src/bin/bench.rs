@@ -386,9 +386,9 @@ fn bench_branches(dir: &Path) {
     let (first, _) = load();
     let (second, mut core) = load();
     let turns = core.meta().turn_count;
-    let files = core.nodes().len();
-    let user2 = core
-        .nodes()
+    let all = core.nodes().expect("nodes");
+    let files = all.len();
+    let user2 = all
         .iter()
         .filter(|n| n.role == Role::User)
         .nth(1)

@@ -1,0 +1,217 @@
+//! Node contents, read when asked for: the nodes of the open turn are
+//! kept whole (the end of the turn describes them in its commit), every
+//! other node is read from its history file in the work tree, or from git
+//! when its branch is not the one checked out. The index (`node_index.rs`)
+//! knows where each one is.
+
+use std::collections::{HashMap, HashSet};
+use std::io;
+use std::path::{Path, PathBuf};
+
+use super::core::SessionCore;
+use super::error::SessionError;
+use super::layout;
+use super::node_index::NodeRef;
+use crate::git;
+use crate::node::{Node, Role};
+
+/// Texts the registry shows for the session, kept so that telling it of a
+/// change reads nothing: the latest user message's (by the node it comes
+/// from) and the first one's.
+#[derive(Default)]
+pub(super) struct Previews {
+    last: Option<(u32, String)>,
+    first: Option<(u32, String)>,
+}
+
+impl SessionCore {
+    /// A node whole, by id.
+    pub fn node_full(&self, id: &str) -> Result<Node, SessionError> {
+        let r = self
+            .node(id)
+            .ok_or_else(|| SessionError::UnknownNode(id.to_string()))?;
+        self.load_node(r)
+    }
+
+    /// A node whole: kept (open turn), else its file, else its blob.
+    pub fn load_node(&self, r: NodeRef<'_>) -> Result<Node, SessionError> {
+        if let Some(n) = self.cached_node(r.id()) {
+            return Ok(n.clone());
+        }
+        let rel = layout::node_rel_path(r.seq(), r.role(), r.id());
+        if let Some(n) = read_file(&self.dir.join(&rel), r)? {
+            return Ok(n);
+        }
+        for tip in git::list_branches(&self.repo)? {
+            let tree = self.repo.find_commit(tip.oid)?.tree()?;
+            if let Ok(entry) = tree.get_path(&rel) {
+                if let Some(n) = parse(self.repo.find_blob(entry.id())?.content(), r) {
+                    return Ok(n);
+                }
+            }
+        }
+        Err(SessionError::Io(io::Error::new(
+            io::ErrorKind::NotFound,
+            format!("node {} has no file in the work tree or in git", r.id()),
+        )))
+    }
+
+    /// The nodes `refs`, whole, in that order.
+    pub(super) fn load_nodes(&self, refs: &[NodeRef<'_>]) -> Result<Vec<Node>, SessionError> {
+        let mut out: Vec<Option<Node>> = Vec::with_capacity(refs.len());
+        let mut missing: HashMap<PathBuf, usize> = HashMap::new();
+        for (i, &r) in refs.iter().enumerate() {
+            if let Some(n) = self.cached_node(r.id()) {
+                out.push(Some(n.clone()));
+                continue;
+            }
+            let rel = layout::node_rel_path(r.seq(), r.role(), r.id());
+            let found = read_file(&self.dir.join(&rel), r)?;
+            if found.is_none() {
+                missing.insert(rel, i);
+            }
+            out.push(found);
+        }
+        if !missing.is_empty() {
+            // The other branches' nodes: their history folders walked once
+            // (folders shared between branches are read once).
+            let mut seen = HashSet::new();
+            for tip in git::list_branches(&self.repo)? {
+                let tree = self.repo.find_commit(tip.oid)?.tree()?;
+                let history = Path::new(layout::HISTORY);
+                for (path, oid) in git::blobs_under(&self.repo, &tree, history, &mut seen)? {
+                    if let Some(i) = missing.remove(&path) {
+                        out[i] = parse(self.repo.find_blob(oid)?.content(), refs[i]);
+                    }
+                }
+                if missing.is_empty() {
+                    break;
+                }
+            }
+        }
+        refs.iter()
+            .zip(out)
+            .map(|(r, n)| {
+                n.ok_or_else(|| {
+                    SessionError::Io(io::Error::new(
+                        io::ErrorKind::NotFound,
+                        format!("node {} has no file in the work tree or in git", r.id()),
+                    ))
+                })
+            })
+            .collect()
+    }
+
+    /// Every node of every branch, whole, in sequence order.
+    pub fn nodes(&self) -> Result<Vec<Node>, SessionError> {
+        let refs: Vec<NodeRef<'_>> = self.dag.iter().collect();
+        self.load_nodes(&refs)
+    }
+
+    /// A node of the open turn, whole, without reading anything.
+    pub(super) fn cached_node(&self, id: &str) -> Option<&Node> {
+        self.open_nodes.iter().find(|n| n.id == id)
+    }
+
+    /// Keep `node` whole while its turn is open (replacing an older copy).
+    pub(super) fn keep_open(&mut self, node: &Node) {
+        match self.open_nodes.iter_mut().find(|n| n.id == node.id) {
+            Some(kept) => *kept = node.clone(),
+            None => self.open_nodes.push(node.clone()),
+        }
+    }
+
+    /// Keep the message the open turn answers whole too (for a retried
+    /// answer it belongs to an ended turn): the end of the turn names it.
+    pub(super) fn keep_turn_user(&mut self) {
+        let Some(id) = self.meta.open_turn.as_ref().map(|t| t.user_node.clone()) else {
+            return;
+        };
+        if self.cached_node(&id).is_none() && self.dag.contains(&id) {
+            match self.node_full(&id) {
+                Ok(node) => self.open_nodes.push(node),
+                Err(e) => {
+                    tracing::warn!(session = %self.meta.id, node = %id, error = %e, "the message the turn answers could not be read")
+                }
+            }
+        }
+    }
+
+    /// The nodes up to `last_seq` are committed: they are read from disk
+    /// from now on.
+    pub(super) fn settle(&mut self, last_seq: u64) {
+        self.open_nodes.retain(|n| n.seq > last_seq);
+    }
+
+    /// Text of the latest user message on the current path (for previews).
+    pub fn last_user_text(&self) -> Option<String> {
+        self.previews.last.as_ref().map(|(_, t)| t.clone())
+    }
+
+    /// Text of the first user message (for titles).
+    pub fn first_user_text(&self) -> Option<String> {
+        self.previews.first.as_ref().map(|(_, t)| t.clone())
+    }
+
+    /// The kept preview texts are read again (a message they come from
+    /// was amended).
+    pub(super) fn forget_previews(&mut self) {
+        self.previews = Previews::default();
+    }
+
+    /// Bring the kept preview texts up to date; a file is read only when
+    /// the message they come from changed.
+    pub(super) fn refresh_previews(&mut self) {
+        let first = self
+            .dag
+            .iter()
+            .find(|n| n.is_user_message())
+            .map(|n| n.at());
+        let last = self
+            .meta
+            .head
+            .as_deref()
+            .and_then(|h| self.node(h))
+            .and_then(|head| {
+                let user = self.answered_user_node(head);
+                self.node(&user)
+                    .filter(|n| n.role() == Role::User)
+                    .map(|n| n.at())
+            });
+        let text = |at: u32| -> String {
+            self.load_node(self.dag.at(at))
+                .map(|n| n.text())
+                .unwrap_or_default()
+        };
+        let fresh = |kept: &Option<(u32, String)>, want: Option<u32>| match (kept, want) {
+            (Some((k, _)), Some(w)) if *k == w => None,
+            (None, None) => None,
+            (_, want) => Some(want.map(|w| (w, text(w)))),
+        };
+        let (new_first, new_last) = (
+            fresh(&self.previews.first, first),
+            fresh(&self.previews.last, last),
+        );
+        if let Some(f) = new_first {
+            self.previews.first = f;
+        }
+        if let Some(l) = new_last {
+            self.previews.last = l;
+        }
+    }
+}
+
+/// A node file of the work tree, when there (and when it is the node).
+fn read_file(path: &Path, r: NodeRef<'_>) -> Result<Option<Node>, SessionError> {
+    match std::fs::read(path) {
+        Ok(bytes) => Ok(parse(&bytes, r)),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e.into()),
+    }
+}
+
+fn parse(bytes: &[u8], r: NodeRef<'_>) -> Option<Node> {
+    serde_json::from_slice::<Node>(bytes)
+        .ok()
+        .filter(|n| n.id == r.id() && n.seq == r.seq() && n.role == r.role())
+}
