@@ -58,7 +58,10 @@ impl WsClient {
                 Err(tungstenite::Error::Io(e))
                     if matches!(
                         e.kind(),
-                        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                        std::io::ErrorKind::WouldBlock
+                        | std::io::ErrorKind::TimedOut
+                        // A signal to this process (a child server exiting).
+                        | std::io::ErrorKind::Interrupted
                     ) => {}
                 Err(_) => return true,
             }
@@ -74,7 +77,10 @@ impl WsClient {
             Err(tungstenite::Error::Io(e))
                 if matches!(
                     e.kind(),
-                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                    std::io::ErrorKind::WouldBlock
+                        | std::io::ErrorKind::TimedOut
+                        // A signal to this process (a child server exiting).
+                        | std::io::ErrorKind::Interrupted
                 ) =>
             {
                 None

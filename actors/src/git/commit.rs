@@ -258,9 +258,9 @@ pub fn finish_commit(
         match entry {
             Some(blob) => {
                 let meta = std::fs::metadata(workdir.join(&path))?;
-                index.upsert(&path, &meta, blob);
+                index.upsert(&path, &meta, blob)?;
             }
-            None => index.remove(&path),
+            None => index.remove(&path)?,
         }
     }
     index.write()?;

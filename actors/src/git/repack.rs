@@ -275,6 +275,8 @@ pub fn drop_packs(victims: &[PathBuf], written: &Path) -> Result<(), GitError> {
     if let Some(kept) = &kept {
         match fs::remove_file(merged.join(kept)) {
             Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e.into()),
+            // An earlier retirement of this name dated it back: undone.
+            Ok(()) => set_pack_time(written, std::time::SystemTime::now()),
             _ => {}
         }
     }
@@ -293,8 +295,26 @@ pub fn drop_packs(victims: &[PathBuf], written: &Path) -> Result<(), GitError> {
             Err(e) => return Err(e.into()),
         }
         fs::File::create(merged.join(name))?;
+        // libgit2 looks for an object in the packs newest first (by the
+        // `.pack` file's time) and maps each index it looks in: a retired
+        // pack dated back to 1970 is looked in last, so a repository handle
+        // opened during the grace (the session's own, fresh after each
+        // merge, or a restarted server's) never maps it for an object the
+        // live packs hold. The grace counts from the mark's own time.
+        set_pack_time(idx, std::time::UNIX_EPOCH);
     }
     Ok(())
+}
+
+/// Set the modification time of a pack (its `.pack` and `.idx`); packs are
+/// read-only, and the owner may still set their times. Best effort: a pack
+/// left with its time is only looked in sooner.
+fn set_pack_time(idx: &Path, to: std::time::SystemTime) {
+    for path in [idx.with_extension("pack"), idx.to_path_buf()] {
+        if let Err(e) = fs::File::open(&path).and_then(|f| f.set_modified(to)) {
+            tracing::debug!(path = %path.display(), error = %e, "pack time not set");
+        }
+    }
 }
 
 /// Remove the retired packs of the repository at `git_dir` retired at

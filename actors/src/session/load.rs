@@ -161,6 +161,11 @@ impl SessionCore {
         core.reconcile(index_repaired)?;
         core.keep_turn_user();
         core.refresh_previews();
+        // Loading read every tree of HEAD (the index check) and the tips of
+        // every branch: a fresh handle lets go of the pack windows those
+        // reads mapped, so a loaded session holds only what its next
+        // writes read.
+        core.repo = git::open_repo(dir)?;
         Ok(core)
     }
 
