@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
-use crate::registry::spawn_server;
+use crate::registry::{spawn_server, wait_indexed};
 
 const CLIENTS: usize = 6;
 const SESSIONS_PER_CLIENT: usize = 4;
@@ -176,6 +176,9 @@ pub fn bench_live(dir: &Path, sessions: usize, turns: usize) {
         let _ = w.join();
     }
     let writing = rss_mib(server.pid());
+    // The index catches up before the stop, so the next start has nothing
+    // to index: what is measured is the live sessions, not a catch-up.
+    wait_indexed(&url);
     drop(server);
     let (server, url, _) = spawn_server(&state);
     let agent = ureq::agent();
@@ -184,7 +187,9 @@ pub fn bench_live(dir: &Path, sessions: usize, turns: usize) {
             .get(&format!("{url}/api/sessions/live{s}/messages"))
             .call();
     }
-    std::thread::sleep(Duration::from_secs(3));
+    wait_indexed(&url);
+    // The maintenance the loads planned (idle merges) settles too.
+    std::thread::sleep(Duration::from_secs(10));
     let live = rss_mib(server.pid());
     let limit = 200.0;
     println!(

@@ -113,7 +113,7 @@ pub fn spawn_server(state: &Path) -> (ChildServer, String, Duration) {
 /// (`openprogram_search_backlog` 0 in `/metrics`): a start on sessions the
 /// index has not seen indexes them in the background, which is not what
 /// a later start or the resident memory of a settled server costs.
-fn wait_indexed(url: &str) -> Duration {
+pub fn wait_indexed(url: &str) -> Duration {
     let agent = ureq::agent();
     let start = Instant::now();
     loop {
