@@ -217,6 +217,7 @@ impl SessionCore {
             let (id, reply) = (node.id().to_string(), node.is_reply());
             self.dag.pop();
             self.open_nodes.retain(|n| n.id != id);
+            self.forget_previews();
             self.replies -= u32::from(reply);
             let _ = crate::wal::commit(vec![crate::wal::Change::Remove {
                 root: self.dir.clone(),

@@ -22,6 +22,8 @@ use crate::node::{Node, Role};
 pub(super) struct Previews {
     last: Option<(u32, String)>,
     first: Option<(u32, String)>,
+    /// Nodes before this position hold no user message.
+    scanned: usize,
 }
 
 impl SessionCore {
@@ -110,14 +112,17 @@ impl SessionCore {
 
     /// A node of the open turn, whole, without reading anything.
     pub(super) fn cached_node(&self, id: &str) -> Option<&Node> {
-        self.open_nodes.iter().find(|n| n.id == id)
+        let seq = self.node(id)?.seq();
+        let at = self.open_nodes.binary_search_by_key(&seq, |n| n.seq).ok()?;
+        self.open_nodes.get(at).filter(|n| n.id == id)
     }
 
-    /// Keep `node` whole while its turn is open (replacing an older copy).
+    /// Keep `node` whole while its turn is open (replacing an older copy;
+    /// kept in sequence order).
     pub(super) fn keep_open(&mut self, node: &Node) {
-        match self.open_nodes.iter_mut().find(|n| n.id == node.id) {
-            Some(kept) => *kept = node.clone(),
-            None => self.open_nodes.push(node.clone()),
+        match self.open_nodes.binary_search_by_key(&node.seq, |n| n.seq) {
+            Ok(at) => self.open_nodes[at] = node.clone(),
+            Err(at) => self.open_nodes.insert(at, node.clone()),
         }
     }
 
@@ -129,7 +134,7 @@ impl SessionCore {
         };
         if self.cached_node(&id).is_none() && self.dag.contains(&id) {
             match self.node_full(&id) {
-                Ok(node) => self.open_nodes.push(node),
+                Ok(node) => self.keep_open(&node),
                 Err(e) => {
                     tracing::warn!(session = %self.meta.id, node = %id, error = %e, "the message the turn answers could not be read")
                 }
@@ -162,11 +167,24 @@ impl SessionCore {
     /// Bring the kept preview texts up to date; a file is read only when
     /// the message they come from changed.
     pub(super) fn refresh_previews(&mut self) {
-        let first = self
-            .dag
-            .iter()
-            .find(|n| n.is_user_message())
-            .map(|n| n.at());
+        // The first user message stays the first (only an append undone
+        // removes a node, the last): looked for again only when unknown.
+        let first = match &self.previews.first {
+            Some((at, _))
+                if (*at as usize) < self.dag.len() && self.dag.at(*at).is_user_message() =>
+            {
+                Some(*at)
+            }
+            _ => self
+                .dag
+                .iter()
+                .skip(self.previews.scanned.min(self.dag.len()))
+                .find(|n| n.is_user_message())
+                .map(|n| n.at()),
+        };
+        if first.is_none() {
+            self.previews.scanned = self.dag.len();
+        }
         let last = self
             .meta
             .head
