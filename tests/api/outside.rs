@@ -209,6 +209,15 @@ fn git_gc_and_fsck_by_the_user_while_the_server_writes() {
             }
             runs
         });
+        // The user's loop stops however this ends: a failed turn panics
+        // (and is reported) instead of leaving the scope waiting forever.
+        struct Stop<'a>(&'a std::sync::atomic::AtomicBool);
+        impl Drop for Stop<'_> {
+            fn drop(&mut self) {
+                self.0.store(true, std::sync::atomic::Ordering::Relaxed);
+            }
+        }
+        let guard = Stop(&stop);
         for t in 3..=24 {
             s.turn(id, &format!("turn {t}"), &format!("reply {t}"), &[]);
             if t % 6 == 0 {
@@ -216,7 +225,7 @@ fn git_gc_and_fsck_by_the_user_while_the_server_writes() {
                 std::thread::sleep(Duration::from_millis(1_200));
             }
         }
-        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        drop(guard);
         assert!(user.join().unwrap() > 0);
     });
     // Once the user's git is done: a switch and turns on another branch,

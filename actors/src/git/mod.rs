@@ -58,10 +58,10 @@ pub enum GitError {
 /// of the process (its default is 8 GiB: with hundreds of small packs per
 /// busy session, and the maps of merged packs kept until a window is
 /// recycled, the mapped files grew the server's resident memory without
-/// bound). Turns never read packs (their commits build on objects kept in
-/// memory); views of history, the search indexer and merges do, and a
-/// full 64 MiB of windows was most of what a server under load held beyond
-/// its live data.
+/// bound). A turn's commit builds on objects kept in memory; views of
+/// history, the search indexer and merges read packs, and a full 64 MiB
+/// of windows was most of what a server under load held beyond its live
+/// data.
 pub const MAPPED_LIMIT: usize = 16 << 20;
 /// Most pack files libgit2 keeps open at once (default: no limit).
 pub const MAPPED_FILES: usize = 256;

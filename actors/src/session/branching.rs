@@ -143,12 +143,13 @@ impl SessionCore {
         let start = opener.predecessor_id().map(str::to_string);
         let (role, seq, id) = (opener.role(), opener.seq(), opener.id().to_string());
         // The common case, cheaply: the turn continues the branch's tip.
-        // The tip's commit is the last one made (kept in memory): reading it
-        // through the handle would miss (its pack is newer than the
-        // handle's list of packs) and make libgit2 look in every pack it
-        // knows, retired ones included, before reading the folder again.
-        let tip = git::head_id(&self.repo)?;
-        let tip_head = self.recent.head_trailers(&self.repo)?.head_node;
+        let (tip, tip_head) = match git::head_commit(&self.repo)? {
+            Some(c) => (
+                Some(c.id()),
+                git::Trailers::parse(c.message().unwrap_or("")).head_node,
+            ),
+            None => (None, None),
+        };
         if tip_head == start {
             return Ok(());
         }
