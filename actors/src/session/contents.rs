@@ -52,10 +52,7 @@ impl SessionCore {
                 }
             }
         }
-        Err(SessionError::Io(io::Error::new(
-            io::ErrorKind::NotFound,
-            format!("node {} has no file in the work tree or in git", r.id()),
-        )))
+        Err(not_held(r))
     }
 
     /// The nodes `refs`, whole, in that order.
@@ -93,14 +90,7 @@ impl SessionCore {
         }
         refs.iter()
             .zip(out)
-            .map(|(r, n)| {
-                n.ok_or_else(|| {
-                    SessionError::Io(io::Error::new(
-                        io::ErrorKind::NotFound,
-                        format!("node {} has no file in the work tree or in git", r.id()),
-                    ))
-                })
-            })
+            .map(|(&r, n)| n.ok_or_else(|| not_held(r)))
             .collect()
     }
 
@@ -217,6 +207,14 @@ impl SessionCore {
             self.previews.last = l;
         }
     }
+}
+
+/// A node the index has but neither the work tree nor git holds.
+fn not_held(r: NodeRef<'_>) -> SessionError {
+    SessionError::Io(io::Error::new(
+        io::ErrorKind::NotFound,
+        format!("node {} has no file in the work tree or in git", r.id()),
+    ))
 }
 
 /// A node file of the work tree, when there (and when it is the node).

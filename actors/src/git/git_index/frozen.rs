@@ -7,7 +7,7 @@
 
 use std::collections::BTreeMap;
 use std::fs;
-use std::io;
+use std::io::{self, Read};
 
 use super::entry::{entry_fixed, fixed_part, flagged, Fixed, Stat};
 use super::{GitIndex, HEADER, TRAILER};
@@ -49,10 +49,11 @@ impl GitIndex {
     /// without a write). Any difference keeps everything in memory until
     /// the first write.
     pub(super) fn adopt_file(&mut self) {
-        let Ok(file) = fs::File::open(&self.path) else {
+        let Ok(mut file) = fs::File::open(&self.path) else {
             return;
         };
-        let (Ok(meta), Ok(bytes)) = (file.metadata(), fs::read(&self.path)) else {
+        let mut bytes = Vec::new();
+        let (Ok(meta), Ok(_)) = (file.metadata(), file.read_to_end(&mut bytes)) else {
             return;
         };
         let same = bytes.len() == HEADER + self.data.len() + TRAILER
