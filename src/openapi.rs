@@ -85,7 +85,7 @@ mod tests {
             "TurnOutcome",
             "Shown",
             "ProjectView",
-            "SearchResult",
+            "SearchAnswer",
         ] {
             assert!(schemas.contains_key(name), "{name} is missing");
         }

@@ -7,30 +7,7 @@ use crate::project::ProjectError;
 use crate::session::SessionError;
 use crate::titler::TitleError;
 
-/// How a caller should classify an engine error (the service maps these to
-/// HTTP statuses; the engine knows nothing of HTTP).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ErrorKind {
-    BadRequest,
-    NotFound,
-    Conflict,
-    /// Storage failed: the detail is for the log, not for the client.
-    Internal,
-    /// Try again later (a busy or restarting part of the engine).
-    Unavailable,
-    /// A service the engine calls (the LLM) failed.
-    Upstream,
-}
-
-impl ErrorKind {
-    /// Whether the failure is the server's (a 5xx), not the caller's.
-    pub fn is_server_side(self) -> bool {
-        matches!(
-            self,
-            ErrorKind::Internal | ErrorKind::Unavailable | ErrorKind::Upstream
-        )
-    }
-}
+pub use crate::error_kind::ErrorKind;
 
 #[derive(Debug, thiserror::Error)]
 pub enum EngineError {

@@ -3,6 +3,7 @@
 
 pub mod engine;
 pub mod error;
+pub mod error_kind;
 pub mod events;
 pub mod fsio;
 pub mod git;
@@ -12,13 +13,16 @@ pub mod locations;
 mod lru;
 pub mod maintenance;
 pub mod manager;
+pub mod messages;
 pub mod meta;
 pub mod node;
+pub mod pack_keeper;
 pub mod paths;
 pub mod project;
 pub mod registry;
 pub mod search;
 pub mod session;
+pub mod store;
 pub mod titler;
 pub mod wal;
 

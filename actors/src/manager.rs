@@ -20,13 +20,14 @@ use tokio::sync::Mutex;
 use crate::ids;
 use crate::locations::{Locations, LocationsWriter};
 use crate::lru::Lru;
+use crate::messages::{ApplyTitle, SessionChanged};
 use crate::project::ProjectRegistry;
 use crate::session::actor::Naming;
-use crate::session::{SessionActor, SessionChanged, SessionError};
-use crate::titler::ApplyTitle;
+use crate::session::{SessionActor, SessionError};
+use crate::store::Store;
 
 pub struct SessionManager {
-    sessions_dir: PathBuf,
+    store: Store,
     locations: Locations,
     writer: LocationsWriter,
     projects: Option<Addr<ProjectRegistry>>,
@@ -35,7 +36,7 @@ pub struct SessionManager {
     live: Lru<String, Addr<SessionActor>>,
     leases: HashMap<String, Arc<Mutex<()>>>,
     events: Option<Recipient<SessionChanged>>,
-    keeper: Option<crate::maintenance::packs::PackKeeper>,
+    keeper: Option<crate::pack_keeper::PackKeeper>,
     /// Session folders whose files lack writes the log holds (the server
     /// started on a full disk): never opened (`SessionError::AwaitingReplay`).
     pending: Arc<std::collections::HashSet<PathBuf>>,
@@ -43,7 +44,7 @@ pub struct SessionManager {
 
 impl SessionManager {
     pub fn new(
-        sessions_dir: PathBuf,
+        store: Store,
         locations: Locations,
         writer: LocationsWriter,
         cap: usize,
@@ -51,7 +52,7 @@ impl SessionManager {
         projects: Option<Addr<ProjectRegistry>>,
     ) -> Self {
         SessionManager {
-            sessions_dir,
+            store,
             locations,
             writer,
             projects,
@@ -73,7 +74,7 @@ impl SessionManager {
 
     /// Sessions merge their packs with `keeper` (none: never merged while
     /// the server runs; `openprogram gc` still does).
-    pub fn with_pack_keeper(mut self, keeper: crate::maintenance::packs::PackKeeper) -> Self {
+    pub fn with_pack_keeper(mut self, keeper: crate::pack_keeper::PackKeeper) -> Self {
         self.keeper = Some(keeper);
         self
     }
@@ -104,12 +105,13 @@ impl Handler<Resolve> for SessionManager {
         let lease = self.leases.entry(msg.id.clone()).or_default().clone();
         let dir = match self.locations.get(&msg.id) {
             Some(d) => d.to_path_buf(),
-            None => self.sessions_dir.join(&msg.id),
+            None => self.store.default_session_dir(&msg.id),
         };
         if self.pending.contains(&dir) {
             return Err(SessionError::AwaitingReplay);
         }
         let addr = SessionActor::new(
+            self.store.clone(),
             dir,
             lease,
             self.events.clone(),
@@ -178,7 +180,7 @@ impl SessionManager {
     fn dir_of(&self, id: &str) -> PathBuf {
         match self.locations.get(id) {
             Some(d) => d.to_path_buf(),
-            None => self.sessions_dir.join(id),
+            None => self.store.default_session_dir(id),
         }
     }
 }

@@ -7,7 +7,7 @@
 
 use std::path::{Component, Path, PathBuf};
 
-use crate::project::OPENPROGRAM_DIR;
+use crate::store::OPENPROGRAM_DIR;
 
 /// What a folder is being accepted as.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

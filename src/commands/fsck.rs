@@ -28,16 +28,20 @@ pub fn run(args: &FsckArgs) -> ExitCode {
         );
         return ExitCode::from(2);
     }
-    if args.repair {
-        if let Err(code) = super::replay_log(&dir) {
-            return code;
+    let store = if args.repair {
+        match super::open_store(&dir) {
+            Ok(store) => store,
+            Err(code) => return code,
         }
-    }
-    let total = openprogram_actors::maintenance::sessions_of(&dir)
+    } else {
+        super::read_store(&dir)
+    };
+    let total = store
+        .all_session_folders()
         .map(|d| d.len() as u64)
         .unwrap_or(0);
     let mut bar = Progress::new("checking sessions", total);
-    let report = fsck::check(&dir, |_| bar.inc());
+    let report = fsck::check(&store, |_| bar.inc());
     bar.finish();
     let mut report = match report {
         Ok(r) => r,
@@ -73,7 +77,7 @@ pub fn run(args: &FsckArgs) -> ExitCode {
         );
         return ExitCode::from(1);
     }
-    if let Err(e) = fsck::repair(&dir, &mut report) {
+    if let Err(e) = fsck::repair(&store, &mut report) {
         eprintln!("[error] repair failed: {e}");
         return ExitCode::from(1);
     }
@@ -81,7 +85,7 @@ pub fn run(args: &FsckArgs) -> ExitCode {
         println!("  repaired: {line}");
     }
     // Check again: what is left.
-    match fsck::check(&dir, |_| {}) {
+    match fsck::check(&store, |_| {}) {
         Ok(after) if after.problems.is_empty() => {
             println!("repaired; no problems left");
             ExitCode::SUCCESS

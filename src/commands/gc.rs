@@ -3,7 +3,7 @@
 
 use std::process::ExitCode;
 
-use openprogram_actors::maintenance::{self, gc};
+use openprogram_actors::maintenance::gc;
 
 use super::progress::Progress;
 use crate::cli::GcArgs;
@@ -24,10 +24,11 @@ pub fn run(args: &GcArgs) -> ExitCode {
         );
         return ExitCode::from(2);
     }
-    if let Err(code) = super::replay_log(&dir) {
-        return code;
-    }
-    let mut sessions = match maintenance::sessions_of(&dir) {
+    let store = match super::open_store(&dir) {
+        Ok(store) => store,
+        Err(code) => return code,
+    };
+    let mut sessions = match store.all_session_folders() {
         Ok(s) => s,
         Err(e) => {
             eprintln!("[error] {}: {e}", dir.display());

@@ -66,8 +66,20 @@ fn migrate(args: &MigrateArgs) -> Result<(), String> {
     if let Some(from) = &args.from {
         bring_over(from, &state, args.dry_run)?;
     }
+    // The writes of a migration go through the state directory's log, as
+    // a server's do (a dry run opens nothing).
+    let store = if args.dry_run {
+        super::read_store(&state)
+    } else {
+        match openprogram_actors::store::Store::open_state_dir(&state) {
+            Ok((store, openprogram_actors::store::Opening::Writable(_))) => store,
+            Ok((_, openprogram_actors::store::Opening::ReadOnly { error, .. })) | Err(error) => {
+                return Err(format!("write-ahead log in {}: {error}", state.display()))
+            }
+        }
+    };
     let mut dirs = if sessions.is_dir() {
-        openprogram_actors::maintenance::sessions_of(&state).map_err(|e| e.to_string())?
+        store.all_session_folders().map_err(|e| e.to_string())?
     } else {
         Vec::new()
     };
@@ -88,7 +100,7 @@ fn migrate(args: &MigrateArgs) -> Result<(), String> {
             done += 1;
             continue;
         }
-        match legacy::migrate(dir) {
+        match legacy::migrate(&store, dir) {
             Ok(m) => {
                 bar.println(&format!(
                     "migrated {id}: {} nodes, {} turns",

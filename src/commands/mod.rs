@@ -15,6 +15,8 @@ pub mod status;
 
 use std::process::ExitCode;
 
+use openprogram_actors::store::{Opening, Store};
+
 use crate::cli::{Cli, Command};
 
 pub fn run(cli: Cli) -> ExitCode {
@@ -26,16 +28,8 @@ pub fn run(cli: Cli) -> ExitCode {
             crate::telemetry::init(Default::default());
             migrate::run(&args)
         }
-        Command::Fsck(args) => {
-            let code = fsck::run(&args);
-            openprogram_actors::wal::close();
-            code
-        }
-        Command::Gc(args) => {
-            let code = gc::run(&args);
-            openprogram_actors::wal::close();
-            code
-        }
+        Command::Fsck(args) => fsck::run(&args),
+        Command::Gc(args) => gc::run(&args),
         Command::Status(args) => status::run(&args),
         Command::Search(args) => search::run(&args),
         Command::Completions { shell } => {
@@ -47,24 +41,30 @@ pub fn run(cli: Cli) -> ExitCode {
     }
 }
 
-/// For a tool that writes to a stopped server's state directory: replay
-/// the write-ahead log a crash left first (as `serve` does), and log
-/// through it while the tool runs (`openprogram_actors::wal::close` at
-/// the end makes it durable and empties it).
-fn replay_log(dir: &std::path::Path) -> Result<(), ExitCode> {
-    match openprogram_actors::wal::open(&dir.join(openprogram_actors::wal::DIR)) {
-        Ok(r) => {
+/// For a tool that writes to a stopped server's state directory: open its
+/// store, replaying the write-ahead log a crash left first (as `serve`
+/// does); the tool's writes go through the log, made durable and emptied
+/// when the store is dropped.
+fn open_store(dir: &std::path::Path) -> Result<Store, ExitCode> {
+    match Store::open_state_dir(dir) {
+        Ok((store, Opening::Writable(r))) => {
             if r.entries > 0 {
                 println!(
                     "replayed {} write-ahead log entries left by a crash ({} changes applied)",
                     r.entries, r.applied
                 );
             }
-            Ok(())
+            Ok(store)
         }
-        Err(e) => {
-            eprintln!("[error] write-ahead log in {}: {e}", dir.display());
+        Ok((_, Opening::ReadOnly { error, .. })) | Err(error) => {
+            eprintln!("[error] write-ahead log in {}: {error}", dir.display());
             Err(ExitCode::from(2))
         }
     }
+}
+
+/// For a tool that only reads a state directory: its store without a log
+/// (nothing is created or replayed).
+fn read_store(dir: &std::path::Path) -> Store {
+    Store::without_log(&dir.join(openprogram_actors::store::SESSIONS))
 }

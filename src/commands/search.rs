@@ -35,7 +35,7 @@ pub fn run(args: &SearchArgs) -> ExitCode {
             return ExitCode::from(2);
         };
         crate::telemetry::init(Default::default());
-        return match openprogram_actors::search::Search::rebuild_offline(&dir) {
+        return match openprogram_actors::search::Search::rebuild_offline(&super::read_store(&dir)) {
             Ok(n) => {
                 println!("reindexed {n} sessions in {}", dir.display());
                 ExitCode::SUCCESS

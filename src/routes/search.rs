@@ -2,9 +2,10 @@
 //! `POST /api/search/reindex`: rebuild the index from the repositories.
 
 use actix_web::{web, HttpResponse};
-use openprogram_actors::engine::SearchQuery;
+use openprogram_actors::engine::{SearchQuery, SearchResult};
 use openprogram_actors::limit::Limit;
-use serde::Deserialize;
+use openprogram_actors::search::Hit;
+use serde::{Deserialize, Serialize};
 
 use crate::error::ApiError;
 use crate::startup::AppState;
@@ -92,7 +93,7 @@ const KNOWN: &[&str] = &[
         ("group" = Option<String>, Query, description = "session: one row per session"),
     ),
     responses(
-        (status = 200, description = "{total, hits} or {total, sessions}", body = openprogram_actors::engine::SearchResult),
+        (status = 200, description = "{total, hits} or {total, sessions}", body = SearchAnswer),
         (status = 400, description = "bad_query, invalid_query", body = crate::openapi::ErrorBody),
         (status = 500, description = "storage_error", body = crate::openapi::ErrorBody),
         (status = 503, description = "search_disabled", body = crate::openapi::ErrorBody),
@@ -111,7 +112,8 @@ pub async fn search(
     let params = web::Query::<SearchParams>::from_query(req.query_string())
         .map_err(|e| bad(e.to_string()))?;
     let q = params.into_inner().into_query()?;
-    Ok(HttpResponse::Ok().json(state.engine.search(q).await?))
+    let found = state.engine.search(q).await?;
+    Ok(HttpResponse::Ok().json(SearchAnswer::from(found)))
 }
 
 #[utoipa::path(post, path = "/api/search/reindex", tag = "search", summary = "Rebuild the search index from the session repositories (in the background)",
@@ -124,4 +126,115 @@ pub async fn search(
 pub async fn reindex(state: web::Data<AppState>) -> Result<HttpResponse, ApiError> {
     let n = state.engine.reindex().await?;
     Ok(HttpResponse::Accepted().json(serde_json::json!({ "sessions": n })))
+}
+
+/// A hit as clients get it: the engine's data and its `snippet`, the text
+/// as HTML with the matched words in `<b>` and everything else escaped.
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct HitAnswer {
+    #[serde(flatten)]
+    pub hit: Hit,
+    pub snippet: String,
+}
+
+impl From<Hit> for HitAnswer {
+    fn from(hit: Hit) -> HitAnswer {
+        let snippet = snippet_html(&hit.text, &hit.highlights);
+        HitAnswer { hit, snippet }
+    }
+}
+
+/// A session and its best hits (`group=session`).
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct SessionHitsAnswer {
+    pub session_id: String,
+    pub title: String,
+    pub score: f32,
+    pub hits: Vec<HitAnswer>,
+}
+
+/// `GET /api/search` and the WebSocket's `search_results`.
+#[derive(Serialize, utoipa::ToSchema)]
+#[serde(untagged)]
+pub enum SearchAnswer {
+    Messages {
+        total: usize,
+        hits: Vec<HitAnswer>,
+    },
+    Sessions {
+        total: usize,
+        sessions: Vec<SessionHitsAnswer>,
+    },
+}
+
+impl From<SearchResult> for SearchAnswer {
+    fn from(found: SearchResult) -> SearchAnswer {
+        match found {
+            SearchResult::Messages { total, hits } => SearchAnswer::Messages {
+                total,
+                hits: hits.into_iter().map(HitAnswer::from).collect(),
+            },
+            SearchResult::Sessions { total, sessions } => SearchAnswer::Sessions {
+                total,
+                sessions: sessions
+                    .into_iter()
+                    .map(|s| SessionHitsAnswer {
+                        session_id: s.session_id,
+                        title: s.title,
+                        score: s.score,
+                        hits: s.hits.into_iter().map(HitAnswer::from).collect(),
+                    })
+                    .collect(),
+            },
+        }
+    }
+}
+
+/// `text` as HTML: each range of `highlights` (byte ranges, in order) in
+/// `<b>`, everything escaped. A range that is out of order or not on a
+/// character boundary is left unmarked.
+pub fn snippet_html(text: &str, highlights: &[[usize; 2]]) -> String {
+    let mut out = String::with_capacity(text.len() + 16);
+    let mut at = 0;
+    for &[start, end] in highlights {
+        let (Some(before), Some(marked)) = (text.get(at..start), text.get(start..end)) else {
+            continue;
+        };
+        escape_into(&mut out, before);
+        out.push_str("<b>");
+        escape_into(&mut out, marked);
+        out.push_str("</b>");
+        at = end;
+    }
+    escape_into(&mut out, text.get(at..).unwrap_or_default());
+    out
+}
+
+fn escape_into(out: &mut String, s: &str) {
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#x27;"),
+            c => out.push(c),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::snippet_html;
+
+    #[test]
+    fn snippets_mark_the_ranges_and_escape_the_rest() {
+        assert_eq!(
+            snippet_html("a <parser> bug", &[[3, 9], [11, 14]]),
+            "a &lt;<b>parser</b>&gt; <b>bug</b>"
+        );
+        assert_eq!(snippet_html("plain & simple", &[]), "plain &amp; simple");
+        // Bad ranges never panic and never cut a character.
+        assert_eq!(snippet_html("héllo", &[[2, 3], [9, 12], [1, 0]]), "héllo");
+    }
 }

@@ -1,5 +1,6 @@
 use actix_web::{web, HttpRequest, HttpResponse};
-use openprogram_actors::session::{CreateSpec, EndTurn, NewNode};
+use openprogram_actors::session::{CreateSpec, EndTurn, NewNode, TurnOutcome};
+use openprogram_actors::Engine;
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -76,6 +77,7 @@ pub async fn end_turn(
         super::messages::check_session_id(session.as_ref(), &id)?;
         let create = session.unwrap_or_default().into_meta(id.to_string());
         let turn = state.engine.whole_turn(&id, nodes, create, end).await?;
+        announce_skipped(&state.engine, &id, &turn.outcome);
         let body = super::ForSession {
             session_id: id.as_str(),
             data: &turn,
@@ -87,9 +89,50 @@ pub async fn end_turn(
         });
     }
     let outcome = state.engine.end_turn(&id, end).await?;
+    announce_skipped(&state.engine, &id, &outcome);
     Ok(if outcome.repeated {
         HttpResponse::Ok().json(outcome)
     } else {
         HttpResponse::Created().json(outcome)
     })
+}
+
+/// The warning of spec 001 §3.4 when the user's tree was dirty.
+const SKIPPED_DIRTY: &str =
+    "you have uncommitted changes, the agent's edits won't be auto-committed for now";
+
+/// Announce a skipped project commit to every WebSocket client (the UI
+/// shows the warning), as the original's `chat_response`
+/// `project_commit_skipped`: the outcome's data, and the sentence worded
+/// from its code.
+pub fn announce_skipped(engine: &Engine, id: &str, outcome: &TurnOutcome) {
+    let Some(skip) = outcome
+        .project_commit_skipped
+        .as_ref()
+        .filter(|_| !outcome.repeated)
+    else {
+        return;
+    };
+    let message = match skip["code"].as_str() {
+        Some("dirty_tree") => SKIPPED_DIRTY.to_string(),
+        _ => format!(
+            "the agent's edits were not auto-committed: {}",
+            skip["reason"]
+                .as_str()
+                .unwrap_or("the project is not available")
+        ),
+    };
+    engine.publish(
+        "chat_response",
+        serde_json::json!({
+            "type": "project_commit_skipped",
+            "session_id": id,
+            "project_id": skip["project_id"],
+            "path": skip["path"],
+            "reason": skip["code"],
+            "message": message,
+            "detail": skip["reason"],
+            "dirty_paths": skip["dirty_paths"],
+        }),
+    );
 }

@@ -156,7 +156,8 @@ async fn search(c: &Call<'_>, v: Value) -> Result<Frames, Value> {
         .into_query()
         .map_err(|e| c.error(e.code, &e.message))?;
     let found = c.engine().search(query).await.map_err(|e| c.fail(e))?;
-    let mut data = serde_json::to_value(found).unwrap_or_default();
+    let answer = crate::routes::search::SearchAnswer::from(found);
+    let mut data = serde_json::to_value(answer).unwrap_or_default();
     if let Some(obj) = data.as_object_mut() {
         obj.insert("q".into(), q.into());
     }
@@ -192,6 +193,7 @@ async fn write_turn(c: &Call<'_>, mut v: Value) -> Result<Frames, Value> {
         .whole_turn(&sid, nodes, create, end)
         .await
         .map_err(|e| c.fail(e))?;
+    crate::routes::turns::announce_skipped(c.engine(), &sid, &turn.outcome);
     Ok(vec![frame(
         "turn_written",
         crate::routes::ForSession {

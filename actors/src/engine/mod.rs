@@ -25,17 +25,19 @@ use actix::prelude::*;
 
 use crate::error::EngineError;
 use crate::events::Hub;
-use crate::locations::{Locations, LocationsWriter};
+use crate::locations::LocationsWriter;
 use crate::manager::{LiveCount, Resolve, SessionManager, SetNaming};
+use crate::messages::SessionChanged;
 use crate::paths::PathPolicy;
 use crate::project::registry as projects_state;
 use crate::project::{ProjectError, ProjectRegistry};
 use crate::registry::actor::{Flush, GetRow, List, Members, Stats};
-use crate::registry::startup::{self, Report};
+use crate::registry::startup::{self, Loaded, Report};
 use crate::registry::writer::Writer;
 use crate::registry::{ListQuery, Page, Policy, Registry, RegistryStats, SessionRow};
 use crate::session::actor::Naming;
-use crate::session::{SessionActor, SessionChanged, SessionError};
+use crate::session::{SessionActor, SessionError};
+use crate::store::{Opening, Store};
 
 pub use crate::git::ImportLimits;
 use crate::titler::{LlmConfig, Titler};
@@ -71,7 +73,8 @@ pub struct EngineConfig {
 
 #[derive(Clone)]
 pub struct Engine {
-    sessions_dir: PathBuf,
+    /// The state directory's layout and write-ahead log.
+    store: Store,
     paths: std::sync::Arc<PathPolicy>,
     import_limits: ImportLimits,
     manager: Addr<SessionManager>,
@@ -83,7 +86,7 @@ pub struct Engine {
     search: Option<Addr<crate::search::Search>>,
     /// Sessions waiting for the search indexer (None when search is off).
     search_backlog: Option<crate::search::Backlog>,
-    keeper: crate::maintenance::packs::PackKeeper,
+    keeper: crate::pack_keeper::PackKeeper,
     hub: Hub,
     /// Started on a full disk: reads only (`writable`).
     read_only: bool,
@@ -95,37 +98,23 @@ impl Engine {
     /// current arbiter.
     pub fn start(config: EngineConfig) -> std::io::Result<(Engine, Report)> {
         crate::git::enable_fsync();
-        crate::fsio::create_private_dir_all(&config.sessions_dir)?;
-        let state_dir = config
-            .sessions_dir
-            .parent()
-            .map(PathBuf::from)
-            .unwrap_or_default();
-        // Before anything reads a session: what the log holds goes back in place.
-        // On a disk that is full, the log cannot be replayed (its files are
-        // rewritten in place): it stays as it is, for the next start, and
-        // this one serves reads only (`EngineError::ReadOnly`).
-        let wal_dir = state_dir.join(crate::wal::DIR);
-        let (replayed, read_only, pending) = match crate::wal::open(&wal_dir) {
-            Ok(replayed) => (replayed, false, Default::default()),
-            Err(e) if crate::fsio::is_disk_full(&e) => {
-                // Sessions whose files lack what the log holds are not shown.
-                let pending = crate::wal::pending_roots(&wal_dir)?;
-                tracing::error!(error = %e, sessions_waiting = pending.len(), "the disk is full: the write-ahead log was not replayed; serving reads only until a restart with space free");
-                (crate::wal::Replayed::default(), true, pending)
+        // Before anything reads a session: what the log holds goes back in
+        // place. On a disk that is full, the log cannot be replayed (its
+        // files are rewritten in place): it stays as it is, for the next
+        // start, and this one serves reads only (`EngineError::ReadOnly`).
+        let (store, opening) = Store::open(&config.sessions_dir)?;
+        let (read_only, pending) = match opening {
+            Opening::Writable(replayed) => {
+                log_replay(&replayed);
+                (false, Default::default())
             }
-            Err(e) => return Err(e),
+            Opening::ReadOnly { pending, error } => {
+                // Sessions whose files lack what the log holds are not shown.
+                tracing::error!(error = %error, sessions_waiting = pending.len(), "the disk is full: the write-ahead log was not replayed; serving reads only until a restart with space free");
+                (true, pending)
+            }
         };
-        if replayed.entries > 0 {
-            tracing::info!(
-                segments = replayed.segments,
-                entries = replayed.entries,
-                applied = replayed.applied,
-                skipped = replayed.skipped,
-                torn = replayed.torn,
-                "write-ahead log replayed"
-            );
-        }
+        let state_dir = store.state_dir().to_path_buf();
         // The search index opens on its own thread while the list is read.
         // Read-only: no search (its index is written as it is read) and no
         // automatic deletions.
@@ -133,7 +122,7 @@ impl Engine {
             let state_dir = state_dir.clone();
             std::thread::spawn(move || crate::search::Opened::open(&state_dir))
         });
-        let locations = Locations::load(&config.sessions_dir);
+        let mut locations = store.locations();
         let policy = if read_only {
             Policy {
                 empty_shell_max_age_s: 0.0,
@@ -143,27 +132,13 @@ impl Engine {
         } else {
             config.policy.clone()
         };
-        let loaded = startup::open(&config.sessions_dir, &locations, &policy)?;
+        let loaded = startup::open(&store, &locations, &policy)?;
         let hub = Hub::new();
         let paths = PathPolicy::new(&state_dir, config.allowed_roots.clone());
-        let writer = Writer::spawn(config.sessions_dir.join(startup::INDEX))?;
-        let search = if let Some(opening) = opening {
-            let opened = opening
-                .join()
-                .map_err(|_| std::io::Error::other("search index: opening panicked"))?
-                .map_err(|e| std::io::Error::other(format!("search index: {e}")))?;
-            let for_search: Vec<(String, PathBuf, String)> = loaded
-                .rows
-                .values()
-                .filter_map(|r| {
-                    let dir = loaded.dirs.get(&r.id)?.clone();
-                    Some((r.id.clone(), dir, r.search_title()))
-                })
-                .collect();
-            let search = opened.catch_up(for_search);
-            Some((search.backlog(), search.start()))
-        } else {
-            None
+        let writer = Writer::spawn(store.session_list_file())?;
+        let search = match opening {
+            Some(opening) => Some(start_search(opening, &loaded)?),
+            None => None,
         };
         let (search_backlog, search) = search.unzip();
         let to_verify: Vec<(String, PathBuf)> = loaded
@@ -181,7 +156,6 @@ impl Engine {
             ProjectRegistry::new(projects_state::State::load(&state_dir, paths.clone())?)
                 .with_names(registry.clone().recipient())
                 .start();
-        let mut locations = locations;
         let mut dropped = false;
         for id in &loaded.report.dropped_locations {
             dropped |= locations.remove(id);
@@ -190,9 +164,9 @@ impl Engine {
             locations.save_now()?;
         }
         let writer = LocationsWriter::spawn(locations.path().to_path_buf())?;
-        let keeper = crate::maintenance::packs::PackKeeper::spawn(config.retired_pack_grace)?;
+        let keeper = crate::pack_keeper::PackKeeper::spawn(config.retired_pack_grace)?;
         let manager = SessionManager::new(
-            config.sessions_dir.clone(),
+            store.clone(),
             locations,
             writer,
             config.cache_cap,
@@ -210,11 +184,11 @@ impl Engine {
         let titler_counts = titler.counts();
         let titler = titler.start();
         manager.do_send(SetNaming(Naming {
-            titler: titler.clone(),
+            titler: titler.clone().recipient(),
             retitle_at: config.retitle_at,
         }));
         let engine = Engine {
-            sessions_dir: config.sessions_dir.clone(),
+            store,
             paths: std::sync::Arc::new(paths),
             import_limits: config.import_limits,
             manager,
@@ -232,6 +206,11 @@ impl Engine {
             engine.verify_in_background(to_verify);
         }
         Ok((engine, loaded.report))
+    }
+
+    /// The state directory this engine serves.
+    pub fn store(&self) -> &Store {
+        &self.store
     }
 
     /// Whether this engine started on a full disk and refuses writes.
@@ -342,7 +321,8 @@ impl Engine {
     /// Flush the write-ahead log and make every file it covers durable
     /// (the last step of a shutdown; later writes sync on their own).
     pub async fn close_log(&self) {
-        let _ = tokio::task::spawn_blocking(crate::wal::close).await;
+        let store = self.store.clone();
+        let _ = tokio::task::spawn_blocking(move || store.close_log()).await;
     }
 
     pub async fn registry_stats(&self) -> Option<RegistryStats> {
@@ -375,4 +355,42 @@ impl Engine {
     pub async fn live_sessions(&self) -> usize {
         self.manager.send(LiveCount).await.unwrap_or(0)
     }
+}
+
+/// Say what a replay of the write-ahead log did, if it found anything.
+fn log_replay(replayed: &crate::wal::Replayed) {
+    if replayed.entries > 0 {
+        tracing::info!(
+            segments = replayed.segments,
+            entries = replayed.entries,
+            applied = replayed.applied,
+            skipped = replayed.skipped,
+            torn = replayed.torn,
+            "write-ahead log replayed"
+        );
+    }
+}
+
+type SearchStart = (crate::search::Backlog, Addr<crate::search::Search>);
+
+/// The search index, opened on its own thread (`opening`), caught up with
+/// the listed sessions, and its actor started.
+fn start_search(
+    opening: std::thread::JoinHandle<tantivy::Result<crate::search::Opened>>,
+    loaded: &Loaded,
+) -> std::io::Result<SearchStart> {
+    let opened = opening
+        .join()
+        .map_err(|_| std::io::Error::other("search index: opening panicked"))?
+        .map_err(|e| std::io::Error::other(format!("search index: {e}")))?;
+    let for_search: Vec<(String, PathBuf, String)> = loaded
+        .rows
+        .values()
+        .filter_map(|r| {
+            let dir = loaded.dirs.get(&r.id)?.clone();
+            Some((r.id.clone(), dir, r.search_title()))
+        })
+        .collect();
+    let search = opened.catch_up(for_search);
+    Ok((search.backlog(), search.start()))
 }

@@ -54,7 +54,9 @@ impl Engine {
             let (project, _) = self.ask_projects(Lookup(project_id.to_string())).await?;
             Some(project.session_dir(id))
         };
-        let target = dir.clone().unwrap_or_else(|| self.sessions_dir.join(id));
+        let target = dir
+            .clone()
+            .unwrap_or_else(|| self.store.default_session_dir(id));
         self.call(
             id,
             Rebind {

@@ -157,11 +157,9 @@ impl Engine {
     /// Every session's directory (the recorded locations, else
     /// `<sessions>/<id>`).
     async fn session_dirs(&self) -> Result<HashMap<String, PathBuf>, EngineError> {
-        let sessions_dir = self.sessions_dir.clone();
+        let store = self.store.clone();
         tokio::task::spawn_blocking(move || {
-            let locations = crate::locations::Locations::load(&sessions_dir);
-            crate::registry::startup::session_dirs(&sessions_dir, &locations)
-                .map(|v| v.into_iter().collect())
+            store.all_session_folders().map(|v| v.into_iter().collect())
         })
         .await
         .map_err(|_| EngineError::Unavailable)?

@@ -7,6 +7,7 @@ use crate::error::EngineError;
 use crate::git::CommitInfo;
 use crate::ids;
 use crate::manager::{Forget, Place};
+use crate::messages::TitleJob;
 use crate::meta::{MetaPatch, SessionMeta};
 use crate::node::Node;
 use crate::paths::Purpose;
@@ -23,13 +24,9 @@ use crate::session::{
     AppendOutcome, BranchInfo, CheckoutTo, ContextRecord, EndTurn, History, NewNode, NodePatch,
     Posted, SessionError, Shown, SwitchTo, TurnOutcome,
 };
-use crate::titler::{GenerateNow, TitleError, TitleJob};
+use crate::titler::{GenerateNow, TitleError};
 
 use super::Engine;
-
-/// The warning a UI shows when the user's tree was dirty (spec 001 §3.4).
-pub const SKIPPED_DIRTY: &str =
-    "you have uncommitted changes, the agent's edits won't be auto-committed for now";
 
 impl Engine {
     pub async fn create(&self, id: &str, meta: SessionMeta) -> Result<SessionMeta, EngineError> {
@@ -146,59 +143,16 @@ impl Engine {
         .await
     }
 
-    /// End the open turn. A skipped project commit is also announced to
-    /// every client (spec 001 §3.4: the UI warns), as the original's
-    /// `chat_response` `project_commit_skipped`.
+    /// End the open turn. A skipped project commit is in the outcome
+    /// (`project_commit_skipped`, with its `code`); the service announces
+    /// it to the clients.
     pub async fn end_turn(&self, id: &str, req: EndTurn) -> Result<TurnOutcome, EngineError> {
         self.writable()?;
         let outcome = self.call(id, EndTurnMsg(req)).await?;
         if !outcome.repeated {
             metrics::counter!("openprogram_turns_total").increment(1);
         }
-        if let (Some(skip), false) = (&outcome.project_commit_skipped, outcome.repeated) {
-            self.publish_commit_skipped(id, skip).await;
-        }
         Ok(outcome)
-    }
-
-    async fn publish_commit_skipped(&self, id: &str, skip: &serde_json::Value) {
-        let Ok(Some(row)) = self.row(id).await else {
-            return;
-        };
-        let path = match self.ask_projects(Lookup(row.project_id.clone())).await {
-            Ok((p, _)) => Some(p.path),
-            Err(_) => None,
-        };
-        let dirty = skip["dirty_paths"]
-            .as_array()
-            .is_some_and(|d| !d.is_empty());
-        let (reason, message) = if dirty {
-            ("dirty_tree", SKIPPED_DIRTY.to_string())
-        } else {
-            (
-                "unavailable",
-                format!(
-                    "the agent's edits were not auto-committed: {}",
-                    skip["reason"]
-                        .as_str()
-                        .unwrap_or("the project is not available")
-                ),
-            )
-        };
-        self.hub.publish(
-            "chat_response",
-            serde_json::json!({
-                "type": "project_commit_skipped",
-                "session_id": id,
-                "project_id": row.project_id,
-                "path": path,
-                "reason": reason,
-                "message": message,
-                "detail": skip["reason"],
-                "dirty_paths": skip["dirty_paths"],
-            }),
-            None,
-        );
     }
 
     pub async fn update_meta(

@@ -26,7 +26,7 @@ impl Engine {
         let source = self.meta(id).await?;
         let new_id = ids::new_id();
         let dest = if source.project_id == DEFAULT_PROJECT {
-            self.sessions_dir.join(&new_id)
+            self.store.default_session_dir(&new_id)
         } else {
             let (project, _) = self.ask_projects(Lookup(source.project_id.clone())).await?;
             project.session_dir(&new_id)
@@ -55,7 +55,7 @@ impl Engine {
     /// Register a git bundle as a new session (a new id if its id is taken).
     pub async fn import(&self, bytes: Vec<u8>) -> Result<SessionMeta, EngineError> {
         self.writable()?;
-        let (dir, limits) = (self.sessions_dir.clone(), self.import_limits);
+        let (store, limits) = (self.store.clone(), self.import_limits);
         // Ids of sessions in project folders are taken too.
         let taken = self
             .manager
@@ -63,7 +63,7 @@ impl Engine {
             .await
             .map_err(|_| EngineError::Unavailable)?;
         let id = tokio::task::spawn_blocking(move || {
-            SessionCore::import(&bytes, &dir, None, limits, &taken)
+            SessionCore::import(&bytes, &store, None, limits, &taken)
         })
         .await
         .map_err(|_| EngineError::Unavailable)??;

@@ -71,7 +71,7 @@ pub enum BundleError {
 
 /// Read a bundle into a new repository at `dest` (which must not exist
 /// yet). Before anything is written, the pack's object count and unpacked
-/// size are checked against `limits` (`super::pack_scan`); ref names are
+/// size are checked against `limits` (`super::pack::check`); ref names are
 /// checked before libgit2 sees them. The pack is then checked by libgit2's
 /// indexer, every ref must name a commit of the pack, every tree of every
 /// commit may hold only regular files and folders with plain names
@@ -91,7 +91,7 @@ pub fn read_bundle(
     let header = std::str::from_utf8(&bytes[..head_end]).map_err(|_| BundleError::NotABundle)?;
     let pack = &bytes[head_end + 2..];
     let mut lines = header.lines();
-    if lines.next() != Some("# v2 git bundle") || !pack.starts_with(b"PACK") {
+    if lines.next() != Some("# v2 git bundle") || !pack.starts_with(&super::pack::MAGIC) {
         return Err(BundleError::NotABundle);
     }
     let mut refs: Vec<(git2::Oid, String)> = Vec::new();
@@ -119,7 +119,7 @@ pub fn read_bundle(
     if refs.is_empty() {
         return Err(BundleError::NoBranch);
     }
-    super::pack_scan::check(pack, limits)?;
+    super::pack::check(pack, limits)?;
     let bad = |e: git2::Error| BundleError::BadPack(e.message().to_string());
     let repo = super::init_session_repo(dest).map_err(bad)?;
     repo.config()

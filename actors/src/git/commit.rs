@@ -3,7 +3,7 @@ use std::path::{Path, PathBuf};
 use git2::build::TreeUpdateBuilder;
 use git2::{Commit, FileMode, Odb, Oid, Repository, Tree};
 
-use super::{pack_write, store_signature, GitError, GitIndex, RecentObjects};
+use super::{pack, store_signature, GitError, GitIndex, RecentObjects};
 use crate::wal::{self, Change};
 
 pub struct CommitOutcome {
@@ -21,8 +21,8 @@ pub struct PreparedCommit {
 }
 
 /// Commit `paths` (relative to the work tree; a missing file is removed) on
-/// the current branch, keeping `index` in step: `prepare_commit`, the log
-/// commit, `finish_commit`.
+/// the current branch, keeping `index` in step: `prepare_commit`, its
+/// changes written durably one by one (no log), `finish_commit`.
 pub fn commit_paths(
     repo: &Repository,
     index: &mut GitIndex,
@@ -32,7 +32,7 @@ pub fn commit_paths(
 ) -> Result<CommitOutcome, GitError> {
     let prepared = prepare_commit(repo, &mut RecentObjects::new(), paths, &[], message, time)?;
     let oid = prepared.oid;
-    wal::commit(prepared.changes.clone())?;
+    wal::apply_durably(&prepared.changes)?;
     finish_commit(repo, index, prepared)?;
     Ok(CommitOutcome { oid })
 }
@@ -46,7 +46,7 @@ pub fn commit_paths(
 /// - the new tree is the parent tree with only the changed paths updated
 ///   (libgit2 rewrites just the trees above them);
 /// - the new objects (blobs, those trees, the commit) are built in an
-///   in-memory object database and packed whole by `pack_write` (no delta
+///   in-memory object database and packed whole by `pack::write_pack` (no delta
 ///   search), one log change instead of a fsynced loose file per object;
 ///   small packs are merged geometrically later, off the commit (`repack`,
 ///   run by the session's actor when it is idle);
@@ -161,7 +161,7 @@ pub fn prepare_commit(
         objects.push((id, object.kind(), object.data().to_vec()));
     }
     mempack.reset()?;
-    let files = pack_write::write_pack(&objects)?;
+    let files = pack::write_pack(&objects)?;
     recent.replace(&objects);
 
     let pack_dir = repo.path().join("objects/pack");

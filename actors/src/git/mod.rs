@@ -10,9 +10,7 @@ mod git_index;
 mod init;
 mod locks;
 mod log;
-mod pack_concat;
-mod pack_scan;
-mod pack_write;
+pub mod pack;
 mod recent;
 pub mod repack;
 mod trailers;
@@ -108,11 +106,6 @@ pub fn head_commit(repo: &git2::Repository) -> Result<Option<git2::Commit<'_>>, 
         Err(e) => Err(e),
     }
 }
-
-/// Under a session's `.git`: one file per branch the log has moved, the
-/// branch's previous value, exchanged with the ref at the next move
-/// (`fsio::replace_through_spare`). git never reads this folder.
-pub const REF_SPARES: &str = "openprogram-spare";
 
 /// The identity of session-repo commits.
 pub fn store_signature() -> Result<git2::Signature<'static>, git2::Error> {

@@ -45,7 +45,7 @@ struct Pack {
 
 /// Object ids listed in a version-2 pack index.
 fn idx_oids(path: &Path) -> Result<Vec<Oid>, GitError> {
-    let (entries, _) = super::pack_concat::read_index(&fs::read(path)?)?;
+    let (entries, _) = super::pack::read_index(&fs::read(path)?)?;
     Ok(entries.into_iter().map(|(oid, _, _)| oid).collect())
 }
 
@@ -171,13 +171,13 @@ pub fn build(repo: &Repository, victims: &[PathBuf]) -> Result<PathBuf, GitError
 }
 
 /// A busy session's merge: the packs `victims` copied into one
-/// (`pack_concat`: no delta search, no recompression, so it keeps up with
+/// (`pack::concat`: no delta search, no recompression, so it keeps up with
 /// a session's turns), fsynced, beside them; with the packbuilder
 /// (`build`) when two of them share an object. The idle merges compress.
 /// The written pack's `.idx` path.
 pub fn build_copy(repo: &Repository, victims: &[PathBuf]) -> Result<PathBuf, GitError> {
     let started = std::time::Instant::now();
-    let Some(written) = super::pack_concat::concat(victims)? else {
+    let Some(written) = super::pack::concat(victims)? else {
         return build(repo, victims);
     };
     metrics::counter!("openprogram_maintenance_runs_total").increment(1);

@@ -10,10 +10,10 @@ use std::path::{Path, PathBuf};
 
 use git2::{ObjectType, Oid, Repository};
 
-use crate::locations::Locations;
 use crate::meta::SessionMeta;
-use crate::registry::startup::{self, project_folder_missing};
+use crate::registry::startup;
 use crate::registry::writer::SessionListFile;
+use crate::store::{project_folder_missing, Store};
 use crate::{fsio, git};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -52,18 +52,17 @@ impl Report {
 }
 
 /// Check `state_dir`; `progress` is called once per session checked.
-pub fn check(state_dir: &Path, mut progress: impl FnMut(&str)) -> std::io::Result<Report> {
+pub fn check(store: &Store, mut progress: impl FnMut(&str)) -> std::io::Result<Report> {
     let mut report = Report::default();
-    let sessions_dir = state_dir.join("sessions");
-    let dirs = super::sessions_of(state_dir)?;
+    let dirs = store.all_session_folders()?;
     report.sessions = dirs.len();
     for (id, dir) in &dirs {
         check_session(id, dir, &mut report);
         progress(id);
     }
-    check_index(&sessions_dir, &dirs, &mut report);
-    check_locations(&sessions_dir, &mut report);
-    check_projects(state_dir, &mut report);
+    check_index(store, &dirs, &mut report);
+    check_locations(store, &mut report);
+    check_projects(store.state_dir(), &mut report);
     Ok(report)
 }
 
@@ -178,9 +177,9 @@ fn walk_tree(repo: &Repository, tree: Oid, seen: &mut HashSet<Oid>) -> Result<()
     Ok(())
 }
 
-fn check_index(sessions_dir: &Path, dirs: &[(String, PathBuf)], report: &mut Report) {
+fn check_index(store: &Store, dirs: &[(String, PathBuf)], report: &mut Report) {
     // With the journal's later changes, as startup reads it.
-    let index = match startup::listing(sessions_dir).index {
+    let index = match startup::listing(store).index {
         Ok(i) => i,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             report.problem(None, "index.json is missing".into(), Fix::Repairable);
@@ -215,8 +214,8 @@ fn check_index(sessions_dir: &Path, dirs: &[(String, PathBuf)], report: &mut Rep
     }
 }
 
-fn check_locations(sessions_dir: &Path, report: &mut Report) {
-    let locations = Locations::load(sessions_dir);
+fn check_locations(store: &Store, report: &mut Report) {
+    let locations = store.locations();
     for (id, dir) in locations.iter() {
         if !dir.exists() && !project_folder_missing(dir) {
             report.problem(
@@ -247,8 +246,8 @@ fn check_projects(state_dir: &Path, report: &mut Report) {
 /// loaded (its crash repair commits an ended turn, restores meta.json, the
 /// index and the work tree), then the registry's startup repair rewrites
 /// index.json and drops dead locations. Nothing is deleted.
-pub fn repair(state_dir: &Path, report: &mut Report) -> std::io::Result<()> {
-    let dirs: HashMap<String, PathBuf> = super::sessions_of(state_dir)?.into_iter().collect();
+pub fn repair(store: &Store, report: &mut Report) -> std::io::Result<()> {
+    let dirs: HashMap<String, PathBuf> = store.all_session_folders()?.into_iter().collect();
     let sessions: HashSet<String> = report
         .problems
         .iter()
@@ -260,20 +259,19 @@ pub fn repair(state_dir: &Path, report: &mut Report) -> std::io::Result<()> {
             continue;
         };
         git::enable_fsync();
-        match crate::session::SessionCore::load(dir) {
+        match crate::session::SessionCore::load(store, dir) {
             Ok(_) => report.repaired.push(format!("{id}: loaded and repaired")),
             Err(e) => report.repaired.push(format!("{id}: could not repair: {e}")),
         }
     }
-    let sessions_dir = state_dir.join("sessions");
-    let mut locations = Locations::load(&sessions_dir);
+    let mut locations = store.locations();
     // Keep every session (no retention rules): repair only.
     let policy = crate::registry::Policy {
         empty_shell_max_age_s: 0.0,
         archive_ttl_days: 0.0,
         max_sessions: 0,
     };
-    let loaded = startup::open(&sessions_dir, &locations, &policy)?;
+    let loaded = startup::open(store, &locations, &policy)?;
     let mut dropped = false;
     for id in &loaded.report.dropped_locations {
         dropped |= locations.remove(id);
@@ -288,7 +286,7 @@ pub fn repair(state_dir: &Path, report: &mut Report) -> std::io::Result<()> {
     let mut rows: Vec<_> = loaded.rows.into_values().collect();
     rows.sort_by_key(crate::registry::SessionRow::order_key);
     fsio::atomic_write_json(
-        &sessions_dir.join(startup::INDEX),
+        &store.session_list_file(),
         &SessionListFile {
             version: 1,
             written_at: crate::meta::now(),

@@ -1,6 +1,6 @@
 //! The project registry's and project actors' error.
 
-use crate::error::ErrorKind;
+use crate::error_kind::ErrorKind;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ProjectError {

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 /// The logical default project: the user's home, never a repository.
 pub const DEFAULT_PROJECT: &str = "default";
 /// Folder inside a project that holds its session repositories.
-pub const OPENPROGRAM_DIR: &str = ".openprogram";
+pub use crate::store::OPENPROGRAM_DIR;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "lowercase")]

@@ -13,9 +13,8 @@ use super::error::ProjectError;
 use super::model::{
     AnyProjectsFile, Project, ProjectStatus, ProjectsFile, DEFAULT_PROJECT, OPENPROGRAM_DIR,
 };
+use crate::messages::{ProjectNames, SetProjectNames};
 use crate::paths::{PathPolicy, Purpose};
-use crate::registry::actor::SetProjectNames;
-use crate::registry::row::ProjectNames;
 use crate::{fsio, git, ids, meta::now};
 
 pub const FILE: &str = "projects.json";

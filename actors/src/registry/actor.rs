@@ -15,11 +15,11 @@ use serde::Serialize;
 
 use super::journal::Entry;
 use super::query::ListQuery;
-use super::row::{ClientRow, OrderKey, ProjectNames, SessionRow};
+use super::row::{ClientRow, OrderKey, SessionRow};
 use super::writer::{Done, Job, Writer};
 use crate::events::Hub;
+use crate::messages::{ChangeKind, ProjectNames, SessionChanged, SetProjectNames, Touched};
 use crate::meta::now;
-use crate::session::{ChangeKind, SessionChanged};
 
 pub struct Registry {
     hub: Option<Hub>,
@@ -34,7 +34,7 @@ pub struct Registry {
     debounce: Duration,
     pending: Option<SpawnHandle>,
     names: Arc<ProjectNames>,
-    search: Option<Recipient<crate::search::Touched>>,
+    search: Option<Recipient<Touched>>,
     /// The last journal entry's number.
     seq: u64,
     /// Journal entries since the last snapshot.
@@ -85,7 +85,7 @@ impl Registry {
     }
 
     /// Tell the search index about every change from now on.
-    pub fn with_search(mut self, search: Recipient<crate::search::Touched>) -> Registry {
+    pub fn with_search(mut self, search: Recipient<Touched>) -> Registry {
         self.search = Some(search);
         self
     }
@@ -251,7 +251,7 @@ impl Handler<SessionChanged> for Registry {
         // Appends wait for their turn's commit: the index reads commits.
         if let (Some(search), false) = (&self.search, msg.kind == ChangeKind::Appended) {
             let row = SessionRow::from_meta(&msg.meta, None, msg.first_preview.clone());
-            search.do_send(crate::search::Touched {
+            search.do_send(Touched {
                 id: id.clone(),
                 dir: msg.dir.clone(),
                 title: row.search_title(),
@@ -338,12 +338,6 @@ impl Handler<List> for Registry {
         })
     }
 }
-
-/// The project registry's names changed (sent at start and after each
-/// change of projects). Rows already listed show the new names from now on.
-#[derive(Message)]
-#[rtype(result = "()")]
-pub struct SetProjectNames(pub ProjectNames);
 
 impl Handler<SetProjectNames> for Registry {
     type Result = ();

@@ -172,22 +172,3 @@ pub struct ClientRow<'a> {
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub commit_pending: bool,
 }
-
-/// Project names by id, as the project registry last announced them.
-#[derive(Debug, Clone, Default)]
-pub struct ProjectNames {
-    pub names: std::collections::HashMap<String, String>,
-    /// The default project's name (the home folder's name).
-    pub default_name: String,
-}
-
-impl ProjectNames {
-    /// The name a row shows for `project_id`: the project's, else the
-    /// default project's.
-    pub fn of(&self, project_id: &str) -> &str {
-        self.names
-            .get(project_id)
-            .map(String::as_str)
-            .unwrap_or(&self.default_name)
-    }
-}

@@ -15,8 +15,7 @@ use crate::fsio;
 use crate::locations::Locations;
 use crate::meta::{now, SessionMeta, Status};
 use crate::session::summary::read_summary;
-
-pub const INDEX: &str = "index.json";
+use crate::store::{project_folder_missing, Store};
 
 /// The automatic-deletion policy (all of it configurable; 0 turns a rule off).
 #[derive(Debug, Clone)]
@@ -61,48 +60,6 @@ pub struct Loaded {
     pub dirs: HashMap<String, PathBuf>,
     /// The last journal entry number seen (the next change is numbered after).
     pub seq: u64,
-}
-
-/// Every session directory: the scan of `<state>/sessions/*` (names not
-/// starting with '.') merged with `locations.json`, de-duplicated (a
-/// recorded location wins).
-pub fn session_dirs(
-    sessions_dir: &Path,
-    locations: &Locations,
-) -> io::Result<Vec<(String, PathBuf)>> {
-    let mut out: Vec<(String, PathBuf)> = locations
-        .iter()
-        .map(|(id, dir)| (id.clone(), dir.clone()))
-        .collect();
-    for entry in fs::read_dir(sessions_dir)? {
-        // One unreadable entry never stops startup: it is logged and
-        // tried again at the next start.
-        let entry = match entry {
-            Ok(e) => e,
-            Err(e) => {
-                tracing::warn!(dir = %sessions_dir.display(), error = %e, "unreadable entry in the sessions folder; skipped");
-                continue;
-            }
-        };
-        let name = entry.file_name().to_string_lossy().into_owned();
-        let is_dir = entry.file_type().map(|t| t.is_dir()).unwrap_or(false);
-        if !name.starts_with('.') && is_dir {
-            if locations.get(&name).is_some() {
-                tracing::warn!(session = %name, "session found in the state directory and in locations.json; using the recorded location");
-                continue;
-            }
-            out.push((name, entry.path()));
-        }
-    }
-    Ok(out)
-}
-
-/// Whether `dir` (`<project>/.openprogram/sessions/<id>`) is missing
-/// because its whole project folder is.
-pub fn project_folder_missing(dir: &Path) -> bool {
-    dir.ancestors()
-        .nth(3)
-        .is_some_and(|project| !project.exists())
 }
 
 /// Whether `dir`'s `meta.json` changed after `written_at` (or cannot be
@@ -187,9 +144,9 @@ pub struct Listing {
 /// The session list as last written: the snapshot, then the journal's
 /// entries after it, in order. A journal without a readable snapshot is
 /// not used (the list is rebuilt from the sessions then).
-pub fn listing(sessions_dir: &Path) -> Listing {
-    let index = fsio::read_json::<SessionListFile>(&sessions_dir.join(INDEX));
-    let entries = super::journal::read(&sessions_dir.join(super::journal::JOURNAL));
+pub fn listing(store: &Store) -> Listing {
+    let index = fsio::read_json::<SessionListFile>(&store.session_list_file());
+    let entries = super::journal::read(&store.sessions_dir().join(super::journal::JOURNAL));
     let journaled = !entries.is_empty();
     let mut seq = index.as_ref().map_or(0, |i| i.seq);
     let mut as_of: HashMap<String, f64> = HashMap::new();
@@ -223,25 +180,65 @@ fn row_of(dir: &Path) -> Option<SessionRow> {
     read_summary(dir).map(|s| SessionRow::from_meta(&s.meta, s.preview, s.first_preview))
 }
 
-pub fn open(sessions_dir: &Path, locations: &Locations, policy: &Policy) -> io::Result<Loaded> {
+/// The registry's startup: the rows of every session, repaired, with the
+/// automatic deletions of `policy` applied and the snapshot rewritten when
+/// anything changed.
+pub fn open(store: &Store, locations: &Locations, policy: &Policy) -> io::Result<Loaded> {
     let mut report = Report::default();
-    let index_path = sessions_dir.join(INDEX);
-    let dirs = session_dirs(sessions_dir, locations)?;
+    let dirs = store.session_folders(locations)?;
     let dir_of: HashMap<String, PathBuf> = dirs.iter().cloned().collect();
-    let journal_path = sessions_dir.join(super::journal::JOURNAL);
-    let Listing {
-        index,
-        as_of,
-        journaled,
+    let listing = listing(store);
+    let (journaled, seq) = (listing.journaled, listing.seq);
+    let mut rows = read_rows(store, &dirs, listing, &mut report);
+    reset_running(&mut rows, &dir_of, &mut report);
+    apply_policy(store, policy, &mut rows, &dir_of, locations, &mut report);
+    for (id, dir) in locations.iter() {
+        if !dir.exists() && project_folder_missing(dir) {
+            // A moved project: the entry is what relocate repairs.
+            continue;
+        }
+        if !rows.contains_key(id) && !report.dropped_locations.contains(id) {
+            tracing::warn!(session = %id, "locations.json names no valid session; dropping the entry");
+            report.dropped_locations.push(id.clone());
+        }
+    }
+    if report.rebuilt
+        || report.repaired > 0
+        || report.reset_running > 0
+        || !report.deleted.is_empty()
+        || journaled
+    {
+        write_snapshot(store, &rows, seq, journaled)?;
+    }
+    let dirs = rows
+        .keys()
+        .filter_map(|id| dir_of.get(id).map(|d| (id.clone(), d.clone())))
+        .collect();
+    Ok(Loaded {
+        rows,
+        report,
+        dirs,
         seq,
-    } = listing(sessions_dir);
+    })
+}
+
+/// The row of every session: from the snapshot when the session did not
+/// change since, from its own files when it did (migrating an older
+/// layout first), or all from the files when there is no snapshot.
+fn read_rows(
+    store: &Store,
+    dirs: &[(String, PathBuf)],
+    listing: Listing,
+    report: &mut Report,
+) -> HashMap<String, SessionRow> {
+    let Listing { index, as_of, .. } = listing;
     // A session changed after the snapshot (or missing from it) is read
     // from its own files; the rest is taken as is. Only those are looked
     // at for an older layout too: a session this version wrote and left
     // unchanged needs no migration, so startup stays one stat per session.
     let stale: std::collections::HashSet<String> = match &index {
         Ok(index) => scan(
-            &dirs,
+            dirs,
             "checking the sessions against index.json",
             |(id, dir)| {
                 let fresh = index.rows.contains_key(id)
@@ -258,12 +255,12 @@ pub fn open(sessions_dir: &Path, locations: &Locations, policy: &Policy) -> io::
         .filter(|(id, _)| stale.contains(id))
         .cloned()
         .collect();
-    migrate_legacy(&candidates, &mut report);
+    migrate_legacy(store, &candidates, report);
     let mut rows: HashMap<String, SessionRow> = HashMap::with_capacity(dirs.len());
     match index {
         Ok(index) => {
             let mut known = index.rows;
-            for (id, dir) in &dirs {
+            for (id, dir) in dirs {
                 // An unchanged session's meta.json was just found; only a
                 // stale one can be missing altogether.
                 let row = if !stale.contains(id) {
@@ -289,7 +286,7 @@ pub fn open(sessions_dir: &Path, locations: &Locations, policy: &Policy) -> io::
             }
             report.rebuilt = true;
             let started = std::time::Instant::now();
-            rows.extend(scan(&dirs, "rebuilding the session list", |(id, dir)| {
+            rows.extend(scan(dirs, "rebuilding the session list", |(id, dir)| {
                 row_of(dir).map(|row| (id.clone(), row))
             }));
             tracing::info!(
@@ -299,14 +296,21 @@ pub fn open(sessions_dir: &Path, locations: &Locations, policy: &Policy) -> io::
             );
         }
     }
+    rows
+}
 
-    // Crash recovery: nothing runs at startup. Each meta.json is replaced
-    // without its own fsync; one syncfs per folder of sessions follows (a
-    // reset lost to a crash is simply made again at the next start).
+/// Crash recovery: nothing runs at startup. Each meta.json is replaced
+/// without its own fsync; one syncfs per folder of sessions follows (a
+/// reset lost to a crash is simply made again at the next start).
+fn reset_running(
+    rows: &mut HashMap<String, SessionRow>,
+    dir_of: &HashMap<String, PathBuf>,
+    report: &mut Report,
+) {
     let running: Vec<(String, PathBuf)> = rows
         .values()
         .filter(|r| r.status == Status::Running)
-        .map(|r| (r.id.clone(), dir_of[&r.id].clone()))
+        .filter_map(|r| Some((r.id.clone(), dir_of.get(&r.id)?.clone())))
         .collect();
     scan(&running, "resetting running sessions", |(id, dir)| {
         let meta_path = dir.join("meta.json");
@@ -333,14 +337,27 @@ pub fn open(sessions_dir: &Path, locations: &Locations, policy: &Policy) -> io::
             report.reset_running += 1;
         }
     }
+}
 
+/// The automatic deletions: empty shells, archived sessions past their
+/// retention, the oldest archived ones over the capacity cap.
+fn apply_policy(
+    store: &Store,
+    policy: &Policy,
+    rows: &mut HashMap<String, SessionRow>,
+    dir_of: &HashMap<String, PathBuf>,
+    locations: &Locations,
+    report: &mut Report,
+) {
     let now = now();
     let mut doomed: Vec<(String, &'static str)> = Vec::new();
     if policy.empty_shell_max_age_s > 0.0 {
         for row in rows.values() {
             if row.preview.is_none()
                 && now - row.created_at > policy.empty_shell_max_age_s
-                && crate::session::summary::is_empty_shell(&dir_of[&row.id])
+                && dir_of
+                    .get(&row.id)
+                    .is_some_and(|d| crate::session::summary::is_empty_shell(d))
             {
                 doomed.push((row.id.clone(), "empty shell"));
             }
@@ -371,11 +388,14 @@ pub fn open(sessions_dir: &Path, locations: &Locations, policy: &Policy) -> io::
         }
     }
     for (id, reason) in doomed {
+        let Some(dir) = dir_of.get(&id) else {
+            continue;
+        };
         tracing::info!(session = %id, reason, "deleting session automatically");
-        if let Err(e) = remove_session_dir(&dir_of[&id]) {
+        if let Err(e) = store.remove_session_folder(dir) {
             // Kept (and listed) until a later start manages it.
             tracing::warn!(session = %id, error = %e, "could not delete the session; kept");
-            if let Some(row) = row_of(&dir_of[&id]) {
+            if let Some(row) = row_of(dir) {
                 rows.insert(id.clone(), row);
             }
             continue;
@@ -385,64 +405,47 @@ pub fn open(sessions_dir: &Path, locations: &Locations, policy: &Policy) -> io::
         }
         report.deleted.push((id, reason));
     }
-    for (id, dir) in locations.iter() {
-        if !dir.exists() && project_folder_missing(dir) {
-            // A moved project: the entry is what relocate repairs.
-            continue;
+}
+
+/// Write `index.json` from `rows`; the journal is emptied once the
+/// snapshot holds it. A full disk leaves the old snapshot and the journal
+/// (a later start writes it).
+fn write_snapshot(
+    store: &Store,
+    rows: &HashMap<String, SessionRow>,
+    seq: u64,
+    journaled: bool,
+) -> io::Result<()> {
+    let mut sessions: Vec<SessionRow> = rows.values().cloned().collect();
+    sessions.sort_by_key(SessionRow::order_key);
+    let written = fsio::atomic_write_json(
+        &store.session_list_file(),
+        &SessionListFile {
+            version: 1,
+            written_at: now(),
+            seq,
+            sessions,
+        },
+    );
+    let written = match written {
+        Err(e) if fsio::is_disk_full(&e) => {
+            tracing::warn!(error = %e, "index.json not rewritten: the disk is full");
+            false
         }
-        if !rows.contains_key(id) && !report.dropped_locations.contains(id) {
-            tracing::warn!(session = %id, "locations.json names no valid session; dropping the entry");
-            report.dropped_locations.push(id.clone());
-        }
+        other => other.map(|()| true)?,
+    };
+    if journaled && written {
+        let journal = store.sessions_dir().join(super::journal::JOURNAL);
+        let file = fs::OpenOptions::new().write(true).open(&journal)?;
+        file.set_len(0)?;
+        fsio::sync_file(&file)?;
     }
-    if report.rebuilt
-        || report.repaired > 0
-        || report.reset_running > 0
-        || !report.deleted.is_empty()
-        || journaled
-    {
-        let mut sessions: Vec<SessionRow> = rows.values().cloned().collect();
-        sessions.sort_by_key(SessionRow::order_key);
-        let written = fsio::atomic_write_json(
-            &index_path,
-            &SessionListFile {
-                version: 1,
-                written_at: now,
-                seq,
-                sessions,
-            },
-        );
-        let written = match written {
-            // A full disk: the list is in memory; the old snapshot and the
-            // journal stay, and a later start writes it.
-            Err(e) if fsio::is_disk_full(&e) => {
-                tracing::warn!(error = %e, "index.json not rewritten: the disk is full");
-                false
-            }
-            other => other.map(|()| true)?,
-        };
-        // The snapshot holds the journal now.
-        if journaled && written {
-            let file = fs::OpenOptions::new().write(true).open(&journal_path)?;
-            file.set_len(0)?;
-            fsio::sync_file(&file)?;
-        }
-    }
-    let dirs = rows
-        .keys()
-        .filter_map(|id| dir_of.get(id).map(|d| (id.clone(), d.clone())))
-        .collect();
-    Ok(Loaded {
-        rows,
-        report,
-        dirs,
-        seq,
-    })
+    Ok(())
 }
 
 /// The one-time backfill of sessions in an older layout, with progress in
 /// the log every few seconds and a summary at the end.
-fn migrate_legacy(dirs: &[(String, PathBuf)], report: &mut Report) {
+fn migrate_legacy(store: &Store, dirs: &[(String, PathBuf)], report: &mut Report) {
     use crate::session::legacy;
     let todo: Vec<&(String, PathBuf)> =
         scan(dirs, "looking for sessions of an older layout", |session| {
@@ -457,7 +460,7 @@ fn migrate_legacy(dirs: &[(String, PathBuf)], report: &mut Report) {
     );
     let mut last_log = std::time::Instant::now();
     for (i, (id, dir)) in todo.iter().enumerate() {
-        match legacy::migrate(dir) {
+        match legacy::migrate(store, dir) {
             Ok(m) => {
                 for (file, why) in &m.skipped {
                     tracing::warn!(session = %id, file = %file.display(), reason = %why, "not migrated");
@@ -485,31 +488,4 @@ fn migrate_legacy(dirs: &[(String, PathBuf)], report: &mut Report) {
         failed = report.migration_failed.len(),
         "migration finished"
     );
-}
-
-/// Delete a session directory: renamed aside first (atomic), then removed,
-/// so a crash midway leaves a `.tmp-` folder (cleared at startup), never a
-/// half-deleted session. A barrier in the write-ahead log then ends what
-/// the log holds for that folder: a session created again at the same
-/// place (a channel conversation's id is fixed) never gets the deleted
-/// one's files back from a replay.
-pub fn remove_session_dir(dir: &Path) -> io::Result<()> {
-    let parent = dir
-        .parent()
-        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "no parent"))?;
-    let aside = parent.join(format!(
-        "{}delete-{}",
-        fsio::TMP_PREFIX,
-        crate::ids::new_id()
-    ));
-    match fs::rename(dir, &aside) {
-        Ok(()) => {}
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
-        Err(e) => return Err(e),
-    }
-    fsio::fsync_dir(parent)?;
-    crate::wal::commit(vec![crate::wal::Change::Barrier {
-        root: dir.to_path_buf(),
-    }])?;
-    fs::remove_dir_all(&aside)
 }

@@ -34,6 +34,9 @@ use tantivy::{IndexReader, ReloadPolicy, TantivyDocument};
 use index::{Fields, ROLE_TITLE};
 use indexer::Job;
 
+use crate::messages::Touched;
+use crate::store::Store;
+
 #[derive(Debug, thiserror::Error)]
 pub enum SearchError {
     #[error("bad query: {0}")]
@@ -47,8 +50,8 @@ pub enum SearchError {
 }
 
 impl SearchError {
-    pub fn kind(&self) -> crate::error::ErrorKind {
-        use crate::error::ErrorKind;
+    pub fn kind(&self) -> crate::error_kind::ErrorKind {
+        use crate::error_kind::ErrorKind;
         match self {
             SearchError::BadQuery(_) => ErrorKind::BadRequest,
             SearchError::Index(_) => ErrorKind::Internal,
@@ -81,8 +84,10 @@ pub struct Hit {
     pub tool: Option<String>,
     pub created_at: Option<f64>,
     pub score: f32,
-    /// HTML: the matched words in `<b>`, everything else escaped.
-    pub snippet: String,
+    /// The text around the match (at most 200 characters), plain.
+    pub text: String,
+    /// Byte ranges of `text` that matched, in order.
+    pub highlights: Vec<[usize; 2]>,
 }
 
 /// What to look for.
@@ -240,15 +245,16 @@ impl Search {
 
     /// Rebuild the index of a stopped server's state directory from its
     /// session repositories, waiting until it is done.
-    pub fn rebuild_offline(state_dir: &Path) -> tantivy::Result<usize> {
-        let search = Search::open(state_dir, Vec::new())?;
-        search.rebuild_now(Search::sessions_on_disk(state_dir)?)
+    pub fn rebuild_offline(store: &Store) -> tantivy::Result<usize> {
+        let search = Search::open(store.state_dir(), Vec::new())?;
+        search.rebuild_now(Search::sessions_on_disk(store)?)
     }
 
     /// Every session of a state directory, read from disk: (id, dir,
     /// the title search indexes).
-    pub fn sessions_on_disk(state_dir: &Path) -> std::io::Result<Vec<(String, PathBuf, String)>> {
-        Ok(crate::maintenance::sessions_of(state_dir)?
+    pub fn sessions_on_disk(store: &Store) -> std::io::Result<Vec<(String, PathBuf, String)>> {
+        Ok(store
+            .all_session_folders()?
             .into_iter()
             .filter(|(_, d)| d.join("meta.json").is_file())
             .map(|(id, dir)| {
@@ -326,17 +332,6 @@ impl Actor for Search {
         // Closing the queue ends the indexer after its last batch.
         self.tx = None;
     }
-}
-
-/// A session changed (committed a turn, got a title, was imported, forked,
-/// migrated, loaded) or was deleted.
-#[derive(Message)]
-#[rtype(result = "()")]
-pub struct Touched {
-    pub id: String,
-    pub dir: PathBuf,
-    pub title: String,
-    pub deleted: bool,
 }
 
 impl Handler<Touched> for Search {
@@ -475,10 +470,15 @@ fn run_query(
         };
         let body = node.text;
         let snippet = snippets.snippet(&body);
-        let html = if snippet.fragment().is_empty() {
-            html_escape(&crate::node::one_line_prefix(&body, 200))
+        let (text, highlights) = if snippet.fragment().is_empty() {
+            (crate::node::one_line_prefix(&body, 200), Vec::new())
         } else {
-            snippet.to_html()
+            let ranges = snippet
+                .highlighted()
+                .iter()
+                .map(|r| [r.start, r.end])
+                .collect();
+            (snippet.fragment().to_string(), ranges)
         };
         let created_at = index::f64_at(segment, f.created_at, addr.doc_id);
         hits.push(Hit {
@@ -491,7 +491,8 @@ fn run_query(
             created_at,
             role,
             score,
-            snippet: html,
+            text,
+            highlights,
         });
     }
     Ok(Found { total, hits })
@@ -546,11 +547,4 @@ fn node_of(
                 .flatten()
                 .find_map(|t| in_tip(t.oid))
         })
-}
-
-fn html_escape(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
 }

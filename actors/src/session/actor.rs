@@ -20,41 +20,16 @@ use super::core::SessionCore;
 use super::error::SessionError;
 use super::naming::TitlePlan;
 use super::wire::AppendOutcome;
-use crate::meta::{ProjectBaseline, SessionMeta};
+use crate::messages::{ChangeKind, SessionChanged, TitleJob};
+use crate::meta::ProjectBaseline;
 use crate::project::{self, ProjectRegistry, DEFAULT_PROJECT};
-use crate::titler::{TitleJob, Titler};
+use crate::store::Store;
 
 /// Where naming jobs go, and when they are due.
 #[derive(Clone)]
 pub struct Naming {
-    pub titler: Addr<Titler>,
+    pub titler: Recipient<TitleJob>,
     pub retitle_at: Vec<u32>,
-}
-
-/// What changed in a session, for whoever keeps an index of sessions.
-#[derive(Debug, Clone, Message)]
-#[rtype(result = "()")]
-pub struct SessionChanged {
-    pub meta: SessionMeta,
-    /// The session's directory (its repository).
-    pub dir: std::path::PathBuf,
-    /// Preview from the latest user message.
-    pub preview: Option<String>,
-    /// First 80 characters of the first user message.
-    pub first_preview: Option<String>,
-    pub kind: ChangeKind,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ChangeKind {
-    Created,
-    /// Content was appended (debounced in the registry).
-    Appended,
-    /// Metadata or turn state changed (written through at once).
-    Updated,
-    /// The actor loaded the session (refreshes a row a crash left stale).
-    Loaded,
-    Deleted,
 }
 
 /// What the actor holds of its session.
@@ -92,6 +67,8 @@ impl Slot {
 }
 
 pub struct SessionActor {
+    /// The state directory the session's writes go through.
+    pub(super) store: Store,
     pub(super) dir: PathBuf,
     pub(super) projects: Option<Addr<ProjectRegistry>>,
     naming: Option<Naming>,
@@ -115,6 +92,7 @@ pub(super) type Pending<T> = Pin<Box<dyn Future<Output = T>>>;
 
 impl SessionActor {
     pub fn new(
+        store: Store,
         dir: PathBuf,
         lease: Arc<Mutex<()>>,
         events: Option<Recipient<SessionChanged>>,
@@ -122,6 +100,7 @@ impl SessionActor {
         naming: Option<Naming>,
     ) -> Self {
         SessionActor {
+            store,
             dir,
             projects,
             naming,
@@ -286,18 +265,19 @@ impl Actor for SessionActor {
         let Some(lease) = self.lease.take() else {
             return;
         };
-        let dir = self.dir.clone();
+        let (store, dir) = (self.store.clone(), self.dir.clone());
         let load = async move {
             let guard = lease.lock_owned().await;
-            let loaded = tokio::task::spawn_blocking(move || match SessionCore::load(&dir) {
-                Ok(core) => Ok(Slot::Live(Box::new(core))),
-                Err(SessionError::NotFound) => Ok(match super::load::vanished(&dir) {
-                    SessionError::ProjectPathMissing(root) => Slot::Vanished(root),
-                    _ => Slot::Absent,
-                }),
-                Err(e) => Err(e),
-            })
-            .await;
+            let loaded =
+                tokio::task::spawn_blocking(move || match SessionCore::load(&store, &dir) {
+                    Ok(core) => Ok(Slot::Live(Box::new(core))),
+                    Err(SessionError::NotFound) => Ok(match super::load::vanished(&dir) {
+                        SessionError::ProjectPathMissing(root) => Slot::Vanished(root),
+                        _ => Slot::Absent,
+                    }),
+                    Err(e) => Err(e),
+                })
+                .await;
             (guard, loaded)
         };
         ctx.wait(load.into_actor(self).map(|(guard, loaded), act, ctx| {

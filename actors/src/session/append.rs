@@ -219,7 +219,7 @@ impl SessionCore {
             self.open_nodes.retain(|n| n.id != id);
             self.forget_previews();
             self.replies -= u32::from(reply);
-            let _ = crate::wal::commit(vec![crate::wal::Change::Remove {
+            let _ = self.store.commit(vec![crate::wal::Change::Remove {
                 root: self.dir.clone(),
                 path,
             }]);

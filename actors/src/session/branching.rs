@@ -297,11 +297,11 @@ impl SessionCore {
         drop(head);
         if changed {
             self.rebuild_index()?;
-            if crate::wal::installed() {
+            if self.store.is_logged() {
                 // The work tree now holds another branch's files, synced
                 // here: replay must not bring back the older ones.
                 crate::fsio::sync_filesystem(&self.dir)?;
-                crate::wal::commit(vec![crate::wal::Change::Barrier {
+                self.store.commit(vec![crate::wal::Change::Barrier {
                     root: self.dir.clone(),
                 }])?;
             }

@@ -26,9 +26,12 @@ use crate::fsio;
 use crate::git;
 use crate::meta::{ProjectBaseline, SessionMeta};
 use crate::node::{Node, Role};
+use crate::store::Store;
 use crate::wal;
 
 pub struct SessionCore {
+    /// The state directory: its write-ahead log takes every durable write.
+    pub(super) store: Store,
     pub(super) dir: PathBuf,
     pub(super) repo: Repository,
     /// The repository's index, kept in memory and updated per commit.
@@ -187,14 +190,14 @@ impl SessionCore {
     }
 
     pub(super) fn write_node(&self, node: &Node) -> Result<(), SessionError> {
-        wal::commit(vec![self.node_change(node)?])?;
+        self.store.commit(vec![self.node_change(node)?])?;
         Ok(())
     }
 
     /// A node and `meta.json` in one durable write (the node opening a turn).
     pub(super) fn write_node_and_meta(&self, node: &Node) -> Result<(), SessionError> {
         let meta = self.meta_change(self.meta_bytes()?);
-        wal::commit(vec![self.node_change(node)?, meta])?;
+        self.store.commit(vec![self.node_change(node)?, meta])?;
         Ok(())
     }
 
@@ -205,7 +208,7 @@ impl SessionCore {
             .join(layout::node_rel_path(node.seq, node.role, &node.id));
         if let Some(parent) = path.parent() {
             if !parent.exists() {
-                if wal::installed() {
+                if self.store.is_logged() {
                     // Replay recreates it under the session folder.
                     fsio::create_private_dir_all(parent)?;
                 } else {
@@ -224,7 +227,8 @@ impl SessionCore {
     }
 
     pub(super) fn write_meta(&self) -> Result<(), SessionError> {
-        wal::commit(vec![self.meta_change(self.meta_bytes()?)])?;
+        self.store
+            .commit(vec![self.meta_change(self.meta_bytes()?)])?;
         Ok(())
     }
 

@@ -1,6 +1,6 @@
 //! The session core's error, classified by the engine's `ErrorKind`.
 
-use crate::error::ErrorKind;
+use crate::error_kind::ErrorKind;
 use crate::git::GitError;
 use crate::ids::IdError;
 

@@ -33,6 +33,7 @@ use crate::git;
 use crate::ids;
 use crate::meta::{SessionMeta, TurnRecord};
 use crate::node::{Node, Role};
+use crate::store::Store;
 
 /// Where migrated files are kept, relative to the session directory.
 pub const LEGACY: &str = "legacy";
@@ -180,7 +181,7 @@ fn convert(v: &Value, seq: u64, name_id: &str) -> Result<Node, String> {
 }
 
 /// Migrate the session at `dir` (see the module's doc). Blocks.
-pub fn migrate(dir: &Path) -> Result<Migrated, SessionError> {
+pub fn migrate(store: &Store, dir: &Path) -> Result<Migrated, SessionError> {
     let mut report = Migrated::default();
     let files = old_files(dir);
     if files.is_empty() {
@@ -255,7 +256,7 @@ pub fn migrate(dir: &Path) -> Result<Migrated, SessionError> {
         adopt_original_head(&mut meta);
         fsio::atomic_write_json(&dir.join(META), &meta)?;
     }
-    let mut core = SessionCore::load(dir)?;
+    let mut core = SessionCore::load(store, dir)?;
     let in_head: Vec<PathBuf> = match git::head_commit(&core.repo)? {
         Some(c) => {
             let tree = c.tree()?;

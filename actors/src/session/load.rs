@@ -18,12 +18,14 @@ use crate::fsio;
 use crate::git;
 use crate::meta::{OpenTurn, ProjectBaseline, SessionMeta};
 use crate::node::Node;
+use crate::store::Store;
 
 impl SessionCore {
     /// Create a session directory at `dir`, optionally with its first node,
     /// as one atomic step: everything is built in a temporary sibling folder
     /// and renamed into place, so a crash never leaves an empty shell.
     pub fn create(
+        store: &Store,
         dir: &Path,
         meta: SessionMeta,
         first: Option<(NewNode, Option<ProjectBaseline>)>,
@@ -46,6 +48,7 @@ impl SessionCore {
                 fsio::atomic_write(&tmp.join(GITIGNORE), GITIGNORE_BODY.as_bytes())?;
                 fsio::atomic_write_json(&tmp.join(META), &meta)?;
                 let mut core = SessionCore {
+                    store: store.clone(),
                     dir: tmp.to_path_buf(),
                     repo,
                     index,
@@ -73,21 +76,25 @@ impl SessionCore {
             Err(_) if dir.join(META).exists() => return Err(SessionError::AlreadyExists),
             Err(e) => return Err(e),
         };
-        let core = SessionCore::load(dir)?;
+        let core = SessionCore::load(store, dir)?;
         Ok((core, outcome))
     }
 
     /// Load a session directory, repairing what a crash may have left: temp
     /// files, stale git locks, a turn whose end was recorded but whose commit
     /// did not finish, and the cached head and open turn.
-    pub fn load(dir: &Path) -> Result<SessionCore, SessionError> {
+    pub fn load(store: &Store, dir: &Path) -> Result<SessionCore, SessionError> {
         let id = dir.file_name().and_then(|n| n.to_str()).map(str::to_owned);
-        Self::load_as(dir, id.as_deref())
+        Self::load_as(store, dir, id.as_deref())
     }
 
     /// `load` for a session whose directory is not (yet) named after it:
     /// an import is loaded and verified in its temporary folder first.
-    pub fn load_as(dir: &Path, id: Option<&str>) -> Result<SessionCore, SessionError> {
+    pub fn load_as(
+        store: &Store,
+        dir: &Path,
+        id: Option<&str>,
+    ) -> Result<SessionCore, SessionError> {
         let mut meta = match SessionMeta::read_lenient(&dir.join(META)) {
             Ok(m) => m,
             Err(e)
@@ -137,6 +144,7 @@ impl SessionCore {
             nodes.extend(more);
         }
         let mut core = SessionCore {
+            store: store.clone(),
             dir: dir.to_path_buf(),
             repo,
             index,

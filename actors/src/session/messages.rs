@@ -7,11 +7,12 @@ use std::path::PathBuf;
 
 use actix::prelude::*;
 
-use super::actor::{notify_after, ChangeKind, SessionActor};
+use super::actor::{notify_after, SessionActor};
 use super::branching::{BranchInfo, CheckoutTo, History, Shown, SwitchTo};
 use super::contexts::ContextRecord;
 use super::error::SessionError;
 use crate::git::CommitInfo;
+use crate::messages::ChangeKind;
 use crate::meta::SessionMeta;
 use crate::node::Node;
 

@@ -26,7 +26,7 @@ pub mod upkeep;
 mod wire;
 mod writes;
 
-pub use actor::{ChangeKind, SessionActor, SessionChanged};
+pub use actor::SessionActor;
 pub use branching::{BranchInfo, CheckoutTo, History, HistoryRow, Position, Shown, Step, SwitchTo};
 pub use contexts::ContextRecord;
 pub use core::SessionCore;

@@ -31,7 +31,7 @@ impl SessionCore {
             // What the log still holds for the old folder is made durable
             // first (the log's replay would look for it there), and a
             // barrier ends it.
-            if crate::wal::installed() {
+            if self.store.is_logged() {
                 fsio::sync_filesystem(&self.dir)?;
             }
             fs::rename(&self.dir, dir)?;
@@ -39,7 +39,7 @@ impl SessionCore {
             if let Some(old_parent) = self.dir.parent() {
                 fsio::fsync_dir(old_parent)?;
             }
-            crate::wal::commit(vec![crate::wal::Change::Barrier {
+            self.store.commit(vec![crate::wal::Change::Barrier {
                 root: self.dir.clone(),
             }])?;
             self.dir = dir.to_path_buf();

@@ -29,7 +29,13 @@ fn node(id: &str, role: Role, text: &str) -> NewNode {
 
 fn new_session(root: &Path, id: &str) -> (PathBuf, SessionCore) {
     let dir = root.join(id);
-    let (core, _) = SessionCore::create(&dir, SessionMeta::new(id.into(), now()), None).unwrap();
+    let (core, _) = SessionCore::create(
+        &store_of(&dir),
+        &dir,
+        SessionMeta::new(id.into(), now()),
+        None,
+    )
+    .unwrap();
     (dir, core)
 }
 
@@ -81,7 +87,7 @@ fn an_ended_turn_whose_commit_was_lost_is_committed_at_load() {
     drop(repo);
     assert_eq!(head_turn(&dir), 1);
 
-    let core = SessionCore::load(&dir).unwrap();
+    let core = SessionCore::load(&store_of(&dir), &dir).unwrap();
     assert_eq!(head_turn(&dir), 2, "the lost turn is committed again");
     assert_eq!(core.meta().turn_count, 2);
     assert_eq!(commit_count(&dir), 2, "one commit per turn, nothing merged");
@@ -116,7 +122,7 @@ fn turns_missing_from_git_are_committed_one_per_turn_at_load() {
     repo.reference("refs/heads/main", oid, true, "test")
         .unwrap();
     drop(repo);
-    let core = SessionCore::load(&dir).unwrap();
+    let core = SessionCore::load(&store_of(&dir), &dir).unwrap();
     assert_eq!(core.meta().turn_count, 3);
     let repo = git::open_repo(&dir).unwrap();
     let mut walk = repo.revwalk().unwrap();
@@ -186,7 +192,7 @@ fn a_user_message_written_before_its_meta_is_an_open_turn_after_load() {
     // The crash lost the meta.json written with the user message.
     fs::write(dir.join(super::layout::META), before).unwrap();
 
-    let mut core = SessionCore::load(&dir).unwrap();
+    let mut core = SessionCore::load(&store_of(&dir), &dir).unwrap();
     let open = core
         .meta()
         .open_turn
@@ -214,7 +220,7 @@ fn a_lost_meta_rename_after_the_commit_is_restored_from_head() {
     // meta.json as it was before the end of turn (the rename was lost).
     fs::write(dir.join(super::layout::META), during).unwrap();
 
-    let core = SessionCore::load(&dir).unwrap();
+    let core = SessionCore::load(&store_of(&dir), &dir).unwrap();
     assert!(core.meta().open_turn.is_none(), "the turn is ended");
     assert_eq!(core.meta().turn_count, 1);
     assert_eq!(core.meta().status, Status::Idle);
@@ -232,7 +238,7 @@ fn stale_locks_and_temp_files_are_cleared_at_load() {
     let tmp = dir.join(format!("{}x-meta.json", crate::fsio::TMP_PREFIX));
     fs::write(&tmp, b"{").unwrap();
 
-    let mut core = SessionCore::load(&dir).unwrap();
+    let mut core = SessionCore::load(&store_of(&dir), &dir).unwrap();
     assert!(!dir.join(".git/index.lock").exists());
     assert!(!dir.join(".git/refs/heads/main.lock").exists());
     assert!(!tmp.exists());
@@ -247,7 +253,7 @@ fn an_unparsable_meta_is_not_a_session_and_is_left_alone() {
     drop(core);
     fs::write(dir.join(super::layout::META), b"{ not json").unwrap();
     assert!(matches!(
-        SessionCore::load(&dir),
+        SessionCore::load(&store_of(&dir), &dir),
         Err(SessionError::NotFound)
     ));
     assert_eq!(
@@ -440,7 +446,7 @@ fn a_queued_message_already_appended_before_a_crash_is_kept_once() {
     // The crash came between the append and the queue file's removal.
     fs::write(&file, saved).unwrap();
 
-    let core = SessionCore::load(&dir).unwrap();
+    let core = SessionCore::load(&store_of(&dir), &dir).unwrap();
     assert_eq!(core.queue_len(), 0, "the duplicate is dropped");
     assert!(!file.exists());
     let q1 = core
@@ -461,7 +467,7 @@ fn queued_messages_survive_a_restart_in_arrival_order() {
         core.post(node(id, Role::User, id), None).unwrap();
     }
     drop(core);
-    let mut core = SessionCore::load(&dir).unwrap();
+    let mut core = SessionCore::load(&store_of(&dir), &dir).unwrap();
     assert_eq!(core.queue_len(), 3);
     core.append(node("a1", Role::Assistant, "done")).unwrap();
     core.end_turn(EndTurn::default(), None).unwrap();
@@ -474,4 +480,10 @@ fn queued_messages_survive_a_restart_in_arrival_order() {
     }
     assert_eq!(order, ["q1", "q2", "q3"]);
     assert_eq!(head_turn(&dir), 4);
+}
+
+/// The store of a session folder made by a test: no log, each write
+/// durable on its own.
+fn store_of(dir: &Path) -> crate::store::Store {
+    crate::store::Store::without_log(dir.parent().unwrap())
 }

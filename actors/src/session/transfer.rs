@@ -10,6 +10,7 @@ use crate::fsio;
 use crate::git;
 use crate::ids;
 use crate::meta::{now, SessionMeta, Status};
+use crate::store::Store;
 
 impl SessionCore {
     /// Fork this session into a new one at `dest`: its repository holds the
@@ -55,19 +56,20 @@ impl SessionCore {
         Ok(oid.to_string())
     }
 
-    /// Register a git bundle of a session as a new session under
-    /// `sessions_dir`: its own id if free (or `wanted`), else a new one;
+    /// Register a git bundle of a session as a new session in the
+    /// store's sessions folder: its own id if free (or `wanted`), else a new one;
     /// the ids in `taken` (sessions living in project folders) are not
     /// free.
     /// Built in a temporary folder and renamed into place; a damaged or
     /// foreign bundle leaves nothing behind. Returns the session id.
     pub fn import(
         bytes: &[u8],
-        sessions_dir: &Path,
+        store: &Store,
         wanted: Option<&str>,
         limits: git::ImportLimits,
         taken: &std::collections::HashSet<String>,
     ) -> Result<String, SessionError> {
+        let sessions_dir = store.sessions_dir();
         fsio::build_dir_atomically(sessions_dir, "import", |tmp| -> Result<_, SessionError> {
             git::read_bundle(bytes, tmp, limits)
                 .map_err(|e| SessionError::BadBundle(e.to_string()))?;
@@ -94,7 +96,7 @@ impl SessionCore {
             fsio::create_private_dir_all(&tmp.join(layout::WORKDIR))?;
             // Loaded and verified completely before it is moved into place:
             // a bundle that does not make a working session leaves nothing.
-            SessionCore::load_as(tmp, Some(&id)).map_err(|e| {
+            SessionCore::load_as(store, tmp, Some(&id)).map_err(|e| {
                 SessionError::BadBundle(format!("the session in the bundle does not load: {e}"))
             })?;
             fsio::make_private(tmp)?;

@@ -14,7 +14,6 @@ use crate::git::{self, GitError};
 use crate::ids;
 use crate::meta::{now, ProjectOutcome, Status, TurnRecord};
 use crate::node::{Node, Role};
-use crate::wal;
 
 impl SessionCore {
     /// End the open turn: record it in `meta.json`, then make its one commit.
@@ -129,7 +128,7 @@ impl SessionCore {
                 return Err(SessionError::CommitPending(record.number));
             }
         };
-        let (project_commit, project_commit_skipped) = outcome_fields(project);
+        let (project_commit, project_commit_skipped) = self.outcome_fields(project);
         Ok(TurnOutcome {
             turn: open.number,
             short_sha: git::short_sha(&sha),
@@ -189,7 +188,7 @@ impl SessionCore {
             return Ok(None);
         };
         let commit = tip.oid.to_string();
-        let (project_commit, project_commit_skipped) = outcome_fields(last.project.clone());
+        let (project_commit, project_commit_skipped) = self.outcome_fields(last.project.clone());
         Ok(Some(TurnOutcome {
             turn: last.number,
             short_sha: git::short_sha(&commit),
@@ -311,20 +310,20 @@ impl SessionCore {
                 let oid = p.oid;
                 let mut changes = vec![meta_put];
                 changes.extend(p.changes.iter().cloned());
-                wal::commit(changes)?;
+                self.store.commit(changes)?;
                 git::finish_commit(&self.repo, &mut self.index, p)?;
                 self.packs += 1;
                 oid
             }
             Err(GitError::Empty) => {
-                wal::commit(vec![meta_put])?;
+                self.store.commit(vec![meta_put])?;
                 match git::head_commit(&self.repo)? {
                     Some(c) => c.id(),
                     None => return Err(GitError::Empty.into()),
                 }
             }
             Err(e) => {
-                wal::commit(vec![meta_put])?;
+                self.store.commit(vec![meta_put])?;
                 return Err(e.into());
             }
         };
@@ -335,19 +334,40 @@ impl SessionCore {
     }
 }
 
-/// What a project outcome shows in the answer to an end of turn.
-fn outcome_fields(project: Option<ProjectOutcome>) -> (Option<String>, Option<serde_json::Value>) {
-    match project {
-        Some(ProjectOutcome::Committed { commit }) => (Some(commit), None),
-        Some(ProjectOutcome::Skipped {
-            reason,
-            dirty_paths,
-        }) => (
-            None,
-            Some(
-                serde_json::json!({"warning": "project_commit_skipped", "reason": reason, "dirty_paths": dirty_paths}),
-            ),
-        ),
-        _ => (None, None),
+impl SessionCore {
+    /// What a project outcome shows in the answer to an end of turn: the
+    /// commit, or why there is none (`code`: `dirty_tree` when the user had
+    /// uncommitted changes, else `unavailable`), with the project and its
+    /// folder, so whoever announces it asks nothing more.
+    fn outcome_fields(
+        &self,
+        project: Option<ProjectOutcome>,
+    ) -> (Option<String>, Option<serde_json::Value>) {
+        match project {
+            Some(ProjectOutcome::Committed { commit }) => (Some(commit), None),
+            Some(ProjectOutcome::Skipped {
+                reason,
+                dirty_paths,
+            }) => {
+                let code = if dirty_paths.is_empty() {
+                    "unavailable"
+                } else {
+                    "dirty_tree"
+                };
+                let path = crate::store::project_of_session_folder(&self.dir);
+                (
+                    None,
+                    Some(serde_json::json!({
+                        "warning": "project_commit_skipped",
+                        "code": code,
+                        "reason": reason,
+                        "dirty_paths": dirty_paths,
+                        "project_id": self.meta.project_id,
+                        "path": path,
+                    })),
+                )
+            }
+            _ => (None, None),
+        }
     }
 }

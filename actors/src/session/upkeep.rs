@@ -18,7 +18,7 @@ use super::actor::SessionActor;
 use super::core::SessionCore;
 use super::error::SessionError;
 use crate::git;
-use crate::maintenance::packs::PackKeeper;
+use crate::pack_keeper::PackKeeper;
 
 /// No write for this long: the session is idle.
 const IDLE: Duration = Duration::from_secs(1);

@@ -7,14 +7,14 @@ use std::path::PathBuf;
 
 use actix::prelude::*;
 
-use super::actor::{notify_after, ChangeKind, Pending, SessionActor, Slot, RETRY_FIRST};
+use super::actor::{notify_after, Pending, SessionActor, Slot, RETRY_FIRST};
 use super::core::SessionCore;
 use super::error::SessionError;
 use super::wire::{EndTurn, NewNode, NodePatch, Posted, TurnOutcome};
+use crate::messages::{ApplyTitle, ChangeKind};
 use crate::meta::{MetaPatch, SessionMeta};
 use crate::node::{Node, Role};
 use crate::project::{self, actor::CommitTurn};
-use crate::titler::ApplyTitle;
 
 /// Create the session explicitly (no message yet).
 #[derive(Message, Clone)]
@@ -27,6 +27,7 @@ impl Handler<Create> for SessionActor {
     type Result = AtomicResponse<Self, Result<SessionMeta, SessionError>>;
 
     fn handle(&mut self, msg: Create, _: &mut Self::Context) -> Self::Result {
+        let store = self.store.clone();
         let fut = self.blocking(move |slot, dir| {
             if let Slot::Vanished(root) = slot {
                 return Err(SessionError::ProjectPathMissing(root.clone()));
@@ -34,7 +35,7 @@ impl Handler<Create> for SessionActor {
             if !matches!(slot, Slot::Absent) {
                 return Err(SessionError::AlreadyExists);
             }
-            let (core, _) = SessionCore::create(dir, msg.meta, None)?;
+            let (core, _) = SessionCore::create(&store, dir, msg.meta, None)?;
             let meta = core.meta().clone();
             *slot = Slot::Live(Box::new(core));
             Ok(meta)
@@ -73,6 +74,7 @@ impl Handler<Append> for SessionActor {
             ),
         };
         let baseline = self.baseline_of(project_id.filter(|_| opens_turn));
+        let store = self.store.clone();
         let fut = baseline.into_actor(self).then(move |baseline, act, _| {
             act.blocking(move |slot, dir| match (slot.live_mut(), msg.create) {
                 (Ok(core), _) if msg.queue => {
@@ -88,7 +90,7 @@ impl Handler<Append> for SessionActor {
                     if matches!(msg.node.role, Role::User | Role::System) =>
                 {
                     let (core, outcome) =
-                        SessionCore::create(dir, meta, Some((msg.node, baseline)))?;
+                        SessionCore::create(&store, dir, meta, Some((msg.node, baseline)))?;
                     *slot = Slot::Live(Box::new(core));
                     outcome
                         .map(|o| Posted::Appended(Box::new(o)))
@@ -295,9 +297,10 @@ impl Handler<Delete> for SessionActor {
         let fut = async move { lock.lock_owned().await }
             .into_actor(self)
             .then(|guard, act, _| {
+                let store = act.store.clone();
                 act.blocking(move |slot, dir| {
                     slot.live()?;
-                    crate::registry::startup::remove_session_dir(dir)?;
+                    store.remove_session_folder(dir)?;
                     drop(guard);
                     Ok(())
                 })

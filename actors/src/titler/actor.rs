@@ -12,34 +12,7 @@ use actix::prelude::*;
 use crossbeam_channel::{Receiver, Sender};
 
 use super::llm::{LlmClient, LlmConfig, LlmError};
-
-/// What to name, and how the result may be written.
-#[derive(Debug, Clone, Message)]
-#[rtype(result = "()")]
-pub struct TitleJob {
-    pub session_id: String,
-    /// 1 for the first LLM pass, k for the k-th threshold.
-    pub pass: u32,
-    /// The conversation excerpt given to the LLM.
-    pub input: String,
-    /// The session's own model, preferred over the configured one.
-    pub model: Option<String>,
-    /// On the first pass: write only if the title is still this (phase 1).
-    pub expected_title: Option<String>,
-}
-
-/// A title to write, sent to the session (through the manager).
-#[derive(Debug, Clone, Message)]
-#[rtype(result = "()")]
-pub struct ApplyTitle {
-    pub session_id: String,
-    pub title: String,
-    pub pass: u32,
-    pub expected_title: Option<String>,
-    /// An explicit "regenerate": ignores the automatic-naming race rules
-    /// (but never sets the user lock).
-    pub force: bool,
-}
+use crate::messages::{ApplyTitle, TitleJob};
 
 struct Work {
     job: TitleJob,
@@ -201,8 +174,8 @@ pub enum TitleError {
 }
 
 impl TitleError {
-    pub fn kind(&self) -> crate::error::ErrorKind {
-        use crate::error::ErrorKind;
+    pub fn kind(&self) -> crate::error_kind::ErrorKind {
+        use crate::error_kind::ErrorKind;
         match self {
             TitleError::NotConfigured | TitleError::Busy => ErrorKind::Unavailable,
             TitleError::Llm(_) => ErrorKind::Upstream,

@@ -5,5 +5,5 @@ pub mod actor;
 pub mod llm;
 pub mod text;
 
-pub use actor::{ApplyTitle, GenerateNow, TitleError, TitleJob, Titler};
+pub use actor::{GenerateNow, TitleError, Titler};
 pub use llm::LlmConfig;

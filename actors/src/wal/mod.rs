@@ -11,8 +11,9 @@
 //! (or a power loss that took files the page cache held), startup replays
 //! the log before anything reads a session (`replay`).
 //!
-//! Without an installed log (engine unit tests, tools) the same calls write
-//! each file with its own fsyncs, as before.
+//! The log is an owned value (`Log`), held by the state directory's
+//! `Store`; without one (`Log::none()`: engine unit tests, a server
+//! serving reads only) the same calls write each file with its own fsyncs.
 
 mod entry;
 mod replay;
@@ -20,7 +21,6 @@ mod writer;
 
 use std::io;
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
 
 use git2::Oid;
 
@@ -82,64 +82,84 @@ impl Fault {
     }
 }
 
-static WAL: OnceLock<writer::Wal> = OnceLock::new();
-
 /// The log's folder in the state directory.
 pub const DIR: &str = "wal";
 
-/// Replay the log in `dir` (left by a crash), then start logging there for
-/// this process. Call once at startup, before any session is read.
-pub fn open(dir: &Path) -> io::Result<Replayed> {
-    if WAL.get().is_some() {
-        // One log per process serves every engine in it (its entries name
-        // absolute paths).
-        return Ok(Replayed::default());
-    }
-    crate::fsio::create_private_dir_all(dir)?;
-    let replayed = replay::replay(dir)?;
-    let wal = writer::Wal::spawn(dir, replayed.last_segment + 1, Fault::from_env())?;
-    if WAL.set(wal).is_err() {
-        return Err(io::Error::other("the write-ahead log is already open"));
-    }
-    Ok(replayed)
+/// Under a session's `.git`: one file per branch the log has moved, the
+/// branch's previous value, exchanged with the ref at the next move
+/// (`fsio::replace_ref`). git never reads this folder.
+pub const REF_SPARES: &str = "openprogram-spare";
+
+/// A state directory's write-ahead log, owned by its `Store`: every
+/// durable write of a session goes through `commit`. `Log::none()` (engine
+/// unit tests, a server started on a full disk) writes each change with
+/// its own fsyncs instead. Dropping the last handle closes the log
+/// (`close`).
+pub struct Log {
+    writer: Option<writer::Wal>,
 }
 
-/// Whether writes go through a log in this process.
-pub fn installed() -> bool {
-    WAL.get().is_some()
-}
-
-/// Flush the log and make every file it covers durable, then stop taking
-/// entries (shutdown). Later writes fall back to their own fsyncs.
-pub fn close() {
-    if let Some(w) = WAL.get() {
-        w.close();
+impl Log {
+    /// Replay the log in `dir` (left by a crash), then start logging
+    /// there. Call before any session of the state directory is read.
+    pub fn open(dir: &Path) -> io::Result<(Log, Replayed)> {
+        crate::fsio::create_private_dir_all(dir)?;
+        let replayed = replay::replay(dir)?;
+        let writer = writer::Wal::spawn(dir, replayed.last_segment + 1, Fault::from_env())?;
+        Ok((
+            Log {
+                writer: Some(writer),
+            },
+            replayed,
+        ))
     }
-}
 
-/// Make `changes` durable, then apply them in order. With a log: one entry,
-/// acknowledged at the group flush, then the files are written without
-/// fsync. Without: each change is written durably on its own.
-pub fn commit(changes: Vec<Change>) -> io::Result<()> {
-    if changes.is_empty() {
-        return Ok(());
+    /// No log: each change is written durably on its own.
+    pub fn none() -> Log {
+        Log { writer: None }
     }
-    match WAL.get().filter(|w| w.is_open()) {
-        Some(w) => {
-            let ticket = match w.append(&changes) {
-                Ok(t) => t,
-                // Closed meanwhile (shutdown): write on its own.
-                Err(_) if !w.is_open() => {
-                    return changes.iter().try_for_each(|c| apply(c, true));
-                }
-                Err(e) => return Err(e),
-            };
-            let applied = changes.iter().try_for_each(|c| apply(c, false));
-            drop(ticket);
-            applied
+
+    /// Whether writes go through an open log.
+    pub fn is_logged(&self) -> bool {
+        self.writer.as_ref().is_some_and(writer::Wal::is_open)
+    }
+
+    /// Flush the log and make every file it covers durable, then stop
+    /// taking entries (shutdown). Later writes fall back to their own
+    /// fsyncs.
+    pub fn close(&self) {
+        if let Some(w) = &self.writer {
+            w.close();
         }
-        None => changes.iter().try_for_each(|c| apply(c, true)),
     }
+
+    /// Make `changes` durable, then apply them in order. With a log: one
+    /// entry, acknowledged at the group flush, then the files are written
+    /// without fsync. Without: each change is written durably on its own.
+    pub fn commit(&self, changes: Vec<Change>) -> io::Result<()> {
+        if changes.is_empty() {
+            return Ok(());
+        }
+        match self.writer.as_ref().filter(|w| w.is_open()) {
+            Some(w) => {
+                let ticket = match w.append(&changes) {
+                    Ok(t) => t,
+                    // Closed meanwhile (shutdown): write on its own.
+                    Err(_) if !w.is_open() => return apply_durably(&changes),
+                    Err(e) => return Err(e),
+                };
+                let applied = changes.iter().try_for_each(|c| apply(c, false));
+                drop(ticket);
+                applied
+            }
+            None => apply_durably(&changes),
+        }
+    }
+}
+
+/// Write `changes` in order, each with its own fsyncs (no log).
+pub fn apply_durably(changes: &[Change]) -> io::Result<()> {
+    changes.iter().try_for_each(|c| apply(c, true))
 }
 
 /// Write one change in place (`durable`: with its own fsyncs).
@@ -178,7 +198,7 @@ fn apply(change: &Change, durable: bool) -> io::Result<()> {
             if durable {
                 fsio::atomic_write(&path, body.as_bytes())
             } else {
-                let spare = git_dir.join(crate::git::REF_SPARES).join(name);
+                let spare = git_dir.join(REF_SPARES).join(name);
                 fsio::replace_ref(&path, &spare, body.as_bytes())
             }
         }

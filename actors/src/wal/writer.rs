@@ -124,6 +124,14 @@ impl Wal {
     }
 }
 
+impl Drop for Wal {
+    /// The log's owner let go: every file it covers is made durable and
+    /// its segments are removed.
+    fn drop(&mut self) {
+        self.close();
+    }
+}
+
 fn root_of(c: &Change) -> &Path {
     match c {
         Change::Put { root, .. }

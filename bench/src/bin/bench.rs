@@ -23,11 +23,12 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use openprogram_actors::git::GitError;
-use openprogram_actors::maintenance::packs::{Merged, PackKeeper};
 use openprogram_actors::meta::SessionMeta;
 use openprogram_actors::node::Role;
+use openprogram_actors::pack_keeper::{Merged, PackKeeper};
 use openprogram_actors::session::upkeep::{BUSY_MERGE_CAP, FORCE_PACKS};
 use openprogram_actors::session::{EndTurn, NewNode, SessionCore};
+use openprogram_actors::store::Store;
 use serde_json::json;
 
 #[path = "bench_support/load.rs"]
@@ -152,13 +153,16 @@ struct EngineSession {
 }
 
 impl EngineSession {
-    fn create(dir: &Path, name: &str, keeper: &PackKeeper) -> EngineSession {
+    /// As the server does: writes go through the `store`'s write-ahead log.
+    fn create(store: &Store, dir: &Path, name: &str, keeper: &PackKeeper) -> EngineSession {
         openprogram_actors::git::enable_fsync();
-        // As the server does: writes go through the write-ahead log.
-        openprogram_actors::wal::open(&dir.join("wal")).expect("write-ahead log");
-        let (core, _) =
-            SessionCore::create(&dir.join(name), SessionMeta::new(name.into(), 0.0), None)
-                .expect("create session");
+        let (core, _) = SessionCore::create(
+            store,
+            &dir.join(name),
+            SessionMeta::new(name.into(), 0.0),
+            None,
+        )
+        .expect("create session");
         EngineSession {
             core,
             turns: 0,
@@ -328,13 +332,14 @@ struct CommitSamples {
 /// the big session is followed by the 11th turn of a fresh session grown
 /// to 10 turns: a paired baseline that disk-speed drift cannot skew.
 fn bench_commits(
+    store: &Store,
     dir: &Path,
     turns: usize,
     sub_turns: usize,
     windows: &[(usize, usize, usize)],
 ) -> CommitSamples {
     let keeper = PackKeeper::spawn(Duration::ZERO).expect("pack keeper");
-    let mut big = EngineSession::create(dir, "engine-session", &keeper);
+    let mut big = EngineSession::create(store, dir, "engine-session", &keeper);
     let mut sub = (sub_turns > 0).then(|| SubprocessSession::create(dir));
     let mut out = CommitSamples {
         ours: Vec::with_capacity(turns),
@@ -349,7 +354,7 @@ fn bench_commits(
         if let Some(&(_, lo, hi)) = windows.iter().find(|&&(n, lo, _)| n > 10 && t == lo) {
             pool = (lo..=hi)
                 .map(|i| {
-                    let mut s = EngineSession::create(&small_dir, &format!("s{i}"), &keeper);
+                    let mut s = EngineSession::create(store, &small_dir, &format!("s{i}"), &keeper);
                     for _ in 0..10 {
                         s.turn();
                     }
@@ -375,12 +380,12 @@ fn bench_commits(
 /// a retry of its 2nd answer (a branch whose work tree holds a few files
 /// instead of thousands), switching back to `main`, and loading it with two
 /// branches.
-fn bench_branches(dir: &Path) {
+fn bench_branches(store: &Store, dir: &Path) {
     use openprogram_actors::session::SwitchTo;
     let sdir = dir.join("engine-session");
     let load = || {
         let start = Instant::now();
-        let core = SessionCore::load(&sdir).expect("load");
+        let core = SessionCore::load(store, &sdir).expect("load");
         (start.elapsed(), core)
     };
     let (first, _) = load();
@@ -427,10 +432,10 @@ fn bench_branches(dir: &Path) {
 
 /// Target 7: a session grown to 1,000 turns as the big one was (busy,
 /// merges capped), then what its idle maintenance does, then its size.
-fn disk_after_maintenance(dir: &Path) {
+fn disk_after_maintenance(store: &Store, dir: &Path) {
     const TURNS: usize = 1000;
     let keeper = PackKeeper::spawn(Duration::ZERO).expect("pack keeper");
-    let mut session = EngineSession::create(dir, "disk-session", &keeper);
+    let mut session = EngineSession::create(store, dir, "disk-session", &keeper);
     let mut peak = 0;
     for _ in 0..TURNS {
         session.turn();
@@ -495,6 +500,8 @@ fn stall_report(ours: &[(usize, Duration)]) {
 fn main() {
     let args = parse_args();
     let tmp = tempfile::tempdir().expect("tempdir");
+    // The engine sessions' state directory (its log); they live beside it.
+    let (store, _) = Store::open_state_dir(&tmp.path().join("engine-state")).expect("store");
     if args.keep {
         eprintln!("keeping the benchmark's files in {}", tmp.path().display());
     }
@@ -533,7 +540,7 @@ fn main() {
         "growing a session to {} turns (fsync on), and the subprocess repo to {sub_turns}, alternately…",
         args.turns
     );
-    let samples = bench_commits(tmp.path(), args.turns, sub_turns, &windows);
+    let samples = bench_commits(&store, tmp.path(), args.turns, sub_turns, &windows);
     let (ours, theirs) = (&samples.ours, &samples.theirs);
 
     println!("Per-turn commit latency (ms): ours = git2 in process, fsync on; theirs = git add -A && git commit");
@@ -593,8 +600,8 @@ fn main() {
         size(&tmp.path().join("subprocess-session/.git"))
     );
 
-    disk_after_maintenance(tmp.path());
-    bench_branches(tmp.path());
+    disk_after_maintenance(&store, tmp.path());
+    bench_branches(&store, tmp.path());
     if args.sessions > 0 {
         bench_registry(tmp.path(), args.sessions);
     }

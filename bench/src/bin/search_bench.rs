@@ -241,7 +241,10 @@ fn main() {
     );
 
     let search = Search::open(&state, Vec::new()).expect("open");
-    let all = Search::sessions_on_disk(&state).expect("sessions");
+    let all = Search::sessions_on_disk(&openprogram_actors::store::Store::without_log(
+        &state.join("sessions"),
+    ))
+    .expect("sessions");
     let t0 = Instant::now();
     let n = search.rebuild_now(all).expect("index");
     let build = t0.elapsed();

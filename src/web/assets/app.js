@@ -11,7 +11,6 @@ import { renderProjects, renderProjectPage, shortPath } from './projects.js';
 
 const $ = (id) => document.getElementById(id);
 const RUN_ACTIVE = 'a run is currently active in this session — wait for it to finish or stop it first';
-const DIRTY = "you have uncommitted changes, the agent's edits won't be auto-committed for now";
 
 const time = (s) =>
   s ? new Date(s * 1000).toLocaleString([], { dateStyle: 'medium', timeStyle: 'short' }) : '';
@@ -115,7 +114,7 @@ ws.on('projects_list', (m) => {
 ws.on('chat_response', (m) => {
   const d = m.data || {};
   if (d.type === 'project_commit_skipped') {
-    state.banners.set(d.session_id, d.message || DIRTY);
+    state.banners.set(d.session_id, d.message || d.detail || '');
     if (d.session_id === state.sessionId) banner();
   }
 });
@@ -424,7 +423,7 @@ $('filter').addEventListener('input', (e) => {
       if (sidebar.filter !== q) return;
       sidebar.searchHits = new Set((r.sessions || []).map((s) => s.session_id));
       sidebar.snippets = new Map(
-        (r.sessions || []).filter((s) => s.hits && s.hits.length).map((s) => [s.session_id, s.hits[0].snippet || '']),
+        (r.sessions || []).filter((s) => s.hits && s.hits.length).map((s) => [s.session_id, s.hits[0]]),
       );
       sidebar.rebuild();
     } catch {

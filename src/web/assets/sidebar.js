@@ -75,7 +75,7 @@ export class Sidebar {
     this.groupBy = 'time';
     this.filter = '';
     this.searchHits = null; // session ids from full-text search
-    this.snippets = new Map(); // session id → the best hit's snippet
+    this.snippets = new Map(); // session id → its best hit ({text, highlights})
     this.current = null;
     this.focusIndex = -1;
     this.items = [];
@@ -232,11 +232,11 @@ export class Sidebar {
     // The tool a session came from, when it is not one of this service's
     // own surfaces (an imported or mirrored agent's history).
     const source = r.channel ? '' : sourceLabel(r.source);
-    const snippet = this.filter && this.snippets.get(r.id);
-    if (snippet) {
+    const hit = this.filter && this.snippets.get(r.id);
+    if (hit && hit.text) {
       // Where the search matched, its terms marked.
       sub.classList.add('snippet');
-      sub.append(...snippetNodes(snippet));
+      sub.append(...snippetNodes(hit.text, hit.highlights));
     } else {
       sub.textContent = [source, project, r.preview].filter(Boolean).join(' · ');
     }
@@ -318,25 +318,27 @@ export class Sidebar {
   }
 }
 
-// A search snippet (escaped text with <b>…</b> around the matched terms)
-// as DOM nodes: text, and <mark> for the terms. Never parsed as HTML.
-export function snippetNodes(html) {
-  const decode = (t) =>
-    t.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&quot;/g, '"').replace(/&#x27;/g, "'").replace(/&amp;/g, '&');
+// A search hit's text as DOM nodes: text, and <mark> for the matched
+// ranges (byte ranges of the UTF-8 text, as the search answers them).
+export function snippetNodes(text, highlights) {
+  const bytes = new TextEncoder().encode(text);
+  const utf8 = new TextDecoder();
   const out = [];
-  const parts = html.replace(/\s+/g, ' ').split(/(<b>|<\/b>)/);
-  let bold = false;
-  for (const part of parts) {
-    if (part === '<b>') bold = true;
-    else if (part === '</b>') bold = false;
-    else if (part) {
-      const text = document.createTextNode(decode(part));
-      if (bold) {
-        const m = document.createElement('mark');
-        m.append(text);
-        out.push(m);
-      } else out.push(text);
-    }
+  const push = (part, marked) => {
+    const node = document.createTextNode(utf8.decode(part).replace(/\s+/g, ' '));
+    if (marked) {
+      const m = document.createElement('mark');
+      m.append(node);
+      out.push(m);
+    } else out.push(node);
+  };
+  let at = 0;
+  for (const [start, end] of highlights || []) {
+    if (start < at || end <= start || end > bytes.length) continue;
+    if (start > at) push(bytes.subarray(at, start), false);
+    push(bytes.subarray(start, end), true);
+    at = end;
   }
+  if (at < bytes.length) push(bytes.subarray(at), false);
   return out;
 }

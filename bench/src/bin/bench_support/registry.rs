@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use openprogram_actors::meta::SessionMeta;
 use openprogram_actors::node::Role;
 use openprogram_actors::session::SessionCore;
+use openprogram_actors::store::Store;
 
 use super::server::HttpSession;
 use super::{ms, node, percentile};
@@ -16,6 +17,8 @@ use super::{ms, node, percentile};
 /// Create `n` real sessions (git repo, meta, one user message) on 2 threads.
 fn populate(sessions_dir: &Path, n: usize) {
     std::fs::create_dir_all(sessions_dir).expect("mkdir");
+    // Set-up, not measured: each write durable on its own.
+    let store = &Store::without_log(sessions_dir);
     std::thread::scope(|scope| {
         for part in 0..2 {
             scope.spawn(move || {
@@ -29,7 +32,7 @@ fn populate(sessions_dir: &Path, n: usize) {
                         None,
                         None,
                     );
-                    SessionCore::create(&sessions_dir.join(&id), meta, Some((first, None)))
+                    SessionCore::create(store, &sessions_dir.join(&id), meta, Some((first, None)))
                         .expect("create");
                 }
             });

@@ -1,0 +1,255 @@
+//! `Store`: the state directory as the engine sees it. It owns the layout
+//! (where a session lives, the session folders, `locations.json`, the
+//! session list file) and the write-ahead log every durable write of a
+//! session goes through. `Engine::start` builds one and passes it down: the
+//! session cores, the registry's startup, search, maintenance, the CLI's
+//! tools and the benches take it; nothing reaches a log through a global,
+//! so two engines in one process each write their own.
+//!
+//! Cloning is cheap (one shared value); the log closes when the last clone
+//! is dropped, or earlier with `close_log` (a graceful shutdown).
+
+use std::collections::HashSet;
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::fsio;
+use crate::locations::Locations;
+use crate::wal::{self, Change, Log, Replayed};
+
+/// The folder of the sessions in the state directory.
+pub const SESSIONS: &str = "sessions";
+/// A project's own folder of this service (its sessions are in
+/// `<project>/.openprogram/sessions/<id>`).
+pub const OPENPROGRAM_DIR: &str = ".openprogram";
+/// The session list, in the sessions folder.
+pub const SESSION_LIST: &str = "index.json";
+
+#[derive(Clone)]
+pub struct Store {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    state_dir: PathBuf,
+    sessions_dir: PathBuf,
+    log: Log,
+}
+
+/// How a store opened.
+pub enum Opening {
+    /// The log was replayed and is open.
+    Writable(Replayed),
+    /// The disk is full: the log could not be replayed (its files are
+    /// rewritten in place) and stays for the next start. These session
+    /// folders lack writes it holds and must not be opened.
+    ReadOnly {
+        pending: HashSet<PathBuf>,
+        error: io::Error,
+    },
+}
+
+impl Store {
+    /// Open the state directory whose sessions are in `sessions_dir`:
+    /// replay its log (left by a crash) and log through it from now on.
+    /// Call before anything reads a session.
+    pub fn open(sessions_dir: &Path) -> io::Result<(Store, Opening)> {
+        fsio::create_private_dir_all(sessions_dir)?;
+        let state_dir = sessions_dir.parent().map(PathBuf::from).unwrap_or_default();
+        let wal_dir = state_dir.join(wal::DIR);
+        let (log, opening) = match Log::open(&wal_dir) {
+            Ok((log, replayed)) => (log, Opening::Writable(replayed)),
+            Err(error) if fsio::is_disk_full(&error) => {
+                let pending = wal::pending_roots(&wal_dir)?;
+                (Log::none(), Opening::ReadOnly { pending, error })
+            }
+            Err(e) => return Err(e),
+        };
+        Ok((Store::with_log(state_dir, sessions_dir, log), opening))
+    }
+
+    /// A store without a log (engine unit tests; tools that only read):
+    /// each write is made durable on its own.
+    pub fn without_log(sessions_dir: &Path) -> Store {
+        let state_dir = sessions_dir.parent().map(PathBuf::from).unwrap_or_default();
+        Store::with_log(state_dir, sessions_dir, Log::none())
+    }
+
+    /// The store of the state directory `state_dir` (its sessions in
+    /// `<state>/sessions`), opened as `open` does.
+    pub fn open_state_dir(state_dir: &Path) -> io::Result<(Store, Opening)> {
+        Store::open(&state_dir.join(SESSIONS))
+    }
+
+    fn with_log(state_dir: PathBuf, sessions_dir: &Path, log: Log) -> Store {
+        Store {
+            inner: Arc::new(Inner {
+                state_dir,
+                sessions_dir: sessions_dir.to_path_buf(),
+                log,
+            }),
+        }
+    }
+
+    // ----- layout ---------------------------------------------------------
+
+    pub fn state_dir(&self) -> &Path {
+        &self.inner.state_dir
+    }
+
+    pub fn sessions_dir(&self) -> &Path {
+        &self.inner.sessions_dir
+    }
+
+    /// Where a session that has no recorded location lives.
+    pub fn default_session_dir(&self, id: &str) -> PathBuf {
+        self.inner.sessions_dir.join(id)
+    }
+
+    /// `index.json`, the session list.
+    pub fn session_list_file(&self) -> PathBuf {
+        self.inner.sessions_dir.join(SESSION_LIST)
+    }
+
+    /// `locations.json`, read now.
+    pub fn locations(&self) -> Locations {
+        Locations::load(&self.inner.sessions_dir)
+    }
+
+    /// Every session folder: the scan of the sessions folder (names not
+    /// starting with '.') merged with `locations`, de-duplicated (a
+    /// recorded location wins).
+    pub fn session_folders(&self, locations: &Locations) -> io::Result<Vec<(String, PathBuf)>> {
+        let sessions_dir = &self.inner.sessions_dir;
+        let mut out: Vec<(String, PathBuf)> = locations
+            .iter()
+            .map(|(id, dir)| (id.clone(), dir.clone()))
+            .collect();
+        for entry in fs::read_dir(sessions_dir)? {
+            // One unreadable entry never stops startup: it is logged and
+            // tried again at the next start.
+            let entry = match entry {
+                Ok(e) => e,
+                Err(e) => {
+                    tracing::warn!(dir = %sessions_dir.display(), error = %e, "unreadable entry in the sessions folder; skipped");
+                    continue;
+                }
+            };
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let is_dir = entry.file_type().map(|t| t.is_dir()).unwrap_or(false);
+            if !name.starts_with('.') && is_dir {
+                if locations.get(&name).is_some() {
+                    tracing::warn!(session = %name, "session found in the state directory and in locations.json; using the recorded location");
+                    continue;
+                }
+                out.push((name, entry.path()));
+            }
+        }
+        Ok(out)
+    }
+
+    /// Every session folder, with `locations.json` read now.
+    pub fn all_session_folders(&self) -> io::Result<Vec<(String, PathBuf)>> {
+        self.session_folders(&self.locations())
+    }
+
+    /// Delete a session folder: renamed aside first (atomic), then
+    /// removed, so a crash midway leaves a `.tmp-` folder (cleared at
+    /// startup), never a half-deleted session. A barrier in the log then
+    /// ends what the log holds for that folder: a session created again at
+    /// the same place (a channel conversation's id is fixed) never gets
+    /// the deleted one's files back from a replay.
+    pub fn remove_session_folder(&self, dir: &Path) -> io::Result<()> {
+        let parent = dir
+            .parent()
+            .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "no parent"))?;
+        let aside = parent.join(format!(
+            "{}delete-{}",
+            fsio::TMP_PREFIX,
+            crate::ids::new_id()
+        ));
+        match fs::rename(dir, &aside) {
+            Ok(()) => {}
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+            Err(e) => return Err(e),
+        }
+        fsio::fsync_dir(parent)?;
+        self.commit(vec![Change::Barrier {
+            root: dir.to_path_buf(),
+        }])?;
+        fs::remove_dir_all(&aside)
+    }
+
+    // ----- the log --------------------------------------------------------
+
+    /// Make `changes` durable (one log entry, or each on its own without
+    /// a log), then apply them in order.
+    pub fn commit(&self, changes: Vec<Change>) -> io::Result<()> {
+        self.inner.log.commit(changes)
+    }
+
+    /// Whether writes go through an open log.
+    pub fn is_logged(&self) -> bool {
+        self.inner.log.is_logged()
+    }
+
+    /// Flush the log and make every file it covers durable (the last step
+    /// of a shutdown; later writes sync on their own).
+    pub fn close_log(&self) {
+        self.inner.log.close();
+    }
+}
+
+/// The project folder a session folder inside a project
+/// (`<project>/.openprogram/sessions/<id>`) belongs to.
+pub fn project_of_session_folder(dir: &Path) -> Option<PathBuf> {
+    let sessions = dir.parent()?;
+    let own = sessions.parent()?;
+    (sessions.file_name()? == SESSIONS && own.file_name()? == OPENPROGRAM_DIR)
+        .then(|| own.parent().map(Path::to_path_buf))
+        .flatten()
+}
+
+/// Whether `dir` (`<project>/.openprogram/sessions/<id>`) is missing
+/// because its whole project folder is.
+pub fn project_folder_missing(dir: &Path) -> bool {
+    dir.ancestors()
+        .nth(3)
+        .is_some_and(|project| !project.exists())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn two_stores_in_one_process_log_apart() {
+        let a = tempfile::tempdir().unwrap();
+        let b = tempfile::tempdir().unwrap();
+        let (sa, _) = Store::open_state_dir(a.path()).unwrap();
+        let (sb, _) = Store::open_state_dir(b.path()).unwrap();
+        assert!(sa.is_logged() && sb.is_logged());
+        let file = a.path().join("sessions").join("x");
+        fs::create_dir_all(&file).unwrap();
+        sa.commit(vec![Change::Put {
+            root: file.clone(),
+            path: file.join("f"),
+            bytes: b"one".to_vec(),
+        }])
+        .unwrap();
+        let segments = |d: &Path| -> u64 {
+            fs::read_dir(d.join(wal::DIR))
+                .unwrap()
+                .map(|e| e.unwrap().metadata().unwrap().len())
+                .sum()
+        };
+        assert!(segments(a.path()) > 0, "the entry is in a's log");
+        assert_eq!(segments(b.path()), 0, "b's log holds nothing of a's");
+        drop(sa);
+        // Dropping the store closed its log: checkpointed and emptied.
+        assert_eq!(segments(a.path()), 0);
+        assert_eq!(fs::read(file.join("f")).unwrap(), b"one");
+    }
+}
