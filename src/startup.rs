@@ -81,54 +81,11 @@ impl Application {
             path: state_dir.clone(),
             source,
         };
-        fsio::create_private_dir_all(&sessions_dir).map_err(dir_err)?;
-        // Every transcript is in there: the state directory is the user's only.
-        fsio::make_dir_private(&state_dir).map_err(dir_err)?;
-        fsio::make_dir_private(&sessions_dir).map_err(dir_err)?;
-        // One server per state directory: a session repo has one writer.
-        let lock = {
-            use std::os::unix::fs::OpenOptionsExt;
-            std::fs::OpenOptions::new()
-                .create(true)
-                .truncate(false)
-                .write(true)
-                .mode(fsio::FILE_MODE)
-                .open(state_dir.join(LOCK_FILE))
-                .map_err(dir_err)?
-        };
-        if lock.try_lock().is_err() {
-            return Err(StartupError::Locked(state_dir));
-        }
-        remove_create_leftovers(&sessions_dir)?;
-
+        let lock = claim_state_dir(&state_dir, &sessions_dir)?;
         let m = &config.maintenance;
         let started = std::time::Instant::now();
-        let (engine, report) = Engine::start(EngineConfig {
-            sessions_dir,
-            cache_cap: config.store.session_cache_cap,
-            policy: Policy {
-                empty_shell_max_age_s: m.empty_shell_max_age_s,
-                archive_ttl_days: m.archive_ttl_days,
-                max_sessions: m.max_sessions,
-            },
-            index_debounce: std::time::Duration::from_millis(config.registry.index_debounce_ms),
-            llm: LlmConfig {
-                base_url: config.llm.base_url.clone(),
-                model: config.llm.model.clone(),
-                api_key: config.llm.api_key.clone(),
-                timeout: std::time::Duration::from_secs(config.llm.timeout),
-            },
-            title_concurrency: config.llm.concurrency,
-            retitle_at: config.titles.retitle_at.clone(),
-            allowed_roots: config.projects.allowed_roots.clone(),
-            search: config.search.enabled,
-            retired_pack_grace: std::time::Duration::from_secs(m.retired_pack_grace_s),
-            import_limits: openprogram_actors::git::ImportLimits {
-                max_unpacked: config.store.import_max_unpacked,
-                max_objects: config.store.import_max_objects,
-            },
-        })
-        .map_err(dir_err)?;
+        let (engine, report) =
+            Engine::start(engine_config(config, sessions_dir)).map_err(dir_err)?;
         tracing::info!(
             rebuilt = report.rebuilt,
             repaired = report.repaired,
@@ -150,70 +107,14 @@ impl Application {
             }),
             llm: !config.llm.base_url.trim().is_empty(),
         });
-        let body_limit = config.server.body_limit;
         let listener =
             TcpListener::bind(&config.server.bind).map_err(|source| StartupError::Bind {
                 bind: config.server.bind.clone(),
                 source,
             })?;
         let addr = listener.local_addr()?;
-        let (token, token_file) =
-            crate::security::token::load_or_create(&state_dir, &config.server.token)
-                .map_err(dir_err)?;
-        let hosts = crate::security::hosts::HostRules::new(
-            addr,
-            &config.server.allowed_hosts,
-            &config.server.allowed_origins,
-        );
-        let demand_token = config.server.require_token || !hosts.loopback_bind();
-        if !hosts.loopback_bind() {
-            let place = token_file.as_ref().map_or_else(
-                || "the configured server.token".to_string(),
-                |p| p.display().to_string(),
-            );
-            // Printed, not only logged: whoever starts it must see this.
-            eprintln!(
-                "openprogram: listening on {addr}, beyond this machine. Every request must send \
-                 \"Authorization: Bearer <token>\"; the token is in {place}."
-            );
-        }
-        let perimeter = web::Data::new(crate::security::Perimeter {
-            hosts,
-            token: demand_token.then_some(token),
-            request_timeout: std::time::Duration::from_secs(config.server.request_timeout.max(1)),
-            frame_limit: config.server.body_limit,
-        });
-        let mut server = HttpServer::new(move || {
-            App::new()
-                .app_data(state.clone())
-                .app_data(perimeter.clone())
-                .wrap(actix_web::middleware::from_fn(crate::security::guard))
-                // Outermost: refused requests are logged and counted too.
-                .wrap(actix_web::middleware::from_fn(
-                    crate::observe::requests::log_requests,
-                ))
-                .app_data(
-                    web::JsonConfig::default()
-                        .limit(body_limit)
-                        .error_handler(|e, _| error::json_error(e)),
-                )
-                .app_data(web::QueryConfig::default().error_handler(|e, _| error::query_error(e)))
-                .app_data(web::PathConfig::default().error_handler(|e, _| error::path_error(e)))
-                .configure(routes::configure)
-                .configure(crate::web::configure)
-                .route("/ws", web::get().to(crate::ws::connect))
-                .route("/metrics", web::get().to(crate::observe::metrics::scrape))
-                .default_service(web::to(not_found))
-        })
-        .disable_signals()
-        .client_request_timeout(std::time::Duration::from_secs(
-            config.server.request_timeout.max(1),
-        ))
-        .shutdown_timeout(config.server.shutdown_timeout);
-        if config.server.workers > 0 {
-            server = server.workers(config.server.workers);
-        }
-        let server = server.listen(listener)?.run();
+        let perimeter = web::Data::new(perimeter(config, &state_dir, addr).map_err(dir_err)?);
+        let server = http_server(config, state, perimeter, listener)?;
         let info = ServerInfo {
             url: format!("http://{addr}"),
             pid: std::process::id(),
@@ -327,4 +228,137 @@ fn remove_create_leftovers(sessions_dir: &Path) -> std::io::Result<()> {
         }
     }
     Ok(())
+}
+
+/// Make the state directory (private: every transcript is in it) and take
+/// its lock: one server per state directory, so a session repository has
+/// one writer. Leftovers of creations a crash cut short are removed.
+fn claim_state_dir(state_dir: &Path, sessions_dir: &Path) -> Result<std::fs::File, StartupError> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let dir_err = |source| StartupError::StateDir {
+        path: state_dir.to_path_buf(),
+        source,
+    };
+    fsio::create_private_dir_all(sessions_dir).map_err(dir_err)?;
+    fsio::make_dir_private(state_dir).map_err(dir_err)?;
+    fsio::make_dir_private(sessions_dir).map_err(dir_err)?;
+    let lock = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .mode(fsio::FILE_MODE)
+        .open(state_dir.join(LOCK_FILE))
+        .map_err(dir_err)?;
+    if lock.try_lock().is_err() {
+        return Err(StartupError::Locked(state_dir.to_path_buf()));
+    }
+    remove_create_leftovers(sessions_dir)?;
+    Ok(lock)
+}
+
+/// The engine's settings from the configuration.
+fn engine_config(config: &Config, sessions_dir: PathBuf) -> EngineConfig {
+    let m = &config.maintenance;
+    EngineConfig {
+        sessions_dir,
+        cache_cap: config.store.session_cache_cap,
+        policy: Policy {
+            empty_shell_max_age_s: m.empty_shell_max_age_s,
+            archive_ttl_days: m.archive_ttl_days,
+            max_sessions: m.max_sessions,
+        },
+        index_debounce: std::time::Duration::from_millis(config.registry.index_debounce_ms),
+        llm: LlmConfig {
+            base_url: config.llm.base_url.clone(),
+            model: config.llm.model.clone(),
+            api_key: config.llm.api_key.clone(),
+            timeout: std::time::Duration::from_secs(config.llm.timeout),
+        },
+        title_concurrency: config.llm.concurrency,
+        retitle_at: config.titles.retitle_at.clone(),
+        allowed_roots: config.projects.allowed_roots.clone(),
+        search: config.search.enabled,
+        retired_pack_grace: std::time::Duration::from_secs(m.retired_pack_grace_s),
+        import_limits: openprogram_actors::git::ImportLimits {
+            max_unpacked: config.store.import_max_unpacked,
+            max_objects: config.store.import_max_objects,
+        },
+    }
+}
+
+/// What every request passes: the Host and Origin rules, the token (always
+/// off loopback), the time limits. Listening beyond this machine is said
+/// on the terminal, with where the token is.
+fn perimeter(
+    config: &Config,
+    state_dir: &Path,
+    addr: SocketAddr,
+) -> std::io::Result<crate::security::Perimeter> {
+    let (token, token_file) =
+        crate::security::token::load_or_create(state_dir, &config.server.token)?;
+    let hosts = crate::security::hosts::HostRules::new(
+        addr,
+        &config.server.allowed_hosts,
+        &config.server.allowed_origins,
+    );
+    let demand_token = config.server.require_token || !hosts.loopback_bind();
+    if !hosts.loopback_bind() {
+        let place = token_file.as_ref().map_or_else(
+            || "the configured server.token".to_string(),
+            |p| p.display().to_string(),
+        );
+        // Printed, not only logged: whoever starts it must see this.
+        eprintln!(
+            "openprogram: listening on {addr}, beyond this machine. Every request must send \
+             \"Authorization: Bearer <token>\"; the token is in {place}."
+        );
+    }
+    Ok(crate::security::Perimeter {
+        hosts,
+        token: demand_token.then_some(token),
+        request_timeout: std::time::Duration::from_secs(config.server.request_timeout.max(1)),
+        frame_limit: config.server.body_limit,
+    })
+}
+
+/// The HTTP server on `listener`, running: the perimeter and the request
+/// log around the routes, the web UI, `/ws` and `/metrics`.
+fn http_server(
+    config: &Config,
+    state: web::Data<AppState>,
+    perimeter: web::Data<crate::security::Perimeter>,
+    listener: TcpListener,
+) -> std::io::Result<actix_web::dev::Server> {
+    let body_limit = config.server.body_limit;
+    let mut server = HttpServer::new(move || {
+        App::new()
+            .app_data(state.clone())
+            .app_data(perimeter.clone())
+            .wrap(actix_web::middleware::from_fn(crate::security::guard))
+            // Outermost: refused requests are logged and counted too.
+            .wrap(actix_web::middleware::from_fn(
+                crate::observe::requests::log_requests,
+            ))
+            .app_data(
+                web::JsonConfig::default()
+                    .limit(body_limit)
+                    .error_handler(|e, _| error::json_error(e)),
+            )
+            .app_data(web::QueryConfig::default().error_handler(|e, _| error::query_error(e)))
+            .app_data(web::PathConfig::default().error_handler(|e, _| error::path_error(e)))
+            .configure(routes::configure)
+            .configure(crate::web::configure)
+            .route("/ws", web::get().to(crate::ws::connect))
+            .route("/metrics", web::get().to(crate::observe::metrics::scrape))
+            .default_service(web::to(not_found))
+    })
+    .disable_signals()
+    .client_request_timeout(std::time::Duration::from_secs(
+        config.server.request_timeout.max(1),
+    ))
+    .shutdown_timeout(config.server.shutdown_timeout);
+    if config.server.workers > 0 {
+        server = server.workers(config.server.workers);
+    }
+    Ok(server.listen(listener)?.run())
 }

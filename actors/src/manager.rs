@@ -315,3 +315,7 @@ impl Handler<ApplyTitle> for SessionManager {
         }
     }
 }
+
+#[cfg(test)]
+#[path = "manager_tests.rs"]
+mod tests;

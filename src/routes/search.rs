@@ -191,12 +191,17 @@ impl From<SearchResult> for SearchAnswer {
 }
 
 /// `text` as HTML: each range of `highlights` (byte ranges, in order) in
-/// `<b>`, everything escaped. A range that is out of order or not on a
-/// character boundary is left unmarked.
+/// `<b>`, everything escaped. The part of a range before the end of the
+/// previous one is not marked twice; a range not on character boundaries
+/// is left unmarked.
 pub fn snippet_html(text: &str, highlights: &[[usize; 2]]) -> String {
     let mut out = String::with_capacity(text.len() + 16);
     let mut at = 0;
     for &[start, end] in highlights {
+        let start = start.max(at);
+        if end <= start {
+            continue;
+        }
         let (Some(before), Some(marked)) = (text.get(at..start), text.get(start..end)) else {
             continue;
         };
@@ -236,5 +241,10 @@ mod tests {
         assert_eq!(snippet_html("plain & simple", &[]), "plain &amp; simple");
         // Bad ranges never panic and never cut a character.
         assert_eq!(snippet_html("héllo", &[[2, 3], [9, 12], [1, 0]]), "héllo");
+        // Overlapping ranges (bigrams) mark the union once.
+        assert_eq!(
+            snippet_html("解析器的", &[[0, 6], [3, 9]]),
+            "<b>解析</b><b>器</b>的"
+        );
     }
 }

@@ -26,6 +26,8 @@ const ASSETS: &[(&str, &str, &str)] = &[
     ("replay.js", JS, include_str!("assets/replay.js")),
     ("graph.js", JS, include_str!("assets/graph.js")),
     ("projects.js", JS, include_str!("assets/projects.js")),
+    ("menu.js", JS, include_str!("assets/menu.js")),
+    ("composer.js", JS, include_str!("assets/composer.js")),
     ("icon.svg", "image/svg+xml", include_str!("assets/icon.svg")),
 ];
 const JS: &str = "text/javascript; charset=utf-8";

@@ -124,6 +124,7 @@ impl Engine {
         });
         let mut locations = store.locations();
         let policy = if read_only {
+            // Started on a full disk: no automatic deletions.
             Policy {
                 empty_shell_max_age_s: 0.0,
                 archive_ttl_days: 0.0,
@@ -133,6 +134,7 @@ impl Engine {
             config.policy.clone()
         };
         let loaded = startup::open(&store, &locations, &policy)?;
+        drop_locations(&mut locations, &loaded.report.dropped_locations)?;
         let hub = Hub::new();
         let paths = PathPolicy::new(&state_dir, config.allowed_roots.clone());
         let writer = Writer::spawn(store.session_list_file())?;
@@ -156,13 +158,6 @@ impl Engine {
             ProjectRegistry::new(projects_state::State::load(&state_dir, paths.clone())?)
                 .with_names(registry.clone().recipient())
                 .start();
-        let mut dropped = false;
-        for id in &loaded.report.dropped_locations {
-            dropped |= locations.remove(id);
-        }
-        if dropped {
-            locations.save_now()?;
-        }
         let writer = LocationsWriter::spawn(locations.path().to_path_buf())?;
         let keeper = crate::pack_keeper::PackKeeper::spawn(config.retired_pack_grace)?;
         let manager = SessionManager::new(
@@ -355,6 +350,22 @@ impl Engine {
     pub async fn live_sessions(&self) -> usize {
         self.manager.send(LiveCount).await.unwrap_or(0)
     }
+}
+
+/// Remove the `locations.json` entries startup found dead (and save it if
+/// any was there).
+fn drop_locations(
+    locations: &mut crate::locations::Locations,
+    ids: &[String],
+) -> std::io::Result<()> {
+    let mut dropped = false;
+    for id in ids {
+        dropped |= locations.remove(id);
+    }
+    if dropped {
+        locations.save_now()?;
+    }
+    Ok(())
 }
 
 /// Say what a replay of the write-ahead log did, if it found anything.

@@ -67,16 +67,7 @@ pub fn prepare_commit(
         .workdir()
         .ok_or_else(|| git2::Error::from_str("bare repository"))?
         .to_path_buf();
-    let branch = repo
-        .find_reference("HEAD")?
-        .symbolic_target()
-        .map(str::to_owned)
-        .ok_or_else(|| git2::Error::from_str("HEAD is detached"))?;
-    let parent_id = match repo.refname_to_id(&branch) {
-        Ok(id) => Some(id),
-        Err(e) if e.code() == git2::ErrorCode::NotFound => None,
-        Err(e) => return Err(e.into()),
-    };
+    let (branch, parent_id) = branch_and_tip(repo)?;
     // A repository whose only object database is in memory: every object
     // this commit writes stays there, and a write's existence check never
     // reaches the session's packs (libgit2 re-reads `objects/pack` after
@@ -93,34 +84,7 @@ pub fn prepare_commit(
         Some(p) => p.tree()?,
         None => staging.find_tree(staging.treebuilder(None)?.write()?)?,
     };
-    let mut update = TreeUpdateBuilder::new();
-    // Index changes wait until the objects they name are on disk.
-    let mut staged: Vec<(PathBuf, Option<Oid>)> = Vec::new();
-    for path in paths {
-        let given = overrides
-            .iter()
-            .find(|(p, _)| p == path)
-            .map(|(_, b)| b.to_vec());
-        let content = match given {
-            Some(bytes) => Some(bytes),
-            None => match std::fs::read(workdir.join(path)) {
-                Ok(bytes) => Some(bytes),
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-                Err(e) => return Err(e.into()),
-            },
-        };
-        match content {
-            Some(bytes) => {
-                let blob = staging.blob(&bytes)?;
-                update.upsert(*path, blob, FileMode::Blob);
-                staged.push((path.to_path_buf(), Some(blob)));
-            }
-            None => {
-                update.remove(*path);
-                staged.push((path.to_path_buf(), None));
-            }
-        }
-    }
+    let (mut update, staged) = stage_paths(&staging, &workdir, paths, overrides)?;
     let tree_oid = update.create_updated(&staging, &base)?;
     if parent.as_ref().is_some_and(|p| p.tree_id() == tree_oid) {
         return Err(GitError::Empty);
@@ -137,26 +101,8 @@ pub fn prepare_commit(
     let parents: Vec<&git2::Commit<'_>> = parent.iter().collect();
     let oid = staging.commit(None, &sig, &sig, message, &tree, &parents)?;
 
-    // Exactly the objects this commit created: the commit, the root tree,
-    // and along each path its trees and blob where they differ from the
-    // parent's (`.gitignore` is named every turn and rarely changes: it
-    // went into every turn's pack, so no two packs could be merged by
-    // copying them).
-    let mut created = vec![oid, tree_oid];
-    for path in paths {
-        for prefix in prefixes(path) {
-            if let Ok(entry) = tree.get_path(&prefix) {
-                let before = base.get_path(&prefix).map(|e| e.id());
-                if before.ok() != Some(entry.id()) {
-                    created.push(entry.id());
-                }
-            }
-        }
-    }
-    created.sort();
-    created.dedup();
-    let mut objects = Vec::with_capacity(created.len());
-    for id in created {
+    let mut objects = Vec::new();
+    for id in created_objects(oid, &tree, &base, paths) {
         let object = odb.read(id)?;
         objects.push((id, object.kind(), object.data().to_vec()));
     }
@@ -190,6 +136,87 @@ pub fn prepare_commit(
         changes,
         staged,
     })
+}
+
+/// The branch HEAD names (never detached) and its commit (none yet on an
+/// unborn branch).
+fn branch_and_tip(repo: &Repository) -> Result<(String, Option<Oid>), GitError> {
+    let branch = repo
+        .find_reference("HEAD")?
+        .symbolic_target()
+        .map(str::to_owned)
+        .ok_or_else(|| git2::Error::from_str("HEAD is detached"))?;
+    let tip = match repo.refname_to_id(&branch) {
+        Ok(id) => Some(id),
+        Err(e) if e.code() == git2::ErrorCode::NotFound => None,
+        Err(e) => return Err(e.into()),
+    };
+    Ok((branch, tip))
+}
+
+/// A path the index updates once the commit is on disk: its new blob, or
+/// none (removed).
+type Staged = (PathBuf, Option<Oid>);
+
+/// The tree update of `paths`: each file's content (from `overrides`,
+/// else the work tree) as a blob in `staging`, a missing file removed;
+/// and the index changes to make once the objects are on disk.
+fn stage_paths(
+    staging: &Repository,
+    workdir: &Path,
+    paths: &[&Path],
+    overrides: &[(&Path, &[u8])],
+) -> Result<(TreeUpdateBuilder, Vec<Staged>), GitError> {
+    let mut update = TreeUpdateBuilder::new();
+    let mut staged: Vec<Staged> = Vec::with_capacity(paths.len());
+    for path in paths {
+        let given = overrides
+            .iter()
+            .find(|(p, _)| p == path)
+            .map(|(_, b)| b.to_vec());
+        let content = match given {
+            Some(bytes) => Some(bytes),
+            None => match std::fs::read(workdir.join(path)) {
+                Ok(bytes) => Some(bytes),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+                Err(e) => return Err(e.into()),
+            },
+        };
+        match content {
+            Some(bytes) => {
+                let blob = staging.blob(&bytes)?;
+                update.upsert(*path, blob, FileMode::Blob);
+                staged.push((path.to_path_buf(), Some(blob)));
+            }
+            None => {
+                update.remove(*path);
+                staged.push((path.to_path_buf(), None));
+            }
+        }
+    }
+    Ok((update, staged))
+}
+
+/// Exactly the objects a commit created, sorted: the commit, the root
+/// tree, and along each path its trees and blob where they differ from
+/// the parent's (`.gitignore` is named every turn and rarely changes: it
+/// went into every turn's pack, so no two packs could be merged by copying
+/// them).
+fn created_objects(commit: Oid, tree: &Tree<'_>, base: &Tree<'_>, paths: &[&Path]) -> Vec<Oid> {
+    let mut created = vec![commit, tree.id()];
+    for path in paths {
+        for prefix in prefixes(path) {
+            if let Ok(entry) = tree.get_path(&prefix) {
+                let before = base.get_path(&prefix).map(|e| e.id());
+                if before.ok() != Some(entry.id()) {
+                    created.push(entry.id());
+                }
+            }
+        }
+    }
+    created.sort();
+    created.dedup();
+    created
 }
 
 /// `a`, `a/b`, `a/b/c` for the path `a/b/c`.

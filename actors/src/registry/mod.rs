@@ -8,6 +8,9 @@ pub mod row;
 pub mod startup;
 pub mod writer;
 
+#[cfg(test)]
+mod tests;
+
 pub use actor::{Page, Registry, RegistryStats};
 pub use query::ListQuery;
 pub use row::SessionRow;

@@ -68,17 +68,7 @@ pub fn run(
     // The sessions of each owner term (one, bar a 64-bit hash collision).
     let mut owners = owners_of(tips.keys());
     while let Ok(first) = rx.recv() {
-        let mut jobs = vec![first];
-        loop {
-            match rx.recv_timeout(BATCH_WINDOW) {
-                Ok(j) => jobs.push(j),
-                Err(RecvTimeoutError::Timeout) => break,
-                Err(RecvTimeoutError::Disconnected) => break,
-            }
-            if jobs.len() >= 256 {
-                break;
-            }
-        }
+        let jobs = gather(first, &rx);
         let mut batch = Batch {
             writer: &mut writer,
             f,
@@ -88,45 +78,12 @@ pub fn run(
             rebuilt: false,
             changed: false,
         };
-        let mut waiters = Vec::new();
-        // The last word on each session wins; a deletion cancels a touch.
-        let mut touched: HashMap<String, (PathBuf, String)> = HashMap::new();
-        let mut order: Vec<String> = Vec::new();
         let asked: usize = jobs.iter().map(Job::weight).sum();
-        for job in jobs {
-            match job {
-                Job::Touch { id, dir, title } => {
-                    if touched.insert(id.clone(), (dir, title)).is_none() {
-                        order.push(id);
-                    }
-                }
-                Job::Forget(id) => {
-                    touched.remove(&id);
-                    batch.forget(&id);
-                }
-                Job::Rebuild(mut all) => {
-                    // In id order: each segment's session column then only
-                    // grows, which tantivy's codecs store in a few bits a
-                    // message (in directory order it takes 14 or more).
-                    all.sort_by(|a, b| a.0.cmp(&b.0));
-                    touched.clear();
-                    order.clear();
-                    batch.titles.clear();
-                    batch.tips.clear();
-                    batch.owners.clear();
-                    batch.rebuilt = true;
-                    batch.changed = true;
-                    if let Err(e) = batch.writer.delete_all_documents() {
-                        tracing::error!(error = %e, "search index: clearing failed");
-                    }
-                    for (id, dir, title) in all {
-                        order.push(id.clone());
-                        touched.insert(id, (dir, title));
-                    }
-                }
-                Job::Flush(done) => waiters.push(done),
-            }
-        }
+        let Planned {
+            touched,
+            order,
+            waiters,
+        } = batch.plan(jobs);
         let total = order.len();
         // Touches of one session folded together, or dropped by a rebuild.
         backlog.done(asked.saturating_sub(total));
@@ -175,6 +132,27 @@ pub fn run(
             let _ = w.send(());
         }
     }
+}
+
+/// `first` and the jobs that arrive within `BATCH_WINDOW` of each other,
+/// at most 256.
+fn gather(first: Job, rx: &Receiver<Job>) -> Vec<Job> {
+    let mut jobs = vec![first];
+    while jobs.len() < 256 {
+        match rx.recv_timeout(BATCH_WINDOW) {
+            Ok(j) => jobs.push(j),
+            Err(RecvTimeoutError::Timeout | RecvTimeoutError::Disconnected) => break,
+        }
+    }
+    jobs
+}
+
+/// What a batch of jobs comes to: the sessions to index (the last word on
+/// each wins), in the order asked, and who waits for the batch's commit.
+struct Planned {
+    touched: HashMap<String, (PathBuf, String)>,
+    order: Vec<String>,
+    waiters: Vec<tokio::sync::oneshot::Sender<()>>,
 }
 
 struct Batch<'a> {
@@ -277,6 +255,53 @@ fn compact(writer: &mut IndexWriter) {
 }
 
 impl Batch<'_> {
+    /// Fold `jobs` into one plan; forgetting and rebuilding happen here
+    /// (a deletion cancels a touch, a rebuild clears everything first).
+    fn plan(&mut self, jobs: Vec<Job>) -> Planned {
+        let mut waiters = Vec::new();
+        let mut touched: HashMap<String, (PathBuf, String)> = HashMap::new();
+        let mut order: Vec<String> = Vec::new();
+        for job in jobs {
+            match job {
+                Job::Touch { id, dir, title } => {
+                    if touched.insert(id.clone(), (dir, title)).is_none() {
+                        order.push(id);
+                    }
+                }
+                Job::Forget(id) => {
+                    touched.remove(&id);
+                    self.forget(&id);
+                }
+                Job::Rebuild(mut all) => {
+                    // In id order: each segment's session column then only
+                    // grows, which tantivy's codecs store in a few bits a
+                    // message (in directory order it takes 14 or more).
+                    all.sort_by(|a, b| a.0.cmp(&b.0));
+                    touched.clear();
+                    order.clear();
+                    self.titles.clear();
+                    self.tips.clear();
+                    self.owners.clear();
+                    self.rebuilt = true;
+                    self.changed = true;
+                    if let Err(e) = self.writer.delete_all_documents() {
+                        tracing::error!(error = %e, "search index: clearing failed");
+                    }
+                    for (id, dir, title) in all {
+                        order.push(id.clone());
+                        touched.insert(id, (dir, title));
+                    }
+                }
+                Job::Flush(done) => waiters.push(done),
+            }
+        }
+        Planned {
+            touched,
+            order,
+            waiters,
+        }
+    }
+
     fn forget(&mut self, id: &str) {
         self.titles.remove(id);
         self.tips.remove(id);

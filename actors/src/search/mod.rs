@@ -18,6 +18,9 @@ mod only;
 pub mod query;
 pub mod tokenizer;
 
+#[cfg(test)]
+mod tests;
+
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -86,7 +89,8 @@ pub struct Hit {
     pub score: f32,
     /// The text around the match (at most 200 characters), plain.
     pub text: String,
-    /// Byte ranges of `text` that matched, in order.
+    /// Byte ranges of `text` that matched, in order, not overlapping (the
+    /// overlapping bigrams of CJK text are merged).
     pub highlights: Vec<[usize; 2]>,
 }
 
@@ -147,6 +151,8 @@ fn queue(tx: &Sender<Job>, backlog: &Backlog, job: Job) -> bool {
 
 pub struct Search {
     tx: Option<Sender<Job>>,
+    /// The indexer thread (joined by `close`).
+    indexer: Option<std::thread::JoinHandle<()>>,
     backlog: Backlog,
     reader: IndexReader,
     fields: Fields,
@@ -158,6 +164,7 @@ pub struct Search {
 /// (startup opens it while the registry reads the session list).
 pub struct Opened {
     tx: Sender<Job>,
+    indexer: std::thread::JoinHandle<()>,
     backlog: Backlog,
     reader: IndexReader,
     fields: Fields,
@@ -178,11 +185,12 @@ impl Opened {
         let (r, f) = (reader.clone(), fields);
         let backlog = Backlog::default();
         let b = backlog.clone();
-        std::thread::Builder::new()
+        let indexer = std::thread::Builder::new()
             .name("search-indexer".into())
             .spawn(move || indexer::run(rx, writer, r, f, dir, b))?;
         Ok(Opened {
             tx,
+            indexer,
             backlog,
             reader,
             fields,
@@ -195,6 +203,7 @@ impl Opened {
     pub fn catch_up(self, sessions: Vec<(String, PathBuf, String)>) -> Search {
         let Opened {
             tx,
+            indexer,
             backlog,
             reader,
             fields,
@@ -223,6 +232,7 @@ impl Opened {
         queue(&tx, &backlog, job);
         Search {
             tx: Some(tx),
+            indexer: Some(indexer),
             backlog,
             reader,
             fields,
@@ -278,6 +288,16 @@ impl Search {
         self.send(Job::Flush(tx));
         let _ = rx.blocking_recv();
         Ok(n)
+    }
+
+    /// Stop taking jobs and wait for the indexer to finish its last batch
+    /// and let go of the index (tools, tests; a server's indexer ends with
+    /// the process, and a start catches up with what it missed).
+    pub fn close(mut self) {
+        self.tx = None;
+        if let Some(t) = self.indexer.take() {
+            let _ = t.join();
+        }
     }
 
     /// Answer a query on this thread (benchmarks, tools); the actor runs
@@ -473,12 +493,10 @@ fn run_query(
         let (text, highlights) = if snippet.fragment().is_empty() {
             (crate::node::one_line_prefix(&body, 200), Vec::new())
         } else {
-            let ranges = snippet
-                .highlighted()
-                .iter()
-                .map(|r| [r.start, r.end])
-                .collect();
-            (snippet.fragment().to_string(), ranges)
+            (
+                snippet.fragment().to_string(),
+                merged(snippet.highlighted()),
+            )
         };
         let created_at = index::f64_at(segment, f.created_at, addr.doc_id);
         hits.push(Hit {
@@ -496,6 +514,20 @@ fn run_query(
         });
     }
     Ok(Found { total, hits })
+}
+
+/// `ranges` sorted, with the ones that overlap or touch merged.
+fn merged(ranges: &[std::ops::Range<usize>]) -> Vec<[usize; 2]> {
+    let mut sorted: Vec<[usize; 2]> = ranges.iter().map(|r| [r.start, r.end]).collect();
+    sorted.sort_unstable();
+    let mut out: Vec<[usize; 2]> = Vec::with_capacity(sorted.len());
+    for [start, end] in sorted {
+        match out.last_mut() {
+            Some(last) if start <= last[1] => last[1] = last[1].max(end),
+            _ => out.push([start, end]),
+        }
+    }
+    out
 }
 
 /// What a hit shows of its node, read from the session's repository.

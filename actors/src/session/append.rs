@@ -43,41 +43,7 @@ impl SessionCore {
                 closed_interrupted_turn: None,
             });
         }
-        if new.role.needs_name() && new.name.as_deref().is_none_or(str::is_empty) {
-            return Err(SessionError::MissingName(if new.role == Role::Tool {
-                "tool"
-            } else {
-                "code"
-            }));
-        }
-        if let Some(c) = &new.caller {
-            if c != ROOT_CALLER {
-                let Some(caller) = self.node(c) else {
-                    return Err(SessionError::UnknownCaller(c.clone()));
-                };
-                // Only a call of the open turn is answered: a node hung on
-                // an ended turn would appear in that turn's view, which it
-                // was not part of when the turn ended.
-                let in_open_turn = self
-                    .meta
-                    .open_turn
-                    .as_ref()
-                    .is_some_and(|t| caller.seq() >= t.first_seq);
-                if caller.role() != Role::Assistant || !in_open_turn {
-                    if self.meta.open_turn.is_none() && new.role == Role::Tool {
-                        return Err(SessionError::NoOpenTurn);
-                    }
-                    return Err(SessionError::InvalidCaller(c.clone()));
-                }
-            }
-        } else if new.role == Role::Tool {
-            return Err(SessionError::MissingCaller);
-        }
-        if let Some(p) = &new.predecessor {
-            if !self.dag.contains(p) {
-                return Err(SessionError::UnknownPredecessor(p.clone()));
-            }
-        }
+        self.check_new(&new)?;
         let conversational =
             new.caller.is_none() && matches!(new.role, Role::User | Role::Assistant);
         let opens_turn = self.opens_turn(&new);
@@ -132,32 +98,7 @@ impl SessionCore {
             }
         }
         if conversational {
-            let before = opens_turn.then(|| self.meta.clone());
-            let off_chain = node.predecessor != self.meta.head;
-            self.meta.head = Some(id.clone());
-            self.meta.updated_at = node.created_at;
-            if opens_turn {
-                self.meta.open_turn = Some(OpenTurn {
-                    number: self.recent.head_trailers(&self.repo)?.turn + 1,
-                    user_node: self.answered_user_node(self.dag.at(self.dag.len() as u32 - 1)),
-                    first_seq: self.ended_seq() + 1,
-                    started_at: node.created_at,
-                    project: baseline,
-                });
-                self.meta.status = Status::Running;
-                self.meta.viewing = None;
-                self.keep_turn_user();
-                if let Err(e) = self.write_node_and_meta(&node) {
-                    self.forget_last_node();
-                    if let Some(before) = before {
-                        self.meta = before;
-                    }
-                    return Err(e);
-                }
-            } else if off_chain {
-                // Replay cannot follow a jump; persist the head now.
-                self.write_meta()?;
-            }
+            self.advance_head(&node, opens_turn, baseline)?;
         }
         Ok(AppendOutcome {
             node,
@@ -165,6 +106,88 @@ impl SessionCore {
             turn: self.meta.open_turn.as_ref().map(|t| t.number),
             closed_interrupted_turn: closed,
         })
+    }
+
+    /// Refuse a node that cannot be appended: a tool or code node without
+    /// a name, a call answered outside the open turn or of a node that is
+    /// not an assistant's, an unknown predecessor.
+    fn check_new(&self, new: &NewNode) -> Result<(), SessionError> {
+        if new.role.needs_name() && new.name.as_deref().is_none_or(str::is_empty) {
+            return Err(SessionError::MissingName(if new.role == Role::Tool {
+                "tool"
+            } else {
+                "code"
+            }));
+        }
+        if let Some(c) = &new.caller {
+            if c != ROOT_CALLER {
+                let Some(caller) = self.node(c) else {
+                    return Err(SessionError::UnknownCaller(c.clone()));
+                };
+                // Only a call of the open turn is answered: a node hung on
+                // an ended turn would appear in that turn's view, which it
+                // was not part of when the turn ended.
+                let in_open_turn = self
+                    .meta
+                    .open_turn
+                    .as_ref()
+                    .is_some_and(|t| caller.seq() >= t.first_seq);
+                if caller.role() != Role::Assistant || !in_open_turn {
+                    if self.meta.open_turn.is_none() && new.role == Role::Tool {
+                        return Err(SessionError::NoOpenTurn);
+                    }
+                    return Err(SessionError::InvalidCaller(c.clone()));
+                }
+            }
+        } else if new.role == Role::Tool {
+            return Err(SessionError::MissingCaller);
+        }
+        if let Some(p) = &new.predecessor {
+            if !self.dag.contains(p) {
+                return Err(SessionError::UnknownPredecessor(p.clone()));
+            }
+        }
+        Ok(())
+    }
+
+    /// A conversational node moves the head to itself; one that opens a
+    /// turn opens it (written with meta.json in one durable write; undone
+    /// in memory if that fails), and one that jumps off the chain saves
+    /// the head now (replay cannot follow a jump).
+    fn advance_head(
+        &mut self,
+        node: &Node,
+        opens_turn: bool,
+        baseline: Option<ProjectBaseline>,
+    ) -> Result<(), SessionError> {
+        let id = node.id.clone();
+        let before = opens_turn.then(|| self.meta.clone());
+        let off_chain = node.predecessor != self.meta.head;
+        self.meta.head = Some(id.clone());
+        self.meta.updated_at = node.created_at;
+        if opens_turn {
+            self.meta.open_turn = Some(OpenTurn {
+                number: self.recent.head_trailers(&self.repo)?.turn + 1,
+                user_node: self.answered_user_node(self.dag.at(self.dag.len() as u32 - 1)),
+                first_seq: self.ended_seq() + 1,
+                started_at: node.created_at,
+                project: baseline,
+            });
+            self.meta.status = Status::Running;
+            self.meta.viewing = None;
+            self.keep_turn_user();
+            if let Err(e) = self.write_node_and_meta(node) {
+                self.forget_last_node();
+                if let Some(before) = before {
+                    self.meta = before;
+                }
+                return Err(e);
+            }
+        } else if off_chain {
+            // Replay cannot follow a jump; persist the head now.
+            self.write_meta()?;
+        }
+        Ok(())
     }
 
     /// Whether appending `new` opens a turn: a user message does, and so

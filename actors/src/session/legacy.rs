@@ -190,13 +190,71 @@ pub fn migrate(store: &Store, dir: &Path) -> Result<Migrated, SessionError> {
     if !dir.join(META).exists() {
         return Err(SessionError::Invalid("no meta.json".into()));
     }
+    let adopted = original_turns(dir);
+    // 1. and 2.: the nodes converted, the old files kept under legacy/.
+    let Converted { seqs, moved } = convert_files(dir, &files, &mut report)?;
+    // 3. Commit the conversation turn by turn: the first commit also takes
+    //    the old files out of the tree (those an older commit holds) and
+    //    puts the kept copies in.
+    let mut meta = SessionMeta::read_lenient(&dir.join(META))?;
+    if meta.head.is_none() {
+        adopt_original_head(&mut meta);
+        fsio::atomic_write_json(&dir.join(META), &meta)?;
+    }
+    let mut core = SessionCore::load(store, dir)?;
+    let in_head: Vec<PathBuf> = match git::head_commit(&core.repo)? {
+        Some(c) => {
+            let tree = c.tree()?;
+            moved
+                .into_iter()
+                .filter(|p| !p.starts_with(LEGACY) && tree.get_path(p).is_ok())
+                .collect()
+        }
+        None => Vec::new(),
+    };
+    core.pending_paths.extend(in_head);
+    let kept: Vec<PathBuf> = fs::read_dir(dir.join(LEGACY))
+        .map(|e| {
+            e.flatten()
+                .map(|e| Path::new(LEGACY).join(e.file_name()))
+                .collect()
+        })
+        .unwrap_or_default();
+    core.pending_paths.extend(kept);
+    let mut adopted_turns = 0;
+    if let Some(a) = adopted {
+        let committed = a.ids.iter().filter_map(|id| seqs.get(id)).max().copied();
+        if let Some(last_seq) = committed {
+            adopted_turns = core.commit_adopted(&a, last_seq)?;
+        }
+    }
+    report.turns = adopted_turns + core.backfill()?;
+    Ok(report)
+}
+
+/// What the conversion of the old files did: each node's new sequence
+/// number, and the paths the first commit records (the old files leave
+/// the tree, their kept copies enter it).
+struct Converted {
+    seqs: std::collections::HashMap<String, u64>,
+    moved: Vec<PathBuf>,
+}
+
+/// Convert every old node to its place in the current layout (the
+/// numbering follows the old files, wherever they are now), then keep
+/// each old file under legacy/. A file that does not convert is left in
+/// place and reported.
+fn convert_files(
+    dir: &Path,
+    files: &[OldFile],
+    report: &mut Migrated,
+) -> Result<Converted, SessionError> {
     // 1. Convert every old node to its place in the current layout. The
     //    numbering follows the old files, wherever they are now.
-    let adopted = original_turns(dir);
     let mut seqs: std::collections::HashMap<String, u64> = Default::default();
     let mut moved: Vec<PathBuf> = Vec::new();
     let mut seq = 0;
-    for f in &files {
+    for f in files {
         let full = dir.join(&f.rel);
         let parsed = fs::read(&full)
             .map_err(|e| e.to_string())
@@ -248,43 +306,7 @@ pub fn migrate(store: &Store, dir: &Path) -> Result<Migrated, SessionError> {
     if dir.join(LEGACY).is_dir() {
         fsio::fsync_dir(&dir.join(LEGACY))?;
     }
-    // 3. Commit the conversation turn by turn: the first commit also takes
-    //    the old files out of the tree (those an older commit holds) and
-    //    puts the kept copies in.
-    let mut meta = SessionMeta::read_lenient(&dir.join(META))?;
-    if meta.head.is_none() {
-        adopt_original_head(&mut meta);
-        fsio::atomic_write_json(&dir.join(META), &meta)?;
-    }
-    let mut core = SessionCore::load(store, dir)?;
-    let in_head: Vec<PathBuf> = match git::head_commit(&core.repo)? {
-        Some(c) => {
-            let tree = c.tree()?;
-            moved
-                .into_iter()
-                .filter(|p| !p.starts_with(LEGACY) && tree.get_path(p).is_ok())
-                .collect()
-        }
-        None => Vec::new(),
-    };
-    core.pending_paths.extend(in_head);
-    let kept: Vec<PathBuf> = fs::read_dir(dir.join(LEGACY))
-        .map(|e| {
-            e.flatten()
-                .map(|e| Path::new(LEGACY).join(e.file_name()))
-                .collect()
-        })
-        .unwrap_or_default();
-    core.pending_paths.extend(kept);
-    let mut adopted_turns = 0;
-    if let Some(a) = adopted {
-        let committed = a.ids.iter().filter_map(|id| seqs.get(id)).max().copied();
-        if let Some(last_seq) = committed {
-            adopted_turns = core.commit_adopted(&a, last_seq)?;
-        }
-    }
-    report.turns = adopted_turns + core.backfill()?;
-    Ok(report)
+    Ok(Converted { seqs, moved })
 }
 
 /// The original system's committed turns: its `turn: …` commits on the

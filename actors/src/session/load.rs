@@ -16,7 +16,7 @@ use super::node_index::{NodeHead, NodeIndex};
 use super::wire::{AppendOutcome, NewNode};
 use crate::fsio;
 use crate::git;
-use crate::meta::{OpenTurn, ProjectBaseline, SessionMeta};
+use crate::meta::{OpenTurn, ProjectBaseline, SessionMeta, TurnRecord};
 use crate::node::Node;
 use crate::store::Store;
 
@@ -180,90 +180,10 @@ impl SessionCore {
     /// `index_repaired`: the index was behind HEAD, so the work tree may be
     /// too (a commit or a branch switch was cut short).
     fn reconcile(&mut self, index_repaired: bool) -> Result<(), SessionError> {
-        // Turns end one after another whatever their branch, so the last
-        // sequence number of the newest commit on any branch tells whether
-        // the last recorded end of turn was committed.
-        let tips = git::list_branches(&self.repo)?;
-        let newest = tips.iter().max_by_key(|t| t.trailers.last_seq);
-        let committed_seq = newest.map_or(0, |t| t.trailers.last_seq);
-        let mut dirty = false;
-        // A turn whose end was recorded but whose commit did not happen.
-        let mut pending = None;
-        if self.ended_seq() > committed_seq {
-            pending = self.meta.last_turn.clone();
-        } else if let Some(tip) = newest.filter(|_| self.ended_seq() < committed_seq) {
-            let on_head = git::head_commit(&self.repo)?.is_some_and(|c| c.id() == tip.oid);
-            if let Some(meta) = self.committed_meta(tip.oid)? {
-                if on_head {
-                    // The commit exists but the rename of its meta.json was
-                    // lost in a crash: the committed meta.json is the one.
-                    tracing::warn!(session = %self.meta.id, turn = tip.trailers.turn, "restoring meta.json from the last commit");
-                    let id = self.meta.id.clone();
-                    self.meta = meta;
-                    self.meta.id = id;
-                    self.meta.turn_count = tip.trailers.turn;
-                } else {
-                    // A meta.json checked out from an older commit (an
-                    // imported repository whose newest turn is on another
-                    // branch): only the record of the last turn moves on.
-                    self.meta.last_turn = meta.last_turn;
-                }
-            }
-            dirty = true;
-        }
-        // Replay the head over nodes appended since it was last saved.
-        let mut head = self.meta.head.clone().filter(|h| self.dag.contains(h));
-        let from = head
-            .as_deref()
-            .and_then(|h| self.node(h))
-            .map_or(0, |n| n.seq());
-        for n in self.dag.iter().filter(|n| n.seq() > from) {
-            if n.is_conversational() && n.predecessor_id() == head.as_deref() {
-                head = Some(n.id().to_string());
-            }
-        }
-        if head != self.meta.head {
-            self.meta.head = head;
-            dirty = true;
-        }
-        // The open turn: the user node that opened it must exist; a node
-        // that opens a turn (a user message or a retried answer), written
-        // just before a crash (meta not yet saved), opens it.
-        let ended = self.ended_seq();
-        let mut detected = false;
-        match &self.meta.open_turn {
-            Some(open) if !self.dag.contains(&open.user_node) => {
-                self.meta.open_turn = None;
-                dirty = true;
-            }
-            Some(_) => {}
-            None => {
-                if let Some(opener) = self
-                    .dag
-                    .iter()
-                    .find(|n| n.seq() > ended && n.is_conversational())
-                {
-                    // The project's tree at the turn's start is unknown now.
-                    let project =
-                        (self.meta.project_id != crate::project::DEFAULT_PROJECT).then(|| {
-                            ProjectBaseline {
-                                clean: false,
-                                dirty_paths: Vec::new(),
-                                reason: Some("the turn was recovered after a restart".into()),
-                            }
-                        });
-                    self.meta.open_turn = Some(OpenTurn {
-                        number: 0, // set once the turn's branch is known
-                        user_node: self.answered_user_node(opener),
-                        first_seq: ended + 1,
-                        started_at: opener.created_at(),
-                        project,
-                    });
-                    detected = true;
-                    dirty = true;
-                }
-            }
-        }
+        let (pending, committed_seq, mut dirty) = self.reconcile_last_turn()?;
+        dirty |= self.replay_head();
+        let (detected, opened) = self.recover_open_turn();
+        dirty |= opened;
         // HEAD must be on the branch the open turn commits to.
         if let (Some(open), None) = (self.meta.open_turn.clone(), &pending) {
             if let Some(opener) = self.turn_opener(open.first_seq).map(|n| n.id().to_string()) {
@@ -284,29 +204,135 @@ impl SessionCore {
         }
         // Commit last, so the commit holds the repaired meta.json.
         if let Some(record) = pending {
-            // Startup validation (spec 001 §6): turns before it that git
-            // lacks too are committed first, one commit per turn.
-            if record.first_seq > committed_seq + 1 {
-                let last = self.meta.last_turn.clone();
-                let earlier = self.backfill_before(record.first_seq)?;
-                tracing::warn!(session = %self.meta.id, turns = earlier, "committed turns missing from git");
-                self.meta.last_turn = last;
-            }
-            let mut record = record;
-            record.number = git::head_trailers(&self.repo)?.turn + 1;
-            self.meta.turn_count = record.number;
-            self.meta.last_turn = Some(record.clone());
-            self.write_meta()?;
-            tracing::warn!(session = %self.meta.id, turn = record.number, "committing a turn interrupted by a crash");
-            if let Err(e) = self.commit_turn(&record) {
-                // The session loads anyway; the actor retries the commit.
-                tracing::error!(session = %self.meta.id, turn = record.number, error = %e, "the turn's commit failed again; it stays pending");
-                self.commit_pending = true;
-            }
+            self.commit_interrupted_turn(record, committed_seq)?;
         }
         // A branch switch cut short leaves the work tree between branches.
         if index_repaired && self.sync_worktree_to_head()? {
             tracing::warn!(session = %self.meta.id, "work tree re-synced with HEAD");
+        }
+        Ok(())
+    }
+
+    /// The last recorded end of turn against git: the turn whose commit
+    /// did not happen (to commit), or `meta.json` restored from a commit
+    /// whose own rename a crash lost. Turns end one after another whatever
+    /// their branch, so the last sequence number of the newest commit on
+    /// any branch tells whether the last recorded end was committed.
+    /// Returns (the pending turn, the last committed seq, meta changed).
+    fn reconcile_last_turn(&mut self) -> Result<(Option<TurnRecord>, u64, bool), SessionError> {
+        let tips = git::list_branches(&self.repo)?;
+        let newest = tips.iter().max_by_key(|t| t.trailers.last_seq);
+        let committed_seq = newest.map_or(0, |t| t.trailers.last_seq);
+        if self.ended_seq() > committed_seq {
+            return Ok((self.meta.last_turn.clone(), committed_seq, false));
+        }
+        let Some(tip) = newest.filter(|_| self.ended_seq() < committed_seq) else {
+            return Ok((None, committed_seq, false));
+        };
+        let on_head = git::head_commit(&self.repo)?.is_some_and(|c| c.id() == tip.oid);
+        if let Some(meta) = self.committed_meta(tip.oid)? {
+            if on_head {
+                // The commit exists but the rename of its meta.json was
+                // lost in a crash: the committed meta.json is the one.
+                tracing::warn!(session = %self.meta.id, turn = tip.trailers.turn, "restoring meta.json from the last commit");
+                let id = self.meta.id.clone();
+                self.meta = meta;
+                self.meta.id = id;
+                self.meta.turn_count = tip.trailers.turn;
+            } else {
+                // A meta.json checked out from an older commit (an
+                // imported repository whose newest turn is on another
+                // branch): only the record of the last turn moves on.
+                self.meta.last_turn = meta.last_turn;
+            }
+        }
+        Ok((None, committed_seq, true))
+    }
+
+    /// Move the head over nodes appended since it was last saved; whether
+    /// it moved.
+    fn replay_head(&mut self) -> bool {
+        let mut head = self.meta.head.clone().filter(|h| self.dag.contains(h));
+        let from = head
+            .as_deref()
+            .and_then(|h| self.node(h))
+            .map_or(0, |n| n.seq());
+        for n in self.dag.iter().filter(|n| n.seq() > from) {
+            if n.is_conversational() && n.predecessor_id() == head.as_deref() {
+                head = Some(n.id().to_string());
+            }
+        }
+        if head == self.meta.head {
+            return false;
+        }
+        self.meta.head = head;
+        true
+    }
+
+    /// The open turn: the user node that opened it must exist; a node that
+    /// opens a turn (a user message or a retried answer), written just
+    /// before a crash (meta not yet saved), opens it. Returns (a turn was
+    /// found open this way, meta changed).
+    fn recover_open_turn(&mut self) -> (bool, bool) {
+        let ended = self.ended_seq();
+        match &self.meta.open_turn {
+            Some(open) if !self.dag.contains(&open.user_node) => {
+                self.meta.open_turn = None;
+                (false, true)
+            }
+            Some(_) => (false, false),
+            None => {
+                let Some(opener) = self
+                    .dag
+                    .iter()
+                    .find(|n| n.seq() > ended && n.is_conversational())
+                else {
+                    return (false, false);
+                };
+                // The project's tree at the turn's start is unknown now.
+                let project =
+                    (self.meta.project_id != crate::project::DEFAULT_PROJECT).then(|| {
+                        ProjectBaseline {
+                            clean: false,
+                            dirty_paths: Vec::new(),
+                            reason: Some("the turn was recovered after a restart".into()),
+                        }
+                    });
+                self.meta.open_turn = Some(OpenTurn {
+                    number: 0, // set once the turn's branch is known
+                    user_node: self.answered_user_node(opener),
+                    first_seq: ended + 1,
+                    started_at: opener.created_at(),
+                    project,
+                });
+                (true, true)
+            }
+        }
+    }
+
+    /// Commit a turn whose end was recorded but whose commit a crash cut
+    /// short. Startup validation (spec 001 §6): turns before it that git
+    /// lacks too are committed first, one commit per turn. A commit that
+    /// fails again is left pending (the actor retries it).
+    fn commit_interrupted_turn(
+        &mut self,
+        mut record: TurnRecord,
+        committed_seq: u64,
+    ) -> Result<(), SessionError> {
+        if record.first_seq > committed_seq + 1 {
+            let last = self.meta.last_turn.clone();
+            let earlier = self.backfill_before(record.first_seq)?;
+            tracing::warn!(session = %self.meta.id, turns = earlier, "committed turns missing from git");
+            self.meta.last_turn = last;
+        }
+        record.number = git::head_trailers(&self.repo)?.turn + 1;
+        self.meta.turn_count = record.number;
+        self.meta.last_turn = Some(record.clone());
+        self.write_meta()?;
+        tracing::warn!(session = %self.meta.id, turn = record.number, "committing a turn interrupted by a crash");
+        if let Err(e) = self.commit_turn(&record) {
+            tracing::error!(session = %self.meta.id, turn = record.number, error = %e, "the turn's commit failed again; it stays pending");
+            self.commit_pending = true;
         }
         Ok(())
     }

@@ -63,27 +63,7 @@ impl SessionCore {
             });
         }
         let idempotency_key = req.idempotency_key.clone();
-        if let Some(cid) = &req.context_id {
-            ids::validate("context id", cid)?;
-            if req.context.is_none() {
-                return Err(SessionError::Invalid(
-                    "context_id names the context of the turn: send it with context".into(),
-                ));
-            }
-        }
-        let context_file = match req.context {
-            Some(ctx) => {
-                let cid = req
-                    .context_id
-                    .unwrap_or_else(|| format!("turn-{:06}", open.number));
-                ids::validate("context id", &cid)?;
-                let rel = layout::context_rel_path(&cid);
-                fsio::create_private_dir_all(&self.dir.join(layout::CONTEXT_COMMITS))?;
-                fsio::atomic_write_json(&self.dir.join(&rel), &ctx)?;
-                Some(rel.to_string_lossy().into_owned())
-            }
-            None => None,
-        };
+        let context_file = self.write_context(req.context, req.context_id, open.number)?;
         let ended_at = now();
         let record = TurnRecord {
             number: open.number,
@@ -101,16 +81,7 @@ impl SessionCore {
             project: project.clone(),
             idempotency_key,
         };
-        // A channel's turn is a background one: nobody watches it happen,
-        // so it ends `done` + `unread` (the sidebar's blue dot).
-        let background = req.background || self.meta.channel.is_some();
-        let (status, unread) = match (interrupted, req.outcome, background) {
-            (true, _, _) => (Status::Idle, self.meta.unread),
-            (_, Outcome::Failed, _) => (Status::Failed, self.meta.unread),
-            (_, Outcome::NeedsInput, _) => (Status::NeedsInput, self.meta.unread),
-            (_, Outcome::Ok, true) => (Status::Done, true),
-            (_, Outcome::Ok, false) => (Status::Idle, self.meta.unread),
-        };
+        let (status, unread) = self.status_after(interrupted, req.outcome, req.background);
         self.meta.status = status;
         self.meta.unread = unread;
         let title_plan = self.title_plan(open.first_seq);
@@ -140,6 +111,52 @@ impl SessionCore {
             next_turn: None,
             repeated: false,
         })
+    }
+
+    /// The turn's context snapshot, written to `context-commits/` (named
+    /// `context_id`, else after the turn); its path in the session.
+    fn write_context(
+        &self,
+        context: Option<serde_json::Value>,
+        context_id: Option<String>,
+        turn: u64,
+    ) -> Result<Option<String>, SessionError> {
+        if let Some(cid) = &context_id {
+            ids::validate("context id", cid)?;
+            if context.is_none() {
+                return Err(SessionError::Invalid(
+                    "context_id names the context of the turn: send it with context".into(),
+                ));
+            }
+        }
+        let Some(ctx) = context else {
+            return Ok(None);
+        };
+        let cid = context_id.unwrap_or_else(|| format!("turn-{turn:06}"));
+        ids::validate("context id", &cid)?;
+        let rel = layout::context_rel_path(&cid);
+        fsio::create_private_dir_all(&self.dir.join(layout::CONTEXT_COMMITS))?;
+        fsio::atomic_write_json(&self.dir.join(&rel), &ctx)?;
+        Ok(Some(rel.to_string_lossy().into_owned()))
+    }
+
+    /// The session's status and unread mark once a turn ends. A channel's
+    /// turn is a background one: nobody watches it happen, so it ends
+    /// `done` + `unread` (the sidebar's blue dot).
+    fn status_after(
+        &self,
+        interrupted: bool,
+        outcome: Outcome,
+        background: bool,
+    ) -> (Status, bool) {
+        let background = background || self.meta.channel.is_some();
+        match (interrupted, outcome, background) {
+            (true, _, _) => (Status::Idle, self.meta.unread),
+            (_, Outcome::Failed, _) => (Status::Failed, self.meta.unread),
+            (_, Outcome::NeedsInput, _) => (Status::NeedsInput, self.meta.unread),
+            (_, Outcome::Ok, true) => (Status::Done, true),
+            (_, Outcome::Ok, false) => (Status::Idle, self.meta.unread),
+        }
     }
 
     /// Make the commit of the ended turn whose commit failed. `Ok` when

@@ -15,7 +15,7 @@ use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -68,23 +68,11 @@ impl Wal {
     /// segment already there).
     pub fn spawn(dir: &Path, first: u64, fault: Option<Fault>) -> io::Result<Wal> {
         let (tx, rx) = crossbeam_channel::unbounded();
-        let (ck_tx, ck_rx) = crossbeam_channel::unbounded::<Sealed>();
         let first = Segment::create(dir, first.max(next_number(dir)?))?;
-        let open = Arc::new(AtomicBool::new(true));
-        std::thread::Builder::new()
-            .name("wal-checkpoint".into())
-            .spawn(move || {
-                while let Ok(sealed) = ck_rx.recv() {
-                    sealed.checkpoint();
-                }
-            })?;
-        let dir = dir.to_path_buf();
-        std::thread::Builder::new()
-            .name("wal-writer".into())
-            .spawn(move || run(dir, first, rx, ck_tx, fault))?;
+        start(dir, first, rx, fault, Arc::default())?;
         Ok(Wal {
             tx,
-            open,
+            open: Arc::new(AtomicBool::new(true)),
             closing: Mutex::new(()),
         })
     }
@@ -130,6 +118,31 @@ impl Drop for Wal {
     fn drop(&mut self) {
         self.close();
     }
+}
+
+/// Start the writer thread on `seg`, taking what `rx` brings, and the
+/// checkpoint thread it hands sealed segments to; `flushes` counts the
+/// flushes made.
+fn start(
+    dir: &Path,
+    seg: Segment,
+    rx: Receiver<Msg>,
+    fault: Option<Fault>,
+    flushes: Arc<AtomicU64>,
+) -> io::Result<()> {
+    let (ck_tx, ck_rx) = crossbeam_channel::unbounded::<Sealed>();
+    std::thread::Builder::new()
+        .name("wal-checkpoint".into())
+        .spawn(move || {
+            while let Ok(sealed) = ck_rx.recv() {
+                sealed.checkpoint();
+            }
+        })?;
+    let dir = dir.to_path_buf();
+    std::thread::Builder::new()
+        .name("wal-writer".into())
+        .spawn(move || run(dir, seg, rx, ck_tx, fault, &flushes))?;
+    Ok(())
 }
 
 fn root_of(c: &Change) -> &Path {
@@ -267,6 +280,7 @@ fn run(
     rx: Receiver<Msg>,
     checkpoints: Sender<Sealed>,
     fault: Option<Fault>,
+    flushes: &AtomicU64,
 ) {
     let mut batch: Vec<Job> = Vec::new();
     // A failed write may have left a torn entry that no new segment
@@ -329,6 +343,7 @@ fn run(
                 let _ = job.reply.send(answer);
             }
             metrics::counter!("openprogram_wal_flushes_total").increment(1);
+            flushes.fetch_add(1, Ordering::Relaxed);
             // A failed write may leave a torn entry: later entries go to a
             // new segment, so that replay reads past it.
             poisoned |= failed;
@@ -386,3 +401,7 @@ fn rotate(dir: &Path, seg: Segment, checkpoints: &Sender<Sealed>, poisoned: &mut
         }
     }
 }
+
+#[cfg(test)]
+#[path = "writer_tests.rs"]
+mod tests;

@@ -8,9 +8,10 @@ import { renderConversation } from './chat.js';
 import { renderBar, renderTimeline } from './replay.js';
 import { drawGraph } from './graph.js';
 import { renderProjects, renderProjectPage, shortPath } from './projects.js';
+import { openMenu, closeMenu } from './menu.js';
+import { setUpComposer } from './composer.js';
 
 const $ = (id) => document.getElementById(id);
-const RUN_ACTIVE = 'a run is currently active in this session — wait for it to finish or stop it first';
 
 const time = (s) =>
   s ? new Date(s * 1000).toLocaleString([], { dateStyle: 'medium', timeStyle: 'short' }) : '';
@@ -68,7 +69,20 @@ onTokenNeeded(() => {
 const ws = new Socket();
 const sidebar = new Sidebar($('session-list'), {
   onOpen: (id) => navigate(`/s/${encodeURIComponent(id)}`),
-  onMenu: (row, anchor, ev) => openMenu(row, anchor, ev),
+  onMenu: (row, anchor, ev) =>
+    openMenu(row, anchor, ev, {
+      send: (action, fields) => ws.send(action, fields),
+      llm: state.llm,
+      archiveLabel: archiveLabel(),
+    }),
+});
+const composerState = setUpComposer({
+  state,
+  ws,
+  rowOf: (id) => sidebar.rows.get(id),
+  listProject: () => sidebar.project,
+  navigate: (path) => navigate(path),
+  reload: () => loadSession(),
 });
 
 ws.on('open', () => {
@@ -274,17 +288,6 @@ function render() {
   m.scrollTop = m.scrollHeight;
 }
 
-function composerState() {
-  const row = state.sessionId && sidebar.rows.get(state.sessionId);
-  const running = !!row && row.status === 'running';
-  const queue = $('queue').checked;
-  $('send').disabled = running && !queue;
-  const proj = !state.sessionId && state.newChatProject && state.projects.find((p) => p.id === state.newChatProject);
-  const where = !state.sessionId && state.newChatProject ? `New chat in ${proj ? proj.name : state.newChatProject}` : '';
-  $('composer-note').textContent = running ? (queue ? 'A turn is running: your message will be queued.' : RUN_ACTIVE) : where;
-  $('queue').parentElement.hidden = !running;
-}
-
 // ---- replay --------------------------------------------------------------
 // Move the view (`checkout`: replay, read-only; `switch`: the head and
 // branch), then read the session again. A refusal shows in the bar.
@@ -356,40 +359,6 @@ document.addEventListener('keydown', (e) => {
   if (e.key === 'Escape') closeMenu();
 });
 
-// ---- composer ------------------------------------------------------------
-$('queue').addEventListener('change', composerState);
-$('composer-text').addEventListener('keydown', (e) => {
-  if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) {
-    e.preventDefault();
-    $('composer').requestSubmit();
-  }
-});
-$('composer').addEventListener('submit', async (e) => {
-  e.preventDefault();
-  const text = $('composer-text').value.trim();
-  if (!text || $('send').disabled) return;
-  const fields = { text };
-  if (state.sessionId) fields.session_id = state.sessionId;
-  else if (state.newChatProject) fields.project_id = state.newChatProject;
-  else if (sidebar.project) fields.project_id = sidebar.project;
-  if ($('queue').checked) fields.queue = true;
-  $('send').disabled = true;
-  try {
-    const reply = await ws.request('chat', fields);
-    const d = reply.data || {};
-    if (reply.type === 'chat_ack') {
-      $('composer-text').value = '';
-      if (!state.sessionId) navigate(`/s/${encodeURIComponent(d.session_id)}`);
-      else await loadSession();
-    } else {
-      $('composer-note').textContent = d.content || d.error || 'not sent';
-    }
-  } catch (err) {
-    $('composer-note').textContent = err.message;
-  } finally {
-    composerState();
-  }
-});
 $('new-chat').addEventListener('click', () => navigate('/'));
 
 // ---- sidebar controls ----------------------------------------------------
@@ -442,85 +411,6 @@ function projectOptions() {
   for (const p of state.projects) opts.push(new Option(p.name, p.id));
   sel.replaceChildren(...opts);
   sel.value = state.projects.some((p) => p.id === keep) ? keep : '';
-}
-
-// ---- context menu --------------------------------------------------------
-function closeMenu() {
-  const m = $('context-menu');
-  if (!m.hidden) {
-    m.hidden = true;
-    m.replaceChildren();
-  }
-}
-document.addEventListener('click', (e) => {
-  if (!e.target.closest || !e.target.closest('#context-menu, .more')) closeMenu();
-});
-
-function openMenu(row, anchor, ev) {
-  const m = $('context-menu');
-  const items = [
-    ['Rename…', () => rename(row)],
-    // Only with an LLM to ask.
-    ...(state.llm ? [['Regenerate title', () => ws.send('rename_session', { session_id: row.id, title: '' })]] : []),
-    [row.pinned ? 'Unpin' : 'Pin', () => ws.send('update_session_flags', { session_id: row.id, pinned: !row.pinned })],
-    [row.archived ? 'Unarchive' : archiveLabel(), () => ws.send('update_session_flags', { session_id: row.id, archived: !row.archived })],
-    ['Delete…', () => remove(row)],
-  ];
-  m.replaceChildren(
-    ...items.map(([label, act]) => {
-      const b = document.createElement('button');
-      b.type = 'button';
-      b.setAttribute('role', 'menuitem');
-      b.textContent = label;
-      b.addEventListener('click', () => {
-        closeMenu();
-        act();
-      });
-      return b;
-    }),
-  );
-  m.hidden = false;
-  const r = anchor.getBoundingClientRect();
-  const x = ev ? ev.clientX : r.right - 8;
-  const y = ev ? ev.clientY : r.bottom;
-  m.style.left = `${Math.min(x, window.innerWidth - 200)}px`;
-  m.style.top = `${Math.min(y, window.innerHeight - 220)}px`;
-  m.querySelector('button').focus();
-  m.onkeydown = (e) => {
-    const bs = [...m.querySelectorAll('button')];
-    const i = bs.indexOf(document.activeElement);
-    if (e.key === 'ArrowDown') bs[(i + 1) % bs.length].focus();
-    else if (e.key === 'ArrowUp') bs[(i - 1 + bs.length) % bs.length].focus();
-    else if (e.key === 'Escape') {
-      closeMenu();
-      anchor.focus && anchor.focus();
-    } else return;
-    e.preventDefault();
-  };
-}
-
-// A dialog whose form answers `ok` or `cancel`: `onOk` runs as the form
-// is submitted with `ok` (not later, on the dialog's close event).
-function ask(dlg, onOk) {
-  const form = dlg.querySelector('form');
-  form.onsubmit = (e) => {
-    if (e.submitter && e.submitter.value === 'ok') onOk();
-  };
-  dlg.showModal();
-}
-
-function rename(row) {
-  $('rename-input').value = row.title || '';
-  ask($('rename-dialog'), () => {
-    const title = $('rename-input').value.trim();
-    if (title) ws.send('rename_session', { session_id: row.id, title });
-  });
-  $('rename-input').select();
-}
-
-function remove(row) {
-  $('confirm-text').textContent = `Delete “${displayTitle(row)}”? Its history is removed from this server.`;
-  ask($('confirm-dialog'), () => ws.send('delete_session', { session_id: row.id }));
 }
 
 // ---- projects ------------------------------------------------------------

@@ -1,0 +1,139 @@
+//! The writer thread in process: group commit, a failed flush, rotation
+//! and checkpoints, on a real log folder.
+
+use std::time::Duration;
+
+use super::*;
+
+fn put(root: &Path, name: &str, bytes: Vec<u8>) -> Change {
+    Change::Put {
+        root: root.to_path_buf(),
+        path: root.join(name),
+        bytes,
+    }
+}
+
+/// A job as `Wal::append` makes it, and where its answer arrives.
+fn job(changes: &[Change]) -> (Msg, Receiver<io::Result<Ticket>>) {
+    let (reply, rx) = crossbeam_channel::bounded(1);
+    let job = Job {
+        bytes: entry::encode(changes),
+        roots: changes.iter().map(|c| root_of(c).to_path_buf()).collect(),
+        reply,
+    };
+    (Msg::Append(job), rx)
+}
+
+fn segments(dir: &Path) -> Vec<u64> {
+    let mut out: Vec<u64> = fs::read_dir(dir)
+        .unwrap()
+        .filter_map(|e| segment_number(&e.unwrap().file_name().to_string_lossy()))
+        .collect();
+    out.sort_unstable();
+    out
+}
+
+fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
+    let until = Instant::now() + Duration::from_secs(10);
+    while !done() {
+        assert!(Instant::now() < until, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+#[test]
+fn entries_queued_together_share_one_flush() {
+    let dir = tempfile::tempdir().unwrap();
+    let seg = Segment::create(dir.path(), 1).unwrap();
+    let (tx, rx) = crossbeam_channel::unbounded();
+    let mut answers = Vec::new();
+    let mut bytes = 0;
+    for i in 0..50 {
+        let change = put(dir.path(), &format!("f{i}"), vec![b'x'; 100 + i]);
+        bytes += entry::encode(std::slice::from_ref(&change)).len();
+        let (msg, answer) = job(&[change]);
+        tx.send(msg).unwrap();
+        answers.push(answer);
+    }
+    // The writer starts with all 50 waiting: one write, one fdatasync.
+    let flushes = Arc::new(AtomicU64::new(0));
+    start(dir.path(), seg, rx, None, flushes.clone()).unwrap();
+    for a in answers {
+        a.recv().unwrap().unwrap();
+    }
+    assert_eq!(flushes.load(Ordering::Relaxed), 1);
+    let log = dir.path().join(format!("{:016}.log", 1));
+    assert_eq!(fs::metadata(log).unwrap().len(), bytes as u64);
+}
+
+#[test]
+fn a_failed_flush_answers_its_whole_batch_and_the_next_goes_to_a_new_segment() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut seg = Segment::create(dir.path(), 1).unwrap();
+    // A handle that cannot write: every write of this segment fails.
+    seg.file = File::open(&seg.path).unwrap();
+    let (tx, rx) = crossbeam_channel::unbounded();
+    let answers: Vec<_> = (0..3)
+        .map(|i| {
+            let (msg, answer) = job(&[put(dir.path(), &format!("f{i}"), b"x".to_vec())]);
+            tx.send(msg).unwrap();
+            answer
+        })
+        .collect();
+    let flushes = Arc::new(AtomicU64::new(0));
+    start(dir.path(), seg, rx, None, flushes.clone()).unwrap();
+    for a in answers {
+        assert!(
+            a.recv().unwrap().is_err(),
+            "nothing of the batch is acknowledged"
+        );
+    }
+    // The next entry is written to segment 2 (past a possibly torn entry).
+    let (msg, answer) = job(&[put(dir.path(), "later", b"y".to_vec())]);
+    tx.send(msg).unwrap();
+    drop(answer.recv().unwrap().unwrap());
+    let second = dir.path().join(format!("{:016}.log", 2));
+    assert!(fs::metadata(&second).unwrap().len() > 0);
+    assert_eq!(flushes.load(Ordering::Relaxed), 2);
+}
+
+#[test]
+fn a_checkpoint_waits_for_the_files_to_be_written_then_removes_the_segment() {
+    let dir = tempfile::tempdir().unwrap();
+    let wal = Arc::new(Wal::spawn(dir.path(), 1, None).unwrap());
+    let ticket = wal.append(&[put(dir.path(), "a", b"a".to_vec())]).unwrap();
+    assert_eq!(segments(dir.path()), vec![1]);
+    let closing = {
+        let wal = wal.clone();
+        std::thread::spawn(move || wal.close())
+    };
+    // The file is not written in place yet (the ticket is held): the
+    // segment stays, and close waits.
+    std::thread::sleep(Duration::from_millis(200));
+    assert_eq!(segments(dir.path()), vec![1]);
+    assert!(!closing.is_finished());
+    drop(ticket);
+    closing.join().unwrap();
+    assert!(segments(dir.path()).is_empty(), "checkpointed and removed");
+    assert!(!wal.is_open());
+    // Closed: later entries are refused (the caller writes on its own).
+    assert!(wal.append(&[put(dir.path(), "b", b"b".to_vec())]).is_err());
+}
+
+#[test]
+fn a_full_segment_is_sealed_and_checkpointed_in_the_background() {
+    let dir = tempfile::tempdir().unwrap();
+    let wal = Wal::spawn(dir.path(), 1, None).unwrap();
+    let big = vec![b'z'; (SEGMENT_BYTES / 2 + 1) as usize];
+    for name in ["one", "two"] {
+        drop(wal.append(&[put(dir.path(), name, big.clone())]).unwrap());
+    }
+    // Over SEGMENT_BYTES after the second flush: segment 2 takes the next
+    // entries and segment 1 is checkpointed (its tickets are back).
+    wait_for("segment 1's checkpoint", || segments(dir.path()) == vec![2]);
+    drop(
+        wal.append(&[put(dir.path(), "three", b"3".to_vec())])
+            .unwrap(),
+    );
+    assert_eq!(segments(dir.path()), vec![2]);
+}

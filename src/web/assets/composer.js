@@ -1,0 +1,63 @@
+// The composer: a message sent over the WebSocket (`chat`) to the open
+// session, or to a new one (in the project chosen for it); queued behind a
+// running turn when asked; Enter sends, Shift+Enter breaks the line.
+
+const $ = (id) => document.getElementById(id);
+const RUN_ACTIVE = 'a run is currently active in this session — wait for it to finish or stop it first';
+
+// `ctx`: `state` (the open session, the new chat's project, the
+// projects), `rowOf(id)` (its sidebar row), `listProject()` (the sidebar's
+// project filter), `ws`, `navigate(path)` and `reload()` (read the open
+// session again).
+export function setUpComposer(ctx) {
+  const update = () => composerState(ctx);
+  $('queue').addEventListener('change', update);
+  $('composer-text').addEventListener('keydown', (e) => {
+    if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) {
+      e.preventDefault();
+      $('composer').requestSubmit();
+    }
+  });
+  $('composer').addEventListener('submit', async (e) => {
+    e.preventDefault();
+    const { state } = ctx;
+    const text = $('composer-text').value.trim();
+    if (!text || $('send').disabled) return;
+    const fields = { text };
+    if (state.sessionId) fields.session_id = state.sessionId;
+    else if (state.newChatProject) fields.project_id = state.newChatProject;
+    else if (ctx.listProject()) fields.project_id = ctx.listProject();
+    if ($('queue').checked) fields.queue = true;
+    $('send').disabled = true;
+    try {
+      const reply = await ctx.ws.request('chat', fields);
+      const d = reply.data || {};
+      if (reply.type === 'chat_ack') {
+        $('composer-text').value = '';
+        if (!state.sessionId) ctx.navigate(`/s/${encodeURIComponent(d.session_id)}`);
+        else await ctx.reload();
+      } else {
+        $('composer-note').textContent = d.content || d.error || 'not sent';
+      }
+    } catch (err) {
+      $('composer-note').textContent = err.message;
+    } finally {
+      update();
+    }
+  });
+  return update;
+}
+
+// Send is refused while a turn runs unless the message is queued; the
+// note says why, or where a new chat goes.
+function composerState(ctx) {
+  const { state } = ctx;
+  const row = state.sessionId && ctx.rowOf(state.sessionId);
+  const running = !!row && row.status === 'running';
+  const queue = $('queue').checked;
+  $('send').disabled = running && !queue;
+  const proj = !state.sessionId && state.newChatProject && state.projects.find((p) => p.id === state.newChatProject);
+  const where = !state.sessionId && state.newChatProject ? `New chat in ${proj ? proj.name : state.newChatProject}` : '';
+  $('composer-note').textContent = running ? (queue ? 'A turn is running: your message will be queued.' : RUN_ACTIVE) : where;
+  $('queue').parentElement.hidden = !running;
+}
