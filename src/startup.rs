@@ -148,18 +148,39 @@ impl Application {
         self.addr
     }
 
-    /// Serve until SIGINT or SIGTERM. Then: write index.json first (so a
+    /// Serve until SIGINT or SIGTERM, then shut down (`run_until`). A
+    /// second signal exits at once, after one more flush.
+    pub async fn run_until_stopped(self) -> std::io::Result<()> {
+        let engine = self.engine.clone();
+        let info_file = self.state_dir.join(SERVER_INFO);
+        self.run_until(async move {
+            wait_for_signal().await;
+            actix_web::rt::spawn(async move {
+                wait_for_signal().await;
+                tracing::warn!("second signal: exiting now");
+                engine.flush().await;
+                let _ = std::fs::remove_file(&info_file);
+                std::process::exit(0);
+            });
+        })
+        .await
+    }
+
+    /// Serve until `stop` resolves. Then: write index.json first (so a
     /// supervisor's kill after its grace period loses nothing), send every
     /// WebSocket client a close frame, stop accepting, let in-flight
-    /// requests (and their commits) finish, write index.json again and
-    /// clean up. A second signal exits at once, after one more flush.
-    pub async fn run_until_stopped(self) -> std::io::Result<()> {
+    /// requests (and their commits) finish, write index.json again, close
+    /// the write-ahead log and clean up. (The test suite runs servers in
+    /// its own process this way, stopped by a channel.)
+    pub async fn run_until(
+        self,
+        stop: impl std::future::Future<Output = ()> + 'static,
+    ) -> std::io::Result<()> {
         let handle = self.server.handle();
         let (engine, shutdown) = (self.engine.clone(), self.shutdown);
         let info_file = self.state_dir.join(SERVER_INFO);
-        let info_file_signal = info_file.clone();
         actix_web::rt::spawn(async move {
-            wait_for_signal().await;
+            stop.await;
             let started = std::time::Instant::now();
             tracing::info!("shutdown requested: flushing the registry, closing WebSocket clients, draining requests");
             engine.flush().await;
@@ -167,14 +188,6 @@ impl Application {
                 .stop_maintenance(std::time::Duration::from_secs(5))
                 .await;
             let _ = shutdown.send(true);
-            let (engine2, info_file2) = (engine.clone(), info_file_signal);
-            actix_web::rt::spawn(async move {
-                wait_for_signal().await;
-                tracing::warn!("second signal: exiting now");
-                engine2.flush().await;
-                let _ = std::fs::remove_file(&info_file2);
-                std::process::exit(0);
-            });
             handle.stop(true).await;
             tracing::info!(
                 elapsed_ms = started.elapsed().as_millis() as u64,

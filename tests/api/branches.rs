@@ -97,7 +97,7 @@ fn set(ids: &[&str]) -> BTreeSet<String> {
 
 #[test]
 fn a_retry_makes_a_branch_and_switching_moves_between_them() {
-    let s = TestServer::start();
+    let s = TestServer::start_process();
     let dir = s.session_dir("r");
     let t1 = turn(&s, "r", 1);
     let t2 = turn(&s, "r", 2);
@@ -570,7 +570,7 @@ fn export_and_import_carry_every_branch() {
 
 #[test]
 fn a_retry_interrupted_by_a_crash_commits_on_its_branch_after_restart() {
-    let mut s = TestServer::start();
+    let mut s = TestServer::start_process();
     let dir = s.session_dir("k");
     let t1 = turn(&s, "k", 1);
     turn(&s, "k", 2);

@@ -4,7 +4,7 @@ use crate::helpers::{assert_clean_repo, git, turn_commits, TestServer};
 
 #[test]
 fn sigkill_mid_turn_keeps_every_acknowledged_node_and_the_open_turn() {
-    let mut s = TestServer::start();
+    let mut s = TestServer::start_process();
     s.turn("k", "first turn", "first reply", &["read"]);
     s.append(
         "k",
@@ -55,7 +55,7 @@ fn sigkill_mid_turn_keeps_every_acknowledged_node_and_the_open_turn() {
 
 #[test]
 fn sigkill_after_end_of_turn_keeps_the_commit() {
-    let mut s = TestServer::start();
+    let mut s = TestServer::start_process();
     let out = s.turn("k2", "hello", "world", &[]);
     s.restart_after_kill();
     let dir = s.session_dir("k2");
@@ -76,7 +76,7 @@ fn sigkill_after_end_of_turn_keeps_the_commit() {
 /// Recreate the state a crash between the two leaves, then restart.
 #[test]
 fn a_recorded_but_uncommitted_turn_is_committed_at_startup() {
-    let mut s = TestServer::start();
+    let mut s = TestServer::start_process();
     s.turn("k3", "turn one", "r1", &[]);
     s.append(
         "k3",
@@ -129,7 +129,7 @@ fn a_recorded_but_uncommitted_turn_is_committed_at_startup() {
 
 #[test]
 fn a_turn_left_open_by_a_crash_is_closed_by_the_next_user_message() {
-    let mut s = TestServer::start();
+    let mut s = TestServer::start_process();
     s.append("k4", json!({"role": "user", "content": "before crash"}));
     s.append("k4", json!({"role": "assistant", "content": "partial"}));
     s.restart_after_kill();
@@ -151,7 +151,7 @@ fn a_turn_left_open_by_a_crash_is_closed_by_the_next_user_message() {
 
 #[test]
 fn sigterm_drains_and_exits_cleanly() {
-    let mut s = TestServer::start();
+    let mut s = TestServer::start_process();
     s.turn("g", "hello", "world", &[]);
     assert_eq!(s.terminate(), Some(0), "{}", s.log());
     assert!(!s.state_dir.join("server.json").exists());
@@ -161,7 +161,7 @@ fn sigterm_drains_and_exits_cleanly() {
 
 #[test]
 fn an_interrupted_creation_leaves_no_session_behind() {
-    let mut s = TestServer::start();
+    let mut s = TestServer::start_process();
     s.kill();
     // What a crash in the middle of creating a session leaves.
     let tmp = s.state_dir.join("sessions/.tmp-create-abc");
@@ -176,7 +176,7 @@ fn an_interrupted_creation_leaves_no_session_behind() {
 /// rename after the commit: loading restores meta.json from HEAD.
 #[test]
 fn a_lost_meta_rename_after_the_commit_is_restored_from_head() {
-    let mut s = TestServer::start();
+    let mut s = TestServer::start_process();
     s.turn("lm", "turn one", "r1", &[]);
     s.append("lm", json!({"role": "user", "content": "turn two"}));
     s.append("lm", json!({"role": "assistant", "content": "r2"}));
@@ -219,7 +219,7 @@ fn repair_packs(dir: &std::path::Path) {
 
 #[test]
 fn a_failed_commit_is_retried_into_its_own_turn() {
-    let mut s = TestServer::start();
+    let mut s = TestServer::start_process();
     s.turn("cp", "first", "one", &[]);
     let dir = s.session_dir("cp");
     s.append("cp", json!({"role": "user", "content": "second"}));
@@ -367,7 +367,7 @@ fn a_merge_after_a_replay_that_resurrected_merged_packs_keeps_every_object() {
 /// holds. Found by the crash model (seed 0).
 #[test]
 fn a_crash_while_retrying_the_first_turn_keeps_the_first_answer() {
-    let mut s = TestServer::start();
+    let mut s = TestServer::start_process();
     s.append(
         "rf",
         json!({"id": "u1", "role": "user", "content": "first"}),

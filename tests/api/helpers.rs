@@ -1,5 +1,10 @@
-//! Test harness: runs the real `openprogram` binary on 127.0.0.1:0 with a
-//! temporary state directory, and talks to it over HTTP.
+//! Test harness: a real server on 127.0.0.1:0 with a temporary state
+//! directory, talked to over HTTP and WebSocket. `TestServer::start()`
+//! runs it in this process (the application built as `serve` builds it,
+//! on an actix system of its own, stopped gracefully on drop);
+//! `start_process()` and the other starts run the `openprogram` binary,
+//! for the tests that kill it, signal it, read its log, give it an
+//! environment or measure its process.
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -18,6 +23,8 @@ pub fn server_bin() -> PathBuf {
 
 pub struct TestServer {
     child: Option<Child>,
+    /// The server running in this process, when it does.
+    in_process: Option<InProcess>,
     pub url: String,
     pub state_dir: PathBuf,
     pub env: Vec<(String, String)>,
@@ -47,9 +54,97 @@ pub struct Options<'a> {
     pub bin: Option<PathBuf>,
 }
 
+/// A server in this process: the thread running its actix system, and
+/// the channel that stops it.
+struct InProcess {
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl InProcess {
+    /// Stop gracefully (as for SIGTERM) and wait until it has.
+    fn stop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
 impl TestServer {
+    /// A server in this process (see the module's doc).
     pub fn start() -> TestServer {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let state_dir = tmp.path().join("state");
+        let config = openprogram::config::Config::load(&openprogram::config::Overrides {
+            config_file: None,
+            state_dir: Some(state_dir.clone()),
+            bind: Some("127.0.0.1:0".into()),
+        })
+        .expect("configuration");
+        let (addr_tx, addr_rx) = std::sync::mpsc::channel();
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let thread = std::thread::Builder::new()
+            .name("test-server".into())
+            .spawn(move || {
+                actix_web::rt::System::new().block_on(async move {
+                    let app = match openprogram::startup::Application::build(&config) {
+                        Ok(app) => app,
+                        Err(e) => {
+                            let _ = addr_tx.send(Err(e.to_string()));
+                            return;
+                        }
+                    };
+                    let _ = addr_tx.send(Ok(app.addr()));
+                    let _ = app
+                        .run_until(async move {
+                            let _ = stopped.await;
+                        })
+                        .await;
+                });
+            })
+            .expect("server thread");
+        let addr = addr_rx
+            .recv_timeout(Duration::from_secs(30))
+            .expect("the server started")
+            .unwrap_or_else(|e| panic!("the server did not start: {e}"));
+        let s = TestServer {
+            child: None,
+            in_process: Some(InProcess {
+                stop: Some(stop),
+                thread: Some(thread),
+            }),
+            url: format!("http://{addr}"),
+            state_dir,
+            env: Vec::new(),
+            agent: ureq::AgentBuilder::new()
+                .timeout(Duration::from_secs(60))
+                .build(),
+            bind: "127.0.0.1:0".into(),
+            prefix: Vec::new(),
+            bin: server_bin(),
+            auth: None,
+            _tmp: Some(tmp),
+        };
+        let (status, _) = s.get("/api/health");
+        assert_eq!(status, 200);
+        s
+    }
+
+    /// The `openprogram` binary as a child process.
+    pub fn start_process() -> TestServer {
         Self::start_with_env(&[])
+    }
+
+    /// Panic with what to use instead when a test treats an in-process
+    /// server as a process.
+    fn needs_process(&self, what: &str) {
+        assert!(
+            self.in_process.is_none(),
+            "{what} needs the server as a process: start it with TestServer::start_process()"
+        );
     }
 
     pub fn start_with_env(env: &[(&str, &str)]) -> TestServer {
@@ -72,6 +167,7 @@ impl TestServer {
             .collect();
         let mut s = TestServer {
             child: None,
+            in_process: None,
             url: String::new(),
             state_dir,
             env,
@@ -90,6 +186,7 @@ impl TestServer {
 
     /// Start (again) on the same state directory.
     pub fn spawn(&mut self) {
+        self.needs_process("restarting");
         let with_token = self.auth.is_some();
         self.spawn_then(with_token);
     }
@@ -177,11 +274,13 @@ impl TestServer {
     }
 
     pub fn log(&self) -> String {
+        self.needs_process("reading the server's log");
         std::fs::read_to_string(self.state_dir.with_file_name("server.log")).unwrap_or_default()
     }
 
     /// SIGKILL: no chance to flush anything.
     pub fn kill(&mut self) {
+        self.needs_process("SIGKILL");
         if let Some(mut c) = self.child.take() {
             c.kill().expect("kill");
             c.wait().expect("wait");
@@ -190,6 +289,7 @@ impl TestServer {
 
     /// SIGTERM and wait for a graceful exit; returns the exit code.
     pub fn terminate(&mut self) -> Option<i32> {
+        self.needs_process("SIGTERM");
         let mut c = self.child.take()?;
         let ok = Command::new("kill")
             .args(["-TERM", &c.id().to_string()])
@@ -291,6 +391,7 @@ impl TestServer {
 
     /// The server's process id, while it runs.
     pub fn pid(&self) -> Option<u32> {
+        self.needs_process("a process id");
         self.child.as_ref().map(Child::id)
     }
 
@@ -488,7 +589,10 @@ impl TestServer {
 
 impl Drop for TestServer {
     fn drop(&mut self) {
-        self.kill();
+        match &mut self.in_process {
+            Some(server) => server.stop(),
+            None => self.kill(),
+        }
     }
 }
 

@@ -384,7 +384,7 @@ fn a_moved_project_keeps_its_sessions_across_restarts_and_comes_back() {
     let root = tempfile::tempdir().unwrap();
     let first = root.path().join("p1");
     std::fs::create_dir(&first).unwrap();
-    let mut s = TestServer::start();
+    let mut s = TestServer::start_process();
     let (st, p) = s.post("/api/projects", json!({"path": first}));
     assert_eq!(st, 201, "{p}");
     let pid = p["id"].as_str().unwrap().to_string();

@@ -26,7 +26,7 @@ fn scrape(s: &TestServer) -> String {
 
 #[test]
 fn metrics_move_with_a_turn_and_are_guarded() {
-    let s = TestServer::start();
+    let s = TestServer::start_process();
     s.turn("m1", "first", "answer", &[]);
     let before = scrape(&s);
     let turns0 = metric(&before, "openprogram_turns_total").expect("turns counter");
@@ -76,7 +76,7 @@ fn metrics_move_with_a_turn_and_are_guarded() {
 
 #[test]
 fn request_ids_are_kept_or_made_echoed_and_logged_with_the_route() {
-    let s = TestServer::start();
+    let s = TestServer::start_process();
     s.turn("r1", "x", "y", &[]);
     let resp = ureq::get(&format!("{}/api/sessions/r1", s.url))
         .set("X-Request-Id", "trace-42")
@@ -161,7 +161,7 @@ fn registered_routes() -> BTreeSet<(String, String)> {
 
 #[test]
 fn the_openapi_document_has_every_route_with_its_error_codes() {
-    let s = TestServer::start();
+    let s = TestServer::start_process();
     let (st, doc) = s.get("/api/openapi.json");
     assert_eq!(st, 200);
     assert!(doc["openapi"].as_str().unwrap().starts_with("3."));
@@ -208,7 +208,7 @@ fn the_openapi_document_has_every_route_with_its_error_codes() {
 fn sigterm_with_a_websocket_client_exits_promptly_and_keeps_the_last_append() {
     // The default shutdown timeout (30 s) applies; an open WebSocket used
     // to hold the exit for all of it.
-    let mut s = TestServer::start();
+    let mut s = TestServer::start_process();
     s.turn("sd", "first", "answer", &[]);
     let mut c = WsClient::connect(&s);
     c.send(json!({"action": "list_sessions"}));
@@ -247,7 +247,7 @@ fn sigterm_with_a_websocket_client_exits_promptly_and_keeps_the_last_append() {
 
 #[test]
 fn fsck_finds_injected_corruption_and_repair_fixes_what_it_can() {
-    let mut s = TestServer::start();
+    let mut s = TestServer::start_process();
     s.turn("good", "fine", "fine", &[]);
     s.turn("lost", "one", "1", &[]);
     s.turn("lost", "two", "2", &[]);
@@ -303,7 +303,7 @@ fn fsck_finds_injected_corruption_and_repair_fixes_what_it_can() {
 
 #[test]
 fn gc_status_and_completions() {
-    let mut s = TestServer::start();
+    let mut s = TestServer::start_process();
     for i in 0..12 {
         s.turn("big", &format!("question {i}"), &format!("answer {i}"), &[]);
     }

@@ -29,7 +29,7 @@ fn two_turns_then_detach(s: &TestServer, id: &str) -> std::path::PathBuf {
 
 #[test]
 fn a_detached_head_is_refused_while_live_and_put_back_at_restart() {
-    let mut s = TestServer::start();
+    let mut s = TestServer::start_process();
     let dir = two_turns_then_detach(&s, "o1");
     let (_, before) = s.get("/api/sessions/o1/nodes");
     let (status, body) = s.post(
@@ -93,7 +93,7 @@ fn going_back_with_git_lets_writes_resume_without_a_restart() {
 /// opening the session.
 #[test]
 fn startup_commits_again_a_turn_missing_from_git() {
-    let mut s = TestServer::start();
+    let mut s = TestServer::start_process();
     s.turn("o3", "turn one", "reply one", &[]);
     s.turn("o3", "turn two", "reply two", &[]);
     let dir = s.session_dir("o3");
@@ -126,7 +126,7 @@ fn a_session_whose_project_moved_says_why_it_cannot_be_opened() {
     let root = tempfile::tempdir().unwrap();
     let first = root.path().join("p1");
     std::fs::create_dir(&first).unwrap();
-    let mut s = TestServer::start();
+    let mut s = TestServer::start_process();
     let (_, p) = s.post("/api/projects", json!({"path": first}));
     let pid = p["id"].as_str().unwrap().to_string();
     s.turn_in_project("mv2", &pid);
@@ -176,7 +176,7 @@ fn a_session_whose_project_moved_says_why_it_cannot_be_opened() {
 /// server writes turns and merges packs: every turn lands, nothing breaks.
 #[test]
 fn git_gc_and_fsck_by_the_user_while_the_server_writes() {
-    let s = TestServer::start();
+    let s = TestServer::start_process();
     let id = "gc-live";
     s.turn(id, "turn one", "reply one", &[]);
     s.turn(id, "turn two", "reply two", &[]);

@@ -210,7 +210,7 @@ fn bad_updates_are_refused_and_create_nothing() {
 
 #[test]
 fn flags_survive_restart_and_index_rebuild() {
-    let mut s = TestServer::start();
+    let mut s = TestServer::start_process();
     three(&s);
     s.patch("/api/sessions/a", json!({"title": "Kept", "pinned": true}));
     s.post("/api/sessions/archive", json!({"session_id": "b"}));
@@ -246,7 +246,7 @@ fn flags_survive_restart_and_index_rebuild() {
 
 #[test]
 fn appends_are_debounced_and_flushed_on_shutdown() {
-    let mut s = TestServer::start();
+    let mut s = TestServer::start_process();
     s.turn("deb", "first", "r", &[]);
     // The creation and the end of the turn are written at once.
     wait_on_disk(&s, "deb", |r| {
@@ -291,7 +291,7 @@ fn appends_are_debounced_and_flushed_on_shutdown() {
 
 #[test]
 fn sigkill_inside_the_debounce_window_is_repaired_at_startup() {
-    let mut s = TestServer::start();
+    let mut s = TestServer::start_process();
     s.turn("rep", "old words", "r", &[]);
     s.turn("other", "x", "r", &[]);
     wait_on_disk(&s, "rep", |r| {
@@ -446,7 +446,7 @@ fn cli(s: &TestServer, args: &[&str]) -> (i32, String, String) {
 
 #[test]
 fn cli_manages_sessions_of_the_running_server() {
-    let mut s = TestServer::start();
+    let mut s = TestServer::start_process();
     three(&s);
     assert_eq!(
         cli(&s, &["sessions", "archive", "a"]),
@@ -512,7 +512,7 @@ fn cli_manages_sessions_of_the_running_server() {
 
 #[test]
 fn sessions_recorded_in_locations_json_are_discovered_and_served() {
-    let mut s = TestServer::start();
+    let mut s = TestServer::start_process();
     s.turn("inproj", "in a project", "r", &[]);
     s.turn("home", "at home", "r", &[]);
     s.kill();
@@ -572,7 +572,7 @@ fn journal_lines(s: &TestServer) -> Vec<Value> {
 
 #[test]
 fn a_change_is_one_journal_line_and_survives_sigkill() {
-    let mut s = TestServer::start();
+    let mut s = TestServer::start_process();
     for i in 0..30 {
         s.turn(&format!("j{i}"), "hello", "hi", &[]);
     }
@@ -610,7 +610,7 @@ fn a_change_is_one_journal_line_and_survives_sigkill() {
 
 #[test]
 fn a_torn_journal_line_and_entries_older_than_the_snapshot_are_skipped() {
-    let mut s = TestServer::start();
+    let mut s = TestServer::start_process();
     s.turn("t1", "hello", "hi", &[]);
     s.turn("t2", "hello", "hi", &[]);
     s.patch("/api/sessions/t1", json!({"title": "Kept title"}));

@@ -288,7 +288,7 @@ fn bad_queries_are_400_with_the_parsers_message() {
 
 #[test]
 fn deletion_restart_and_reindex_keep_the_index_true() {
-    let mut s = TestServer::start();
+    let mut s = TestServer::start_process();
     for i in 0..5 {
         s.turn(
             &format!("s{i}"),
@@ -331,7 +331,7 @@ fn deletion_restart_and_reindex_keep_the_index_true() {
 
 #[test]
 fn a_sigkill_while_indexing_loses_nothing_and_a_damaged_index_is_rebuilt() {
-    let mut s = TestServer::start();
+    let mut s = TestServer::start_process();
     for i in 0..40 {
         s.turn(&format!("k{i}"), &format!("kumquat number {i}"), "ok", &[]);
     }

@@ -257,7 +257,7 @@ fn llm_failures_and_timeouts_keep_the_phase_one_title() {
 
 #[test]
 fn without_an_llm_only_phase_one_runs() {
-    let s = TestServer::start();
+    let s = TestServer::start_process();
     s.turn(
         "n",
         "[attachment:photo.png] What is in this photo?\nmore",

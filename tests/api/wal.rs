@@ -148,7 +148,7 @@ fn acknowledged_writes_lost_from_disk_are_replayed_from_the_log() {
 
 #[test]
 fn a_kill_between_the_flush_and_the_acknowledgement_leaves_a_whole_write() {
-    let mut s = TestServer::start();
+    let mut s = TestServer::start_process();
     s.turn("ka", "first", "one", &[]);
     let dir = s.session_dir("ka");
     s.kill();

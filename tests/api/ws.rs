@@ -319,7 +319,7 @@ fn draft_chat_lands_inside_the_project_and_binding_freezes() {
 
 #[test]
 fn rest_queueing_keeps_arrival_order_and_survives_a_restart() {
-    let mut s = TestServer::start();
+    let mut s = TestServer::start_process();
     s.append("q", json!({"role": "user", "content": "first"}));
     for i in 1..=3 {
         let (st, v) = s.post("/api/sessions/q/messages", json!({"id": format!("q{i}"), "role": "user", "content": format!("queued {i}"), "queue": true}));
