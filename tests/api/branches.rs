@@ -1,4 +1,4 @@
-//! Retry branches, head switches, replay and portable export (issue #7),
+//! Retry branches, head switches, replay and portable export,
 //! checked over HTTP and with the `git` CLI.
 
 use std::collections::BTreeSet;
