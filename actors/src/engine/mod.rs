@@ -34,7 +34,7 @@ use crate::project::{ProjectError, ProjectRegistry};
 use crate::registry::actor::{Flush, GetRow, List, Members, Stats};
 use crate::registry::startup::{self, Loaded, Report};
 use crate::registry::writer::Writer;
-use crate::registry::{ListQuery, Page, Policy, Registry, RegistryStats, SessionRow};
+use crate::registry::{ListQuery, Page, Policy, RegistryStats, SessionRegistry, SessionRow};
 use crate::session::actor::Naming;
 use crate::session::{SessionActor, SessionError};
 use crate::store::{Opening, Store};
@@ -78,7 +78,7 @@ pub struct Engine {
     paths: std::sync::Arc<PathPolicy>,
     import_limits: ImportLimits,
     manager: Addr<SessionManager>,
-    registry: Addr<Registry>,
+    registry: Addr<SessionRegistry>,
     projects: Addr<ProjectRegistry>,
     titler: Addr<Titler>,
     titler_counts: std::sync::Arc<crate::titler::actor::Counts>,
@@ -148,8 +148,9 @@ impl Engine {
             .iter()
             .map(|(id, dir)| (id.clone(), dir.clone()))
             .collect();
-        let mut registry = Registry::new(loaded.rows, writer, config.index_debounce, loaded.seq)
-            .with_hub(hub.clone());
+        let mut registry =
+            SessionRegistry::new(loaded.rows, writer, config.index_debounce, loaded.seq)
+                .with_hub(hub.clone());
         if let Some(search) = &search {
             registry = registry.with_search(search.clone().recipient());
         }

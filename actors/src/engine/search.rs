@@ -130,7 +130,7 @@ impl Engine {
     pub async fn reindex(&self) -> Result<usize, EngineError> {
         self.writable()?;
         let page = self.list(ListQuery::everything(None)).await?;
-        let dirs: HashMap<String, PathBuf> = self.session_dirs().await?;
+        let dirs: HashMap<String, PathBuf> = self.session_folders().await?;
         let all: Vec<(String, PathBuf, String)> = page
             .sessions
             .into_iter()
@@ -156,7 +156,7 @@ impl Engine {
 
     /// Every session's directory (the recorded locations, else
     /// `<sessions>/<id>`).
-    async fn session_dirs(&self) -> Result<HashMap<String, PathBuf>, EngineError> {
+    async fn session_folders(&self) -> Result<HashMap<String, PathBuf>, EngineError> {
         let store = self.store.clone();
         tokio::task::spawn_blocking(move || {
             store.all_session_folders().map(|v| v.into_iter().collect())

@@ -21,7 +21,7 @@ use crate::events::Hub;
 use crate::messages::{ChangeKind, ProjectNames, SessionChanged, SetProjectNames, Touched};
 use crate::meta::now;
 
-pub struct Registry {
+pub struct SessionRegistry {
     hub: Option<Hub>,
     rows: HashMap<String, Arc<SessionRow>>,
     /// The same rows in list order, so a page is read without a lookup
@@ -47,15 +47,15 @@ pub struct Registry {
 /// many as there are sessions (so compaction costs O(1) per change).
 const MIN_COMPACTION: usize = 1000;
 
-impl Registry {
+impl SessionRegistry {
     /// `rows` by id; `seq`: the last journal entry number startup saw.
     pub fn new(
         rows: HashMap<String, SessionRow>,
         writer: Writer,
         debounce: Duration,
         seq: u64,
-    ) -> Registry {
-        let mut reg = Registry {
+    ) -> SessionRegistry {
+        let mut reg = SessionRegistry {
             hub: None,
             rows: HashMap::new(),
             order: BTreeMap::new(),
@@ -85,13 +85,13 @@ impl Registry {
     }
 
     /// Tell the search index about every change from now on.
-    pub fn with_search(mut self, search: Recipient<Touched>) -> Registry {
+    pub fn with_search(mut self, search: Recipient<Touched>) -> SessionRegistry {
         self.search = Some(search);
         self
     }
 
     /// Publish changes to `hub` from now on.
-    pub fn with_hub(mut self, hub: Hub) -> Registry {
+    pub fn with_hub(mut self, hub: Hub) -> SessionRegistry {
         self.hub = Some(hub);
         self
     }
@@ -238,11 +238,11 @@ impl Registry {
     }
 }
 
-impl Actor for Registry {
+impl Actor for SessionRegistry {
     type Context = Context<Self>;
 }
 
-impl Handler<SessionChanged> for Registry {
+impl Handler<SessionChanged> for SessionRegistry {
     type Result = ();
 
     fn handle(&mut self, msg: SessionChanged, ctx: &mut Context<Self>) {
@@ -310,7 +310,7 @@ impl Page {
 #[rtype(result = "Page")]
 pub struct List(pub ListQuery);
 
-impl Handler<List> for Registry {
+impl Handler<List> for SessionRegistry {
     type Result = MessageResult<List>;
 
     fn handle(&mut self, List(q): List, _: &mut Context<Self>) -> Self::Result {
@@ -339,7 +339,7 @@ impl Handler<List> for Registry {
     }
 }
 
-impl Handler<SetProjectNames> for Registry {
+impl Handler<SetProjectNames> for SessionRegistry {
     type Result = ();
 
     fn handle(&mut self, msg: SetProjectNames, _: &mut Context<Self>) {
@@ -353,7 +353,7 @@ impl Handler<SetProjectNames> for Registry {
 #[rtype(result = "HashMap<String, Vec<String>>")]
 pub struct Members;
 
-impl Handler<Members> for Registry {
+impl Handler<Members> for SessionRegistry {
     type Result = MessageResult<Members>;
 
     fn handle(&mut self, _: Members, _: &mut Context<Self>) -> Self::Result {
@@ -371,7 +371,7 @@ impl Handler<Members> for Registry {
 #[rtype(result = "Option<SessionRow>")]
 pub struct GetRow(pub String);
 
-impl Handler<GetRow> for Registry {
+impl Handler<GetRow> for SessionRegistry {
     type Result = Option<SessionRow>;
 
     fn handle(&mut self, msg: GetRow, _: &mut Context<Self>) -> Self::Result {
@@ -385,7 +385,7 @@ impl Handler<GetRow> for Registry {
 #[rtype(result = "()")]
 pub struct Flush;
 
-impl Handler<Flush> for Registry {
+impl Handler<Flush> for SessionRegistry {
     type Result = ResponseFuture<()>;
 
     fn handle(&mut self, _: Flush, ctx: &mut Context<Self>) -> Self::Result {
@@ -412,7 +412,7 @@ pub struct RegistryStats {
 #[rtype(result = "RegistryStats")]
 pub struct Stats;
 
-impl Handler<Stats> for Registry {
+impl Handler<Stats> for SessionRegistry {
     type Result = MessageResult<Stats>;
 
     fn handle(&mut self, _: Stats, _: &mut Context<Self>) -> Self::Result {

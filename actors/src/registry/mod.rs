@@ -11,7 +11,7 @@ pub mod writer;
 #[cfg(test)]
 mod tests;
 
-pub use actor::{Page, Registry, RegistryStats};
+pub use actor::{Page, RegistryStats, SessionRegistry};
 pub use query::ListQuery;
 pub use row::SessionRow;
 pub use startup::Policy;

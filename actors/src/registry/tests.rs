@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use actix::prelude::*;
 
-use super::actor::{Flush, List, Registry};
+use super::actor::{Flush, List, SessionRegistry};
 use super::startup::listing;
 use super::writer::Writer;
 use super::ListQuery;
@@ -45,12 +45,12 @@ async fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
     }
 }
 
-async fn titles(reg: &Addr<Registry>) -> Vec<String> {
+async fn titles(reg: &Addr<SessionRegistry>) -> Vec<String> {
     let page = reg.send(List(ListQuery::everything(None))).await.unwrap();
     page.sessions.into_iter().map(|r| r.title).collect()
 }
 
-fn start(dir: &Path, debounce: Duration) -> (Store, Addr<Registry>) {
+fn start(dir: &Path, debounce: Duration) -> (Store, Addr<SessionRegistry>) {
     let store = Store::without_log(&dir.join("sessions"));
     std::fs::create_dir_all(store.sessions_dir()).unwrap();
     // An empty snapshot, as startup leaves one.
@@ -65,7 +65,7 @@ fn start(dir: &Path, debounce: Duration) -> (Store, Addr<Registry>) {
     )
     .unwrap();
     let writer = Writer::spawn(store.session_list_file()).unwrap();
-    let reg = Registry::new(HashMap::new(), writer, debounce, 0).start();
+    let reg = SessionRegistry::new(HashMap::new(), writer, debounce, 0).start();
     (store, reg)
 }
 

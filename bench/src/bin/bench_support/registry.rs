@@ -269,7 +269,7 @@ pub fn bench_fsyncs(dir: &Path, turns: usize) -> Option<FsyncCounts> {
     })
 }
 
-/// Registry figures: process startup with and without index.json, listing.
+/// SessionRegistry figures: process startup with and without index.json, listing.
 pub fn bench_registry(dir: &Path, n: usize) {
     let state = dir.join("registry-state");
     eprintln!("registry: creating {n} sessions…");
@@ -370,7 +370,7 @@ pub fn bench_registry(dir: &Path, n: usize) {
         rb / rs,
         if rb / rs >= 1.0 / 1.2 { "PASS" } else { "FAIL" }
     );
-    println!("Registry with {n} sessions:");
+    println!("SessionRegistry with {n} sessions:");
     println!(
         "  process startup rebuilding index.json: {:.0} ms",
         ms(rebuild)
