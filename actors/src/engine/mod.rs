@@ -172,17 +172,12 @@ impl Engine {
         .with_pack_keeper(keeper.clone())
         .with_pending(pending)
         .start();
-        let titler = Titler::new(
+        let (titler, titler_counts) = start_titler(
             config.llm,
             config.title_concurrency,
-            manager.clone().recipient(),
+            config.retitle_at,
+            &manager,
         );
-        let titler_counts = titler.counts();
-        let titler = titler.start();
-        manager.do_send(SetNaming(Naming {
-            titler: titler.clone().recipient(),
-            retitle_at: config.retitle_at,
-        }));
         let engine = Engine {
             store,
             paths: std::sync::Arc::new(paths),
@@ -351,6 +346,24 @@ impl Engine {
     pub async fn live_sessions(&self) -> usize {
         self.manager.send(LiveCount).await.unwrap_or(0)
     }
+}
+
+/// The titler, answering to `manager`, which hands it the naming jobs of
+/// every session it starts from now on.
+fn start_titler(
+    llm: LlmConfig,
+    concurrency: usize,
+    retitle_at: Vec<u32>,
+    manager: &Addr<SessionManager>,
+) -> (Addr<Titler>, std::sync::Arc<crate::titler::actor::Counts>) {
+    let titler = Titler::new(llm, concurrency, manager.clone().recipient());
+    let counts = titler.counts();
+    let titler = titler.start();
+    manager.do_send(SetNaming(Naming {
+        titler: titler.clone().recipient(),
+        retitle_at,
+    }));
+    (titler, counts)
 }
 
 /// Remove the `locations.json` entries startup found dead (and save it if
