@@ -74,6 +74,24 @@ impl HttpSession {
 
     /// A full durable turn: user, assistant and tool appends, the
     /// assistant's reply filled in, end of turn. `words` go in the reply.
+    /// A whole turn in one request (user, assistant, two tool results it
+    /// called; about 3 KB): one log entry, one flush, one commit.
+    pub fn whole_turn(&self, t: usize) -> Duration {
+        let text = |what: &str, n: usize| format!("{what} {t}: {}", "lorem ipsum ".repeat(n));
+        let aid = format!("w{t}");
+        let start = Instant::now();
+        self.post(
+            "/turns",
+            json!({"nodes": [
+                {"role": "user", "content": text("question", 80)},
+                {"id": aid, "role": "assistant", "content": text("answer", 80)},
+                {"role": "tool", "name": "read", "caller": aid, "content": text("file", 40)},
+                {"role": "tool", "name": "grep", "caller": aid, "content": text("hits", 40)},
+            ]}),
+        );
+        start.elapsed()
+    }
+
     pub fn turn(&self, t: usize, words: &str) -> Duration {
         let start = Instant::now();
         self.post(
