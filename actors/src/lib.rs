@@ -10,7 +10,6 @@ pub mod git;
 pub mod ids;
 pub mod limit;
 pub mod locations;
-mod lru;
 pub mod maintenance;
 pub mod manager;
 pub mod messages;

@@ -11,15 +11,16 @@
 //! only once the file holding the change is durable.
 
 use std::collections::HashMap;
+use std::num::NonZeroUsize;
 use std::path::PathBuf;
 use std::sync::Arc;
 
 use actix::prelude::*;
+use lru::LruCache;
 use tokio::sync::Mutex;
 
 use crate::ids;
 use crate::locations::{Locations, LocationsWriter};
-use crate::lru::Lru;
 use crate::messages::{ApplyTitle, SessionChanged};
 use crate::project::ProjectRegistry;
 use crate::session::actor::Naming;
@@ -33,7 +34,7 @@ pub struct SessionManager {
     projects: Option<Addr<ProjectRegistry>>,
     naming: Option<Naming>,
     cap: usize,
-    live: Lru<String, Addr<SessionActor>>,
+    live: LruCache<String, Addr<SessionActor>>,
     leases: HashMap<String, Arc<Mutex<()>>>,
     events: Option<Recipient<SessionChanged>>,
     keeper: Option<crate::pack_keeper::PackKeeper>,
@@ -58,7 +59,7 @@ impl SessionManager {
             projects,
             naming: None,
             cap,
-            live: Lru::new(cap),
+            live: LruCache::new(NonZeroUsize::new(cap).unwrap_or(NonZeroUsize::MIN)),
             leases: HashMap::new(),
             events,
             keeper: None,
@@ -121,7 +122,7 @@ impl Handler<Resolve> for SessionManager {
         .with_pack_keeper(self.keeper.clone())
         .start();
         // Evicted actors are dropped here: each stops when idle.
-        drop(self.live.insert(msg.id, addr.clone()));
+        drop(self.live.push(msg.id, addr.clone()));
         if self.leases.len() > 4 * self.cap {
             self.leases.retain(|_, lease| Arc::strong_count(lease) > 1);
         }
@@ -140,7 +141,7 @@ impl Handler<Forget> for SessionManager {
     type Result = ResponseFuture<std::io::Result<()>>;
 
     fn handle(&mut self, msg: Forget, _: &mut Self::Context) -> Self::Result {
-        self.live.remove(&msg.id);
+        self.live.pop(&msg.id);
         if self.locations.remove(&msg.id) {
             Box::pin(self.writer.save(&self.locations))
         } else {
@@ -277,7 +278,7 @@ impl Handler<Relocated> for SessionManager {
             .collect();
         let mut ids = Vec::new();
         for (id, dir) in moved {
-            self.live.remove(&id);
+            self.live.pop(&id);
             self.locations.insert(id.clone(), dir);
             ids.push(id);
         }

@@ -50,11 +50,20 @@ impl ChildServer {
 }
 
 impl Drop for ChildServer {
+    /// SIGTERM, then the exit is checked: a server that does not end its
+    /// graceful shutdown with success is reported (a signal, an abort).
     fn drop(&mut self) {
         let _ = Command::new("kill")
             .args(["-TERM", &self.0.id().to_string()])
             .status();
-        let _ = self.0.wait();
+        match self.0.wait() {
+            Ok(status) if status.success() => {}
+            Ok(status) => eprintln!(
+                "FAIL: the server (pid {}) did not shut down cleanly: {status}",
+                self.0.id()
+            ),
+            Err(e) => eprintln!("the server could not be waited for: {e}"),
+        }
     }
 }
 
