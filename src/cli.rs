@@ -60,6 +60,11 @@ pub enum Command {
     /// Search every session, branch and turn ("words", "a phrase",
     /// prefix*, AND / OR / NOT), or rebuild the search index.
     Search(SearchArgs),
+    /// Import another agent tool's histories as sessions (one commit per
+    /// turn at the turn's own time, forks as branches); run again, it adds
+    /// only what is new. Through the running server, or directly on a
+    /// stopped server's state directory.
+    Import(ImportArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     Completions {
         #[arg(value_enum)]
@@ -83,6 +88,27 @@ pub struct SearchArgs {
     pub sessions: bool,
     #[arg(long, default_value_t = 20)]
     pub limit: usize,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct ImportArgs {
+    #[command(flatten)]
+    pub target: ServerTarget,
+    /// The tool: claude-code.
+    pub tool: String,
+    /// Files or folders to read (default: the tool's own folder, e.g.
+    /// ~/.claude/projects).
+    pub paths: Vec<PathBuf>,
+    /// Only files modified since this time (2025-06-01, an RFC 3339 time,
+    /// or seconds since the epoch).
+    #[arg(long, value_name = "TIME")]
+    pub since: Option<String>,
+    /// Read and count; write nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Do not register the conversations' working directories as projects.
+    #[arg(long)]
+    pub no_projects: bool,
 }
 
 #[derive(Debug, Clone, clap::Args)]

@@ -57,6 +57,7 @@ pub struct ErrorBody {
         crate::routes::projects::relocate,
         crate::routes::search::search,
         crate::routes::search::reindex,
+        crate::routes::imports::run,
         crate::observe::metrics::scrape,
         openapi_json,
     ),

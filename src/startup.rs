@@ -269,6 +269,23 @@ fn claim_state_dir(state_dir: &Path, sessions_dir: &Path) -> Result<std::fs::Fil
     Ok(lock)
 }
 
+/// The engine alone on a state directory no server holds, for a command
+/// that writes through it (`import`): the same lock and settings as
+/// `serve`. Call inside an actix system; the lock is held while the file
+/// lives.
+pub fn start_engine(config: &Config) -> Result<(Engine, std::fs::File), StartupError> {
+    let state_dir = config.state_dir()?;
+    let sessions_dir = state_dir.join("sessions");
+    let lock = claim_state_dir(&state_dir, &sessions_dir)?;
+    let (engine, _) = Engine::start(engine_config(config, sessions_dir)).map_err(|source| {
+        StartupError::StateDir {
+            path: state_dir.clone(),
+            source,
+        }
+    })?;
+    Ok((engine, lock))
+}
+
 /// The engine's settings from the configuration.
 fn engine_config(config: &Config, sessions_dir: PathBuf) -> EngineConfig {
     let m = &config.maintenance;

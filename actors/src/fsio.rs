@@ -13,6 +13,33 @@ pub const FILE_MODE: u32 = 0o600;
 /// Mode of every folder the service creates.
 pub const DIR_MODE: u32 = 0o700;
 
+/// Raise the soft limit on open files to the hard one (1,024 by default
+/// on Linux, often 524,288 hard): every live session keeps its pack files
+/// open, and the search index its segments. Returns the limit now in force.
+pub fn raise_open_files() -> io::Result<u64> {
+    let mut lim = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit and setrlimit read and write the one struct given.
+    unsafe {
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        if lim.rlim_cur < lim.rlim_max {
+            let raised = libc::rlimit {
+                rlim_cur: lim.rlim_max,
+                rlim_max: lim.rlim_max,
+            };
+            if libc::setrlimit(libc::RLIMIT_NOFILE, &raised) != 0 {
+                return Err(io::Error::last_os_error());
+            }
+            lim = raised;
+        }
+    }
+    Ok(lim.rlim_cur)
+}
+
 /// Whether `e` says the disk (or the user's quota) is full.
 pub fn is_disk_full(e: &io::Error) -> bool {
     matches!(

@@ -8,6 +8,7 @@ pub mod events;
 pub mod fsio;
 pub mod git;
 pub mod ids;
+pub mod importers;
 pub mod limit;
 pub mod locations;
 pub mod maintenance;

@@ -9,6 +9,12 @@ use serde_json::{Map, Value};
 /// title is a line in a list; generated ones are at most 50).
 pub const MAX_TITLE_CHARS: usize = 300;
 
+/// A title from elsewhere (another tool's), trimmed and cut to
+/// `MAX_TITLE_CHARS` characters.
+pub fn clip_title(title: &str) -> String {
+    title.trim().chars().take(MAX_TITLE_CHARS).collect()
+}
+
 /// A title a client may set: at most `MAX_TITLE_CHARS` characters.
 pub fn check_title(title: &str) -> Result<(), String> {
     let n = title.chars().count();

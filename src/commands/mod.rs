@@ -5,6 +5,7 @@
 pub mod client;
 pub mod fsck;
 pub mod gc;
+pub mod import;
 pub mod migrate;
 pub mod progress;
 pub mod projects;
@@ -32,6 +33,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Gc(args) => gc::run(&args),
         Command::Status(args) => status::run(&args),
         Command::Search(args) => search::run(&args),
+        Command::Import(args) => import::run(&args),
         Command::Completions { shell } => {
             use clap::CommandFactory;
             let mut cmd = Cli::command();

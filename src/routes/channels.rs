@@ -65,6 +65,7 @@ pub async fn post(
         metadata,
         name: None,
         output: None,
+        at: None,
     };
     let spec = CreateSpec {
         // As the original: the source is the channel's name.

@@ -3,6 +3,7 @@
 pub mod archive;
 pub mod channels;
 pub mod health;
+pub mod imports;
 pub mod messages;
 pub mod projects;
 pub mod replay;
@@ -65,6 +66,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
             )
             .route("/search", web::get().to(search::search))
             .route("/search/reindex", web::post().to(search::reindex))
+            .route("/imports", web::post().to(imports::run))
             .route("/projects", web::get().to(projects::list))
             .route("/projects", web::post().to(projects::create))
             .route("/projects/{id}", web::get().to(projects::get))

@@ -248,6 +248,7 @@ async fn chat(c: &Call<'_>, v: Value) -> Result<Frames, Value> {
         metadata: Default::default(),
         name: None,
         output: None,
+        at: None,
     };
     let posted = c
         .engine()

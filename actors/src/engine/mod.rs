@@ -98,6 +98,10 @@ impl Engine {
     /// current arbiter.
     pub fn start(config: EngineConfig) -> std::io::Result<(Engine, Report)> {
         crate::git::enable_fsync();
+        match crate::fsio::raise_open_files() {
+            Ok(n) => tracing::debug!(open_files = n, "open-file limit"),
+            Err(e) => tracing::warn!(error = %e, "the open-file limit could not be raised"),
+        }
         // Before anything reads a session: what the log holds goes back in
         // place. On a disk that is full, the log cannot be replayed (its
         // files are rewritten in place): it stays as it is, for the next
@@ -211,7 +215,7 @@ impl Engine {
 
     /// `ReadOnly` when the engine refuses writes; every method that
     /// writes starts with it.
-    fn writable(&self) -> Result<(), EngineError> {
+    pub(crate) fn writable(&self) -> Result<(), EngineError> {
         if self.read_only {
             return Err(EngineError::ReadOnly);
         }

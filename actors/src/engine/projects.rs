@@ -321,5 +321,6 @@ fn relocate_node(project: &Project, old: &std::path::Path) -> NewNode {
         metadata,
         name: Some("project/relocate".into()),
         output: Some(format!("{} → {}", old.display(), project.path.display()).into()),
+        at: None,
     }
 }

@@ -61,17 +61,25 @@ pub enum GitError {
 /// of windows was most of what a server under load held beyond its live
 /// data.
 pub const MAPPED_LIMIT: usize = 16 << 20;
-/// Most pack files libgit2 keeps open at once (default: no limit).
-pub const MAPPED_FILES: usize = 256;
+/// libgit2's limit on pack files open at once stays off (its default).
+/// With a limit, registering a pack closes the least recently used pack
+/// file after releasing the lock that keeps packs alive: a pack freed by
+/// another thread in between is then written to after it was freed. Under
+/// the mixed load this crashed the server in `git_mwindow_scan_recently_used`
+/// (a general protection fault) and, once, glibc's "unaligned tcache
+/// chunk" abort. Open packs are bounded by the merges instead, and the
+/// server raises its open-file limit at start (`fsio::raise_open_files`).
+pub const MAPPED_FILES: usize = 0;
 /// Most bytes of parsed objects libgit2 caches across every repository
 /// (default 256 MiB; the store keeps what it needs in memory itself).
 pub const OBJECT_CACHE: usize = 16 << 20;
 
 /// Turn on libgit2's fsync of objects, refs and the index, once per process.
 /// Without it an acknowledged commit could vanish on power loss. Also
-/// bounds libgit2's process-wide memory: mapped pack windows and open pack
-/// files (`MAPPED_LIMIT`, `MAPPED_FILES`) and its object cache
-/// (`OBJECT_CACHE`); libgit2 closes the least recently used beyond them.
+/// bounds libgit2's process-wide memory: mapped pack windows
+/// (`MAPPED_LIMIT`) and its object cache (`OBJECT_CACHE`); libgit2 unmaps
+/// the least recently used beyond them. Open pack files are not limited
+/// (`MAPPED_FILES`).
 pub fn enable_fsync() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {

@@ -70,6 +70,7 @@ impl SessionCore {
         } else {
             new.predecessor
         };
+        let created_at = new.at.unwrap_or_else(now);
         let node = Node {
             id: id.clone(),
             role: new.role,
@@ -77,7 +78,7 @@ impl SessionCore {
             predecessor,
             caller: new.caller,
             seq,
-            created_at: now(),
+            created_at,
             metadata: new.metadata,
             name: new.name,
             output: new.output,

@@ -107,6 +107,7 @@ impl SessionCore {
             metadata: q.metadata.clone(),
             name: None,
             output: None,
+            at: None,
         };
         let out = match self.append_with(node, baseline) {
             Ok(o) => o,

@@ -24,6 +24,7 @@ fn node(id: &str, role: Role, text: &str) -> NewNode {
         metadata: Default::default(),
         name: None,
         output: None,
+        at: None,
     }
 }
 

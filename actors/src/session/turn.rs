@@ -64,7 +64,7 @@ impl SessionCore {
         }
         let idempotency_key = req.idempotency_key.clone();
         let context_file = self.write_context(req.context, req.context_id, open.number)?;
-        let ended_at = now();
+        let ended_at = req.at.unwrap_or_else(now);
         let record = TurnRecord {
             number: open.number,
             first_seq: open.first_seq,

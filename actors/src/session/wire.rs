@@ -28,6 +28,11 @@ pub struct NewNode {
     pub name: Option<String>,
     #[serde(default)]
     pub output: Option<Value>,
+    /// When the node was written, for an importer that keeps another
+    /// tool's own times; never taken from a client (a node's time is the
+    /// server's).
+    #[serde(skip)]
+    pub at: Option<f64>,
 }
 
 /// Changes to a node of the open turn (filling the assistant placeholder).
@@ -83,6 +88,10 @@ pub struct EndTurn {
     /// last ended turn returns its commit again.
     #[serde(skip)]
     pub idempotency_key: Option<String>,
+    /// When the turn ended (its commit's time), for an importer that keeps
+    /// another tool's own times; never taken from a client.
+    #[serde(skip)]
+    pub at: Option<f64>,
 }
 
 /// Session fields a creator may set.

@@ -138,6 +138,7 @@ fn node(role: Role, content: &str, caller: Option<&str>, name: Option<&str>) -> 
         metadata: Default::default(),
         name: name.map(str::to_string),
         output: None,
+        at: None,
     }
 }
 

@@ -86,7 +86,7 @@ fn client(url: String, c: usize, stop: Arc<AtomicBool>, done: Arc<AtomicU64>) {
 
 pub fn bench_memory(dir: &Path, minutes: f64) {
     let state = dir.join("memory-state");
-    let (server, url, _) = spawn_server(&state);
+    let (mut server, url, _) = spawn_server(&state);
     let pid = server.pid();
     println!("memory: {CLIENTS} clients × {SESSIONS_PER_CLIENT} sessions of mixed load for {minutes} min; RSS every 10 s");
     let stop = Arc::new(AtomicBool::new(false));
@@ -102,6 +102,14 @@ pub fn bench_memory(dir: &Path, minutes: f64) {
     let mut peak: f64 = 0.0;
     while start.elapsed() < end {
         std::thread::sleep(Duration::from_secs(10));
+        if let Some(status) = server.exited() {
+            stop.store(true, Ordering::Relaxed);
+            println!(
+                "memory: FAIL: the server ended under the load after {:.0} s ({status})",
+                start.elapsed().as_secs_f64()
+            );
+            std::process::exit(1);
+        }
         let rss = rss_mib(pid);
         peak = peak.max(rss);
         let (anon, file) = rss_split(pid);

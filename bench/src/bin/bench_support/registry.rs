@@ -47,6 +47,11 @@ impl ChildServer {
     pub fn pid(&self) -> u32 {
         self.0.id()
     }
+
+    /// How the server ended, when it has (a crash under the load).
+    pub fn exited(&mut self) -> Option<std::process::ExitStatus> {
+        self.0.try_wait().ok().flatten()
+    }
 }
 
 impl Drop for ChildServer {

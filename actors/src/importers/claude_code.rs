@@ -1,0 +1,594 @@
+//! Claude Code's transcripts: `~/.claude/projects/<escaped cwd>/<session
+//! id>.jsonl`, one JSON record per line, linked by `uuid`/`parentUuid`;
+//! sub-agents in `<session id>/subagents/agent-<id>.jsonl`.
+//!
+//! Read line by line: a turn is handed on as soon as the next user prompt
+//! shows it is over, so nothing but the ids seen so far is kept between
+//! turns. Records that are neither messages nor titles are kept verbatim
+//! in the metadata of the node that follows them (`claude_code.records`).
+
+use std::collections::HashMap;
+use std::io::BufRead;
+use std::path::Path;
+
+use serde_json::{json, Map, Value};
+
+use super::model::{parse_time, Header, ImportedNode, ImportedTurn, Skipped};
+use crate::ids;
+use crate::node::Role;
+
+/// Our session id of a Claude Code conversation, and of a sub-agent's.
+pub fn session_id(source_id: &str) -> String {
+    format!("claude-code-{source_id}")
+}
+
+/// The conversation a file holds: its id and, for a sub-agent's file
+/// (`<id>/subagents/agent-<agent>.jsonl`), the parent's id.
+pub fn identify(path: &Path) -> Option<(String, Option<String>)> {
+    let stem = path.file_stem()?.to_str()?;
+    let parent_dir = path.parent()?;
+    if parent_dir.file_name()?.to_str()? == "subagents" {
+        let parent = parent_dir.parent()?.file_name()?.to_str()?;
+        let agent = stem.strip_prefix("agent-").unwrap_or(stem);
+        return Some((format!("{parent}-agent-{agent}"), Some(parent.to_string())));
+    }
+    Some((stem.to_string(), None))
+}
+
+/// A first pass over a file: its titles (the user's last `custom-title`,
+/// else the last `ai-title`, else the last `summary`), working directory
+/// and first time. Only lines that can hold them are parsed.
+pub fn header(path: &Path) -> std::io::Result<Header> {
+    let (source_id, parent) = identify(path).unwrap_or_default();
+    let mut h = Header {
+        session_id: session_id(&source_id),
+        parent_session: parent.map(|p| session_id(&p)),
+        source_id,
+        ..Header::default()
+    };
+    let (mut custom, mut ai, mut summary) = (None, None, None);
+    let file = std::io::BufReader::new(std::fs::File::open(path)?);
+    for line in file.split(b'\n') {
+        let line = line?;
+        let wanted = |needle: &[u8]| line.windows(needle.len()).any(|w| w == needle);
+        let titled = wanted(b"\"custom-title\"") || wanted(b"\"ai-title\"") || wanted(b"\"summary\"");
+        if !titled && h.cwd.is_some() && h.created_at.is_some() {
+            continue;
+        }
+        let Ok(rec) = serde_json::from_slice::<Value>(&line) else {
+            continue;
+        };
+        let text = |k: &str| rec.get(k).and_then(Value::as_str).map(str::to_string);
+        match rec.get("type").and_then(Value::as_str) {
+            Some("custom-title") => custom = text("customTitle").or(custom),
+            Some("ai-title") => ai = text("aiTitle").or(ai),
+            Some("summary") => summary = text("summary").or(summary),
+            _ => {}
+        }
+        if h.cwd.is_none() {
+            h.cwd = text("cwd").map(Into::into);
+        }
+        if h.created_at.is_none() {
+            h.created_at = text("timestamp").and_then(|t| parse_time(&t));
+        }
+    }
+    let trimmed = |t: Option<String>| t.map(|t| t.trim().to_string()).filter(|t| !t.is_empty());
+    h.user_titled = trimmed(custom.clone()).is_some();
+    h.title = trimmed(custom).or(trimmed(ai)).or(trimmed(summary));
+    Ok(h)
+}
+
+/// The turn being read.
+struct Open {
+    turn: ImportedTurn,
+    /// The assistant node the current message's records go to:
+    /// (the message's id, the node's index).
+    assistant: Option<(String, usize)>,
+    /// Tool calls of this turn by their `tool_use` id: the node's index.
+    tools: HashMap<String, usize>,
+}
+
+/// The parser's state between lines.
+pub struct Parser {
+    file: String,
+    line: u64,
+    /// Every record id seen: the node it became part of (for the records
+    /// that follow it).
+    alias: HashMap<String, String>,
+    open: Option<Open>,
+    /// System notes waiting for the next user message.
+    notes: Vec<ImportedNode>,
+    /// Records kept verbatim until the next node.
+    kept: Vec<Value>,
+    pub skipped: Skipped,
+    /// The last record's time.
+    last_at: f64,
+    /// A sub-agent's own file: its records are all on the side chain.
+    subagent_file: bool,
+}
+
+impl Parser {
+    pub fn new(file: &Path) -> Parser {
+        Parser {
+            file: file.display().to_string(),
+            line: 0,
+            alias: HashMap::new(),
+            open: None,
+            notes: Vec::new(),
+            kept: Vec::new(),
+            skipped: Skipped::default(),
+            last_at: 0.0,
+            subagent_file: identify(file).is_some_and(|(_, parent)| parent.is_some()),
+        }
+    }
+
+    /// Read every line of `reader`, handing each finished turn to `each`
+    /// (which stops the reading by returning false); the last turn is
+    /// returned, finished or not.
+    pub fn read(
+        &mut self,
+        reader: impl BufRead,
+        mut each: impl FnMut(ImportedTurn) -> bool,
+    ) -> std::io::Result<Option<ImportedTurn>> {
+        let mut lines = reader.split(b'\n').peekable();
+        while let Some(line) = lines.next() {
+            let line = line?;
+            let last = lines.peek().is_none();
+            if let Some(done) = self.push(&line, last) {
+                if !each(done) {
+                    return Ok(None);
+                }
+            }
+        }
+        Ok(self.finish())
+    }
+
+    /// One line; a turn it shows is over. The file's `last` line may be cut
+    /// short by a writer still at work: it is left for a later read.
+    pub fn push(&mut self, line: &[u8], last: bool) -> Option<ImportedTurn> {
+        self.line += 1;
+        if line.iter().all(u8::is_ascii_whitespace) {
+            return None;
+        }
+        let rec: Value = match serde_json::from_slice(line) {
+            Ok(v @ Value::Object(_)) => v,
+            Ok(_) => {
+                self.skip("not a JSON object");
+                return None;
+            }
+            Err(_) if last => {
+                self.skip("an unfinished last line");
+                return None;
+            }
+            Err(_) => {
+                self.skip("not JSON");
+                return None;
+            }
+        };
+        if let Some(t) = rec.get("timestamp").and_then(Value::as_str).and_then(parse_time) {
+            self.last_at = t;
+        }
+        // An older Claude Code wrote a sub-agent's records into the main
+        // file, on the side chain: kept, not mixed into the conversation.
+        if !self.subagent_file && rec.get("isSidechain").and_then(Value::as_bool) == Some(true) {
+            self.kept.push(rec);
+            return None;
+        }
+        match rec.get("type").and_then(Value::as_str) {
+            Some("user") => self.user(rec),
+            Some("assistant") => {
+                self.assistant(rec);
+                None
+            }
+            Some("system") => {
+                self.system(rec);
+                None
+            }
+            // Titles: read by `header`.
+            Some("summary" | "custom-title" | "ai-title" | "agent-name") => None,
+            _ => {
+                self.kept.push(rec);
+                None
+            }
+        }
+    }
+
+    /// The turn still open at the end of the file, finished when the
+    /// assistant's last message ended the turn.
+    pub fn finish(&mut self) -> Option<ImportedTurn> {
+        let mut open = self.open.take()?;
+        self.attach_kept(&mut open.turn);
+        Some(open.turn)
+    }
+
+    fn skip(&mut self, reason: &str) {
+        self.skipped.add(&self.file, self.line, reason);
+    }
+
+    fn at(&self) -> f64 {
+        self.last_at
+    }
+
+    /// Records kept so far go to the metadata of `node`.
+    fn take_kept(&mut self, node: &mut ImportedNode) {
+        if !self.kept.is_empty() {
+            let records = std::mem::take(&mut self.kept);
+            node.source.insert("records".into(), Value::Array(records));
+        }
+    }
+
+    fn attach_kept(&mut self, turn: &mut ImportedTurn) {
+        if let Some(last) = turn.nodes.last_mut() {
+            let records = std::mem::take(&mut self.kept);
+            if !records.is_empty() {
+                let meta = &mut last.source;
+                let mut all = match meta.remove("records") {
+                    Some(Value::Array(a)) => a,
+                    _ => Vec::new(),
+                };
+                all.extend(records);
+                meta.insert("records".into(), Value::Array(all));
+            }
+        }
+    }
+
+    /// The node a record's parent became part of.
+    fn parent_of(&self, rec: &Value) -> Option<String> {
+        let key = rec
+            .get("parentUuid")
+            .and_then(Value::as_str)
+            .or_else(|| rec.get("logicalParentUuid").and_then(Value::as_str))?;
+        self.alias.get(key).cloned()
+    }
+
+    fn user(&mut self, rec: Value) -> Option<ImportedTurn> {
+        let content = rec.pointer("/message/content").cloned().unwrap_or(Value::Null);
+        let blocks = content.as_array();
+        let results = blocks.is_some_and(|b| {
+            !b.is_empty()
+                && b.iter()
+                    .all(|x| x.get("type").and_then(Value::as_str) == Some("tool_result"))
+        });
+        if results {
+            self.tool_results(&rec);
+            return None;
+        }
+        let flag = |k: &str| rec.get(k).and_then(Value::as_bool).unwrap_or(false);
+        if flag("isMeta") || flag("isCompactSummary") {
+            let kind = if flag("isCompactSummary") {
+                "compaction_summary"
+            } else {
+                "meta"
+            };
+            let text = text_of(&content);
+            self.note(&rec, text, kind);
+            return None;
+        }
+        // A prompt: the turn before it is over.
+        let finished = self.open.take().map(|mut o| {
+            self.attach_kept(&mut o.turn);
+            o.turn.complete = true;
+            o.turn
+        });
+        let id = record_id(&rec, self.line);
+        let mut node = self.node(&rec, &id, Role::User, Value::String(text_of(&content)));
+        if let Some(blocks) = blocks {
+            let other: Vec<Value> = blocks
+                .iter()
+                .filter(|b| b.get("type").and_then(Value::as_str) != Some("text"))
+                .cloned()
+                .collect();
+            if !other.is_empty() {
+                node.source.insert("blocks".into(), Value::Array(other));
+            }
+        }
+        self.take_kept(&mut node);
+        let follows = self.parent_of(&rec);
+        self.alias.insert(id.clone(), id.clone());
+        let mut nodes = std::mem::take(&mut self.notes);
+        nodes.push(node);
+        self.open = Some(Open {
+            turn: ImportedTurn {
+                follows,
+                nodes,
+                ended_at: self.at(),
+                complete: false,
+            },
+            assistant: None,
+            tools: HashMap::new(),
+        });
+        finished
+    }
+
+    fn tool_results(&mut self, rec: &Value) {
+        let Some(open) = self.open.as_mut() else {
+            self.skipped.add(&self.file, self.line, "a tool result before any prompt");
+            return;
+        };
+        let blocks = rec
+            .pointer("/message/content")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        let mut found = None;
+        for b in &blocks {
+            let call = b.get("tool_use_id").and_then(Value::as_str).unwrap_or("");
+            let Some(&i) = open.tools.get(call) else {
+                self.skipped.add(&self.file, self.line, "a tool result without its call");
+                continue;
+            };
+            let node = &mut open.turn.nodes[i];
+            node.output = Some(match b.get("content") {
+                Some(Value::String(s)) => Value::String(s.clone()),
+                Some(c @ Value::Array(_)) => Value::String(text_of(c)),
+                _ => Value::String(String::new()),
+            });
+            let meta = &mut node.source;
+            if b.get("is_error").and_then(Value::as_bool) == Some(true) {
+                meta.insert("is_error".into(), Value::Bool(true));
+            }
+            if let Some(Value::Array(parts)) = b.get("content") {
+                if parts
+                    .iter()
+                    .any(|p| p.get("type").and_then(Value::as_str) != Some("text"))
+                {
+                    meta.insert("result_blocks".into(), Value::Array(parts.clone()));
+                }
+            }
+            if let Some(r) = rec.get("toolUseResult") {
+                meta.insert("tool_use_result".into(), r.clone());
+                if let Some(agent) = r.get("agentId").and_then(Value::as_str) {
+                    let parent = rec.get("sessionId").and_then(Value::as_str).unwrap_or("");
+                    meta.insert(
+                        "subagent_session".into(),
+                        Value::String(session_id(&format!("{parent}-agent-{agent}"))),
+                    );
+                }
+            }
+            found = node.caller.clone();
+        }
+        open.turn.ended_at = self.last_at;
+        if let (Some(id), Some(caller)) = (rec.get("uuid").and_then(Value::as_str), found) {
+            self.alias.insert(id.to_string(), caller);
+        }
+    }
+
+    fn assistant(&mut self, rec: Value) {
+        let at = self.at();
+        let line = self.line;
+        if self.open.is_none() {
+            self.skip("a reply before any prompt");
+            return;
+        }
+        let message_id = rec
+            .pointer("/message/id")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string();
+        let record = record_id(&rec, line);
+        // A message Claude Code wrote as several records (one per block)
+        // is one assistant node.
+        let same = self.open.as_ref().and_then(|o| {
+            o.assistant
+                .as_ref()
+                .filter(|(m, _)| !m.is_empty() && *m == message_id)
+                .map(|(_, i)| *i)
+        });
+        let index = match same {
+            Some(i) => i,
+            None => {
+                let mut node = self.node(&rec, &record, Role::Assistant, Value::String(String::new()));
+                self.take_kept(&mut node);
+                let Some(open) = self.open.as_mut() else {
+                    return;
+                };
+                open.turn.nodes.push(node);
+                let i = open.turn.nodes.len() - 1;
+                open.assistant = Some((message_id, i));
+                i
+            }
+        };
+        let Some(open) = self.open.as_mut() else {
+            return;
+        };
+        let caller = open.turn.nodes[index].id.clone();
+        let blocks = match rec.pointer("/message/content") {
+            Some(Value::Array(b)) => b.clone(),
+            Some(Value::String(s)) => vec![json!({"type": "text", "text": s})],
+            _ => Vec::new(),
+        };
+        let mut calls = Vec::new();
+        {
+            let node = &mut open.turn.nodes[index];
+            for b in &blocks {
+                match b.get("type").and_then(Value::as_str) {
+                    Some("text") => {
+                        let t = b.get("text").and_then(Value::as_str).unwrap_or("");
+                        append_text(&mut node.content, t);
+                    }
+                    Some("thinking") => {
+                        let t = b.get("thinking").and_then(Value::as_str).unwrap_or("");
+                        let meta = &mut node.source;
+                        let mut all = meta
+                            .remove("thinking")
+                            .and_then(|v| v.as_str().map(str::to_string))
+                            .unwrap_or_default();
+                        if !all.is_empty() {
+                            all.push_str("\n\n");
+                        }
+                        all.push_str(t);
+                        meta.insert("thinking".into(), Value::String(all));
+                    }
+                    Some("tool_use") => calls.push(b.clone()),
+                    _ => push_to(&mut node.source, "blocks", b.clone()),
+                }
+            }
+            if let Some(m) = rec.pointer("/message/model").and_then(Value::as_str) {
+                node.metadata.insert("model".into(), Value::String(m.to_string()));
+            }
+            if let Some(u) = rec.pointer("/message/usage") {
+                node.metadata.insert("usage".into(), u.clone());
+            }
+            if let Some(s) = rec.pointer("/message/stop_reason").filter(|s| !s.is_null()) {
+                node.source.insert("stop_reason".into(), s.clone());
+            }
+        }
+        for (n, call) in calls.into_iter().enumerate() {
+            let given = call.get("id").and_then(Value::as_str).unwrap_or("");
+            let id = if ids::validate("node id", given).is_ok() {
+                given.to_string()
+            } else {
+                format!("{record}-tool-{n}")
+            };
+            let name = call
+                .get("name")
+                .and_then(Value::as_str)
+                .filter(|s| !s.is_empty())
+                .unwrap_or("tool");
+            let mut source = Map::new();
+            source.insert("tool_use_id".into(), Value::String(given.into()));
+            open.turn.nodes.push(ImportedNode {
+                id,
+                role: Role::Tool,
+                content: call.get("input").cloned().unwrap_or(Value::Null),
+                caller: Some(caller.clone()),
+                name: Some(name.to_string()),
+                output: None,
+                metadata: Map::new(),
+                source,
+                at,
+            });
+            open.tools.insert(given.to_string(), open.turn.nodes.len() - 1);
+        }
+        let stop = rec.pointer("/message/stop_reason").and_then(Value::as_str);
+        open.turn.complete = matches!(
+            stop,
+            Some("end_turn" | "stop_sequence" | "max_tokens" | "refusal")
+        );
+        open.turn.ended_at = at;
+        self.alias.insert(record, caller);
+    }
+
+    fn system(&mut self, rec: Value) {
+        let subtype = rec.get("subtype").and_then(Value::as_str).unwrap_or("");
+        // The end of a turn Claude Code measured: the turn is over.
+        if matches!(subtype, "turn_duration" | "stop_hook_summary") {
+            if let Some(o) = self.open.as_mut() {
+                o.turn.complete = true;
+            }
+            self.alias_to_parent(&rec);
+            self.kept.push(rec);
+            return;
+        }
+        let text = match rec.get("content") {
+            Some(Value::String(s)) => s.clone(),
+            Some(other) => text_of(other),
+            None => String::new(),
+        };
+        let kind = if subtype == "compact_boundary" {
+            "compaction"
+        } else {
+            "system"
+        };
+        self.note(&rec, text, kind);
+    }
+
+    /// A system note (a runtime message, a compaction, a meta message):
+    /// inside the open turn, or before the next prompt. It does not move
+    /// the conversation: what follows it follows its parent.
+    fn note(&mut self, rec: &Value, text: String, kind: &str) {
+        let id = record_id(rec, self.line);
+        let mut node = self.node(rec, &id, Role::System, Value::String(text));
+        node.source.insert("kind".into(), Value::String(kind.into()));
+        self.take_kept(&mut node);
+        self.alias_to_parent(rec);
+        match self.open.as_mut() {
+            Some(o) => {
+                o.turn.nodes.push(node);
+                o.turn.ended_at = self.last_at;
+            }
+            None => self.notes.push(node),
+        }
+    }
+
+    /// A record that is not a step of the conversation stands for the
+    /// node it follows.
+    fn alias_to_parent(&mut self, rec: &Value) {
+        if let (Some(parent), Some(uuid)) =
+            (self.parent_of(rec), rec.get("uuid").and_then(Value::as_str))
+        {
+            self.alias.insert(uuid.to_string(), parent);
+        }
+    }
+
+    fn node(&self, rec: &Value, id: &str, role: Role, content: Value) -> ImportedNode {
+        let mut source = Map::new();
+        for k in [
+            "uuid", "parentUuid", "timestamp", "cwd", "gitBranch", "version", "subtype",
+            "level", "isSidechain", "agentId", "userType", "permissionMode",
+        ] {
+            if let Some(v) = rec.get(k).filter(|v| !v.is_null()) {
+                source.insert(k.into(), v.clone());
+            }
+        }
+        ImportedNode {
+            id: id.to_string(),
+            role,
+            content,
+            caller: None,
+            name: None,
+            output: None,
+            metadata: Map::new(),
+            source,
+            at: self.last_at,
+        }
+    }
+}
+
+/// A record's id as a node id (its `uuid`; else one made from the line).
+fn record_id(rec: &Value, line: u64) -> String {
+    match rec.get("uuid").and_then(Value::as_str) {
+        Some(u) if ids::validate("node id", u).is_ok() => u.to_string(),
+        _ => format!("line-{line}"),
+    }
+}
+
+fn push_to(meta: &mut Map<String, Value>, key: &str, v: Value) {
+    match meta.entry(key).or_insert_with(|| Value::Array(Vec::new())) {
+        Value::Array(a) => a.push(v),
+        other => *other = Value::Array(vec![v]),
+    }
+}
+
+fn append_text(content: &mut Value, t: &str) {
+    if t.is_empty() {
+        return;
+    }
+    match content {
+        Value::String(s) if !s.is_empty() => {
+            s.push_str("\n\n");
+            s.push_str(t);
+        }
+        other => *other = Value::String(t.to_string()),
+    }
+}
+
+/// The text of a message's content: a string, or its text blocks joined.
+fn text_of(content: &Value) -> String {
+    match content {
+        Value::String(s) => s.clone(),
+        Value::Array(blocks) => blocks
+            .iter()
+            .filter_map(|b| match b {
+                Value::String(s) => Some(s.as_str()),
+                _ => b.get("text").and_then(Value::as_str),
+            })
+            .collect::<Vec<_>>()
+            .join("\n\n"),
+        _ => String::new(),
+    }
+}
+
+#[cfg(test)]
+#[path = "claude_code_tests.rs"]
+mod tests;

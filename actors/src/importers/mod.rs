@@ -1,0 +1,441 @@
+//! Other agents' histories as sessions: each conversation a tool wrote
+//! becomes a session repository with one commit per turn at the turn's own
+//! time, its forks as branches, its title, its working directory as a
+//! project. The tool's files are read line by line on the blocking pool
+//! and each finished turn is written with the engine's whole-turn write,
+//! so a session never holds half a turn and a run stopped anywhere goes on
+//! where it was: turns already imported are recognised by their node ids
+//! (the tool's own record ids), and a checkpoint per file skips the files
+//! that did not change.
+
+pub mod checkpoint;
+pub mod claude_code;
+pub mod model;
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::Serialize;
+
+use crate::engine::Engine;
+use crate::error::EngineError;
+use crate::meta::{now, SessionMeta, Status};
+use crate::node::Role;
+use crate::session::EndTurn;
+
+use checkpoint::{mark_of, Checkpoint};
+pub use model::{Header, ImportedNode, ImportedTurn, Problem, Skipped, Tool};
+
+/// What to import and how.
+#[derive(Debug, Clone)]
+pub struct ImportOptions {
+    pub tool: Tool,
+    /// Files or folders; none: the tool's own folder in the home directory.
+    pub paths: Vec<PathBuf>,
+    /// Only files modified at or after this time (seconds since the epoch).
+    pub since: Option<f64>,
+    /// Read and count, write nothing.
+    pub dry_run: bool,
+    /// Register each conversation's working directory as a project.
+    pub projects: bool,
+    /// A file untouched this long is no longer being written: its last
+    /// turn is over even without the tool's end-of-turn mark.
+    pub settle: Duration,
+}
+
+/// What a run did.
+#[derive(Debug, Clone, Default, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct ImportSummary {
+    pub tool: String,
+    pub dry_run: bool,
+    pub files: u64,
+    /// Unchanged since the last run (its checkpoint), not read.
+    pub files_unchanged: u64,
+    /// Modified before `--since`.
+    pub files_older: u64,
+    pub sessions_new: u64,
+    pub sessions_updated: u64,
+    /// Turns written (or, in a dry run, that would be).
+    pub turns: u64,
+    /// Turns that were already imported.
+    pub turns_present: u64,
+    /// Turns the tool is still writing, left for a later run.
+    pub turns_open: u64,
+    /// Turns that start a branch (a fork, an edit, a rewind).
+    pub branches: u64,
+    /// Lines not imported, by reason (with the first few places).
+    pub skipped: Skipped,
+    /// Files that could not be read or written (each stops at its last
+    /// whole turn).
+    pub errors: Vec<Problem>,
+}
+
+/// Where a run is, for a progress bar.
+#[derive(Debug, Clone, Copy)]
+pub struct ImportProgress {
+    pub files_done: u64,
+    pub files_total: u64,
+    pub turns: u64,
+}
+
+/// The files of `tool` under `paths` (or its default folder), sorted.
+pub fn discover(tool: Tool, paths: &[PathBuf]) -> Vec<PathBuf> {
+    let roots: Vec<PathBuf> = if paths.is_empty() {
+        default_roots(tool)
+    } else {
+        paths.to_vec()
+    };
+    let mut found = Vec::new();
+    for root in roots {
+        walk(&root, tool, &mut found);
+    }
+    found.sort();
+    found.dedup();
+    found
+}
+
+fn default_roots(tool: Tool) -> Vec<PathBuf> {
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    match tool {
+        Tool::ClaudeCode => std::env::var_os("CLAUDE_CONFIG_DIR")
+            .map(PathBuf::from)
+            .or_else(|| home.map(|h| h.join(".claude")))
+            .map(|d| vec![d.join("projects")])
+            .unwrap_or_default(),
+    }
+}
+
+fn walk(path: &Path, tool: Tool, out: &mut Vec<PathBuf>) {
+    let Ok(meta) = std::fs::symlink_metadata(path) else {
+        return;
+    };
+    if meta.is_file() {
+        if is_history_file(tool, path) {
+            out.push(path.to_path_buf());
+        }
+        return;
+    }
+    if !meta.is_dir() {
+        return;
+    }
+    let Ok(entries) = std::fs::read_dir(path) else {
+        return;
+    };
+    for e in entries.flatten() {
+        walk(&e.path(), tool, out);
+    }
+}
+
+fn is_history_file(tool: Tool, path: &Path) -> bool {
+    match tool {
+        Tool::ClaudeCode => path.extension().is_some_and(|e| e == "jsonl"),
+    }
+}
+
+/// One file's import: the session it goes to and what is known of it.
+struct Target {
+    tool: Tool,
+    file: PathBuf,
+    header: Header,
+    /// The session as it was before this file (None: it is new).
+    existing: Option<SessionMeta>,
+    create: SessionMeta,
+    /// The node the session's next turn would follow by itself.
+    head: Option<String>,
+}
+
+impl Engine {
+    /// Import a tool's histories (see the module's description).
+    #[tracing::instrument(name = "import", skip(self, opts, progress), fields(tool = opts.tool.as_str()))]
+    pub async fn import_history(
+        &self,
+        opts: ImportOptions,
+        progress: &(dyn Fn(ImportProgress) + Sync),
+    ) -> Result<ImportSummary, EngineError> {
+        if !opts.dry_run {
+            self.writable()?;
+        }
+        let (tool, paths) = (opts.tool, opts.paths.clone());
+        let files = blocking(move || discover(tool, &paths)).await?;
+        let state_dir = self.store().state_dir().to_path_buf();
+        let mut cp = blocking(move || Checkpoint::load(&state_dir, tool)).await?;
+        let mut sum = ImportSummary {
+            tool: tool.as_str().to_string(),
+            dry_run: opts.dry_run,
+            files: files.len() as u64,
+            ..ImportSummary::default()
+        };
+        let total = files.len() as u64;
+        for (i, file) in files.into_iter().enumerate() {
+            if let Err(e) = self.import_file(&opts, &file, &mut cp, &mut sum).await {
+                sum.errors.push(Problem {
+                    file: file.display().to_string(),
+                    line: 0,
+                    reason: e.to_string(),
+                });
+            }
+            progress(ImportProgress {
+                files_done: i as u64 + 1,
+                files_total: total,
+                turns: sum.turns,
+            });
+            if !opts.dry_run && i % 64 == 63 {
+                cp = save(cp).await?;
+            }
+        }
+        if !opts.dry_run {
+            save(cp).await?;
+        }
+        Ok(sum)
+    }
+
+    async fn import_file(
+        &self,
+        opts: &ImportOptions,
+        file: &Path,
+        cp: &mut Checkpoint,
+        sum: &mut ImportSummary,
+    ) -> Result<(), EngineError> {
+        let tool = opts.tool;
+        let path = file.to_path_buf();
+        let (header, mark) = blocking(move || -> std::io::Result<_> {
+            let header = match tool {
+                Tool::ClaudeCode => claude_code::header(&path)?,
+            };
+            let mark = mark_of(&path, &header.session_id)?;
+            Ok((header, mark))
+        })
+        .await?
+        .map_err(io_error)?;
+        if cp.unchanged(file, &mark) {
+            sum.files_unchanged += 1;
+            return Ok(());
+        }
+        let modified = mark.mtime_ns as f64 / 1e9;
+        if opts.since.is_some_and(|s| modified < s) {
+            sum.files_older += 1;
+            return Ok(());
+        }
+        let idle = now() - modified >= opts.settle.as_secs_f64();
+        let mut target = self.target(opts, file, header).await?;
+        let (tx, mut rx) = tokio::sync::mpsc::channel::<ImportedTurn>(4);
+        let path = file.to_path_buf();
+        let reader = tokio::task::spawn_blocking(move || -> std::io::Result<Skipped> {
+            let f = std::io::BufReader::new(std::fs::File::open(&path)?);
+            let mut parser = match tool {
+                Tool::ClaudeCode => claude_code::Parser::new(&path),
+            };
+            let last = parser.read(f, |t| tx.blocking_send(t).is_ok())?;
+            if let Some(mut t) = last {
+                t.complete |= idle;
+                let _ = tx.blocking_send(t);
+            }
+            Ok(parser.skipped)
+        });
+        let mut open = 0;
+        let mut failure = None;
+        let mut wrote = 0;
+        while let Some(turn) = rx.recv().await {
+            if failure.is_some() {
+                continue;
+            }
+            if !turn.complete {
+                open += 1;
+                continue;
+            }
+            match self.import_turn(opts, &mut target, turn, sum).await {
+                Ok(w) => wrote += u64::from(w),
+                Err(e) => failure = Some(e),
+            }
+        }
+        let skipped = reader
+            .await
+            .map_err(|_| EngineError::Unavailable)?
+            .map_err(io_error)?;
+        sum.skipped.merge(skipped);
+        sum.turns_open += open;
+        if let Some(e) = failure {
+            cp.forget(file);
+            return Err(e);
+        }
+        if wrote > 0 {
+            if target.existing.is_some() {
+                sum.sessions_updated += 1;
+            } else {
+                sum.sessions_new += 1;
+            }
+        }
+        if !opts.dry_run {
+            self.import_title(&target).await?;
+            if open == 0 {
+                cp.set(file, mark);
+            } else {
+                cp.forget(file);
+            }
+        }
+        Ok(())
+    }
+
+    /// The session a file goes to, as it is now, and how to create it.
+    async fn target(
+        &self,
+        opts: &ImportOptions,
+        file: &Path,
+        header: Header,
+    ) -> Result<Target, EngineError> {
+        let existing = match self.meta(&header.session_id).await {
+            Ok(m) => Some(m),
+            Err(e) if e.is_unknown_session() => None,
+            Err(e) => return Err(e),
+        };
+        let created = header.created_at.unwrap_or_else(now);
+        let mut create = SessionMeta::new(header.session_id.clone(), created);
+        create.source = opts.tool.as_str().to_string();
+        if let Some(t) = &header.title {
+            create.title = crate::meta::clip_title(t);
+            create.user_titled = header.user_titled;
+        }
+        if let Some(parent) = &header.parent_session {
+            create
+                .extra
+                .insert("parent_session".into(), parent.clone().into());
+        }
+        if opts.projects && existing.is_none() && !opts.dry_run {
+            if let Some(cwd) = header.cwd.as_ref().filter(|c| c.is_dir()) {
+                match self.resolve_project(&cwd.to_string_lossy(), None).await {
+                    Ok((project, _)) => create.project_id = project.id,
+                    Err(e) => tracing::info!(cwd = %cwd.display(), error = %e, "imported without its project"),
+                }
+            }
+        }
+        let head = existing.as_ref().and_then(|m| m.head.clone());
+        Ok(Target {
+            tool: opts.tool,
+            file: file.to_path_buf(),
+            header,
+            existing,
+            create,
+            head,
+        })
+    }
+
+    /// Write one finished turn unless it is there already. Returns whether
+    /// it was written.
+    async fn import_turn(
+        &self,
+        opts: &ImportOptions,
+        target: &mut Target,
+        turn: ImportedTurn,
+        sum: &mut ImportSummary,
+    ) -> Result<bool, EngineError> {
+        let sid = target.header.session_id.clone();
+        let Some(user) = turn.user_id().map(str::to_string) else {
+            return Ok(false);
+        };
+        let last = last_conversational(&turn);
+        let exists = target.existing.is_some() || target.head.is_some();
+        // A turn a crash left open is written again (the same ids answer
+        // what is there); one that ended is not.
+        let reopened = target
+            .existing
+            .as_ref()
+            .and_then(|m| m.open_turn.as_ref())
+            .is_some_and(|t| t.user_node == user && target.existing.as_ref().is_some_and(|m| m.status == Status::Running));
+        if exists && !reopened && self.has_node(&sid, &user).await? {
+            sum.turns_present += 1;
+            target.head = last.or(target.head.take());
+            return Ok(false);
+        }
+        let predecessor = match turn.follows.clone() {
+            Some(f) if Some(&f) == target.head.as_ref() => None,
+            Some(f) if exists && self.has_node(&sid, &f).await? => Some(f),
+            _ => None,
+        };
+        if predecessor.is_some() {
+            sum.branches += 1;
+        }
+        sum.turns += 1;
+        if opts.dry_run {
+            target.head = last.or(target.head.take());
+            return Ok(true);
+        }
+        let tool = target.tool;
+        let nodes = turn
+            .nodes
+            .into_iter()
+            .map(|n| {
+                let pred = (n.role == Role::User).then(|| predecessor.clone()).flatten();
+                n.into_new_node(tool, pred)
+            })
+            .collect();
+        let end = EndTurn {
+            at: Some(turn.ended_at),
+            ..EndTurn::default()
+        };
+        self.whole_turn(&sid, nodes, target.create.clone(), end)
+            .await
+            .map_err(|e| {
+                tracing::warn!(session = %sid, file = %target.file.display(), error = %e, "an imported turn was refused");
+                e
+            })?;
+        target.head = last.or(target.head.take());
+        Ok(true)
+    }
+
+    /// The tool's title, when it differs from the session's and the
+    /// session's own is not the user's while the tool's is not.
+    async fn import_title(&self, target: &Target) -> Result<(), EngineError> {
+        let Some(title) = target.header.title.as_deref().map(crate::meta::clip_title) else {
+            return Ok(());
+        };
+        let sid = &target.header.session_id;
+        let meta = match self.meta(sid).await {
+            Ok(m) => m,
+            Err(e) if e.is_unknown_session() => return Ok(()),
+            Err(e) => return Err(e),
+        };
+        if meta.title == title || (meta.user_titled && !target.header.user_titled) {
+            return Ok(());
+        }
+        let patch = crate::meta::MetaPatch {
+            title: Some(title),
+            user_titled: Some(target.header.user_titled),
+            ..Default::default()
+        };
+        self.update_meta(sid, patch).await.map(|_| ())
+    }
+}
+
+/// The last user or assistant node of a turn: what the next turn follows.
+fn last_conversational(turn: &ImportedTurn) -> Option<String> {
+    turn.nodes
+        .iter()
+        .rev()
+        .find(|n| matches!(n.role, Role::User | Role::Assistant))
+        .map(|n| n.id.clone())
+}
+
+async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> T + Send + 'static,
+) -> Result<T, EngineError> {
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(|_| EngineError::Unavailable)
+}
+
+async fn save(mut cp: Checkpoint) -> Result<Checkpoint, EngineError> {
+    blocking(move || cp.save().map(|()| cp))
+        .await?
+        .map_err(io_error)
+}
+
+fn io_error(e: std::io::Error) -> EngineError {
+    EngineError::from(e)
+}
+
+/// Ids a turn holds (for tests).
+pub fn node_ids(turn: &ImportedTurn) -> HashSet<&str> {
+    turn.nodes.iter().map(|n| n.id.as_str()).collect()
+}

@@ -1,0 +1,219 @@
+//! What every importer makes of another tool's history: turns of nodes
+//! with the tool's own ids and times, ready for the engine's whole-turn
+//! write, and the problems met on the way.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use crate::node::Role;
+use crate::session::NewNode;
+
+/// The tools whose histories can be imported; `source` of their sessions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Tool {
+    ClaudeCode,
+}
+
+impl Tool {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Tool::ClaudeCode => "claude-code",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<Tool> {
+        match name {
+            "claude-code" | "claude" => Some(Tool::ClaudeCode),
+            _ => None,
+        }
+    }
+
+    /// Every tool's name, for messages.
+    pub const NAMES: &'static [&'static str] = &["claude-code"];
+}
+
+/// One node of an imported turn.
+#[derive(Debug, Clone)]
+pub struct ImportedNode {
+    pub id: String,
+    pub role: Role,
+    pub content: Value,
+    pub caller: Option<String>,
+    pub name: Option<String>,
+    pub output: Option<Value>,
+    pub metadata: Map<String, Value>,
+    /// What the tool wrote beside the message, kept as it was: stored in
+    /// the node's metadata as `imported`, with the tool's name.
+    pub source: Map<String, Value>,
+    /// The tool's time of the node, in seconds since the epoch.
+    pub at: f64,
+}
+
+impl ImportedNode {
+    pub fn into_new_node(self, tool: Tool, predecessor: Option<String>) -> NewNode {
+        let mut metadata = self.metadata;
+        let mut source = self.source;
+        source.insert("tool".into(), Value::String(tool.as_str().into()));
+        metadata.insert("imported".into(), Value::Object(source));
+        NewNode {
+            id: Some(self.id),
+            role: self.role,
+            content: self.content,
+            predecessor,
+            caller: self.caller,
+            metadata,
+            name: self.name,
+            output: self.output,
+            at: Some(self.at),
+        }
+    }
+}
+
+/// One turn: system notes, the user's message, then everything up to the
+/// next user message.
+#[derive(Debug, Clone)]
+pub struct ImportedTurn {
+    /// The node this turn's user message follows, as our node id (None:
+    /// the conversation's first turn, or a root of its own).
+    pub follows: Option<String>,
+    pub nodes: Vec<ImportedNode>,
+    /// When the turn ended (its last record), seconds since the epoch.
+    pub ended_at: f64,
+    /// The turn is known to be over (a later user message, the tool's end
+    /// of turn, or a file the tool no longer writes).
+    pub complete: bool,
+}
+
+impl ImportedTurn {
+    /// The user message's id (a turn always has one).
+    pub fn user_id(&self) -> Option<&str> {
+        self.nodes
+            .iter()
+            .find(|n| n.role == Role::User)
+            .map(|n| n.id.as_str())
+    }
+}
+
+/// What a first pass over a file finds before any turn is written.
+#[derive(Debug, Clone, Default)]
+pub struct Header {
+    /// The tool's own id of the conversation.
+    pub source_id: String,
+    /// Our session id (stable: the tool and its id).
+    pub session_id: String,
+    pub title: Option<String>,
+    /// The title was set by the user in the tool (locks it here too).
+    pub user_titled: bool,
+    pub cwd: Option<PathBuf>,
+    pub created_at: Option<f64>,
+    /// A sub-agent's conversation: the session of the one that started it.
+    pub parent_session: Option<String>,
+}
+
+/// Why lines were skipped, counted, with the first few places.
+#[derive(Debug, Clone, Default, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct Skipped {
+    pub by_reason: BTreeMap<String, u64>,
+    /// The first problems met: file, line, reason.
+    pub first: Vec<Problem>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct Problem {
+    pub file: String,
+    pub line: u64,
+    pub reason: String,
+}
+
+impl Skipped {
+    const KEPT: usize = 50;
+
+    pub fn add(&mut self, file: &str, line: u64, reason: &str) {
+        *self.by_reason.entry(reason.to_string()).or_default() += 1;
+        if self.first.len() < Self::KEPT {
+            self.first.push(Problem {
+                file: file.to_string(),
+                line,
+                reason: reason.to_string(),
+            });
+        }
+    }
+
+    pub fn merge(&mut self, other: Skipped) {
+        for (k, v) in other.by_reason {
+            *self.by_reason.entry(k).or_default() += v;
+        }
+        for p in other.first {
+            if self.first.len() < Self::KEPT {
+                self.first.push(p);
+            }
+        }
+    }
+
+    pub fn total(&self) -> u64 {
+        self.by_reason.values().sum()
+    }
+}
+
+/// Seconds since the epoch of an RFC 3339 time as the tools write it
+/// (`2025-06-01T10:00:00.123Z`, or with an offset).
+pub fn parse_time(s: &str) -> Option<f64> {
+    let b = s.as_bytes();
+    if b.len() < 19 || b[4] != b'-' || b[7] != b'-' || !matches!(b[10], b'T' | b' ') {
+        return None;
+    }
+    let num = |r: std::ops::Range<usize>| -> Option<i64> { s.get(r)?.parse().ok() };
+    let (y, mo, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
+    let (h, mi, sec) = (num(11..13)?, num(14..16)?, num(17..19)?);
+    if !(1..=12).contains(&mo) || !(1..=31).contains(&d) || h > 23 || mi > 59 || sec > 60 {
+        return None;
+    }
+    let mut rest = &s[19..];
+    let mut frac = 0.0;
+    if let Some(r) = rest.strip_prefix('.') {
+        let digits = r.bytes().take_while(u8::is_ascii_digit).count();
+        frac = format!("0.{}", &r[..digits]).parse().unwrap_or(0.0);
+        rest = &r[digits..];
+    }
+    let offset = match rest {
+        "" | "Z" | "z" => 0,
+        o if o.len() == 6 && matches!(&o[..1], "+" | "-") => {
+            let sign = if o.starts_with('-') { -1 } else { 1 };
+            let oh: i64 = o.get(1..3)?.parse().ok()?;
+            let om: i64 = o.get(4..6)?.parse().ok()?;
+            sign * (oh * 3600 + om * 60)
+        }
+        _ => return None,
+    };
+    // Days from the civil date (Howard Hinnant's algorithm).
+    let y2 = if mo <= 2 { y - 1 } else { y };
+    let era = y2.div_euclid(400);
+    let yoe = y2 - era * 400;
+    let mp = (mo + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    let secs = days * 86_400 + h * 3600 + mi * 60 + sec - offset;
+    Some(secs as f64 + frac)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn times_as_the_tools_write_them() {
+        assert_eq!(parse_time("1970-01-01T00:00:00Z"), Some(0.0));
+        assert_eq!(parse_time("2025-06-01T10:00:00.250Z"), Some(1_748_772_000.25));
+        assert_eq!(parse_time("2025-06-01T12:00:00+02:00"), Some(1_748_772_000.0));
+        assert_eq!(parse_time("2024-02-29T00:00:00Z"), Some(1_709_164_800.0));
+        assert_eq!(parse_time("yesterday"), None);
+        assert_eq!(parse_time("2025-13-01T00:00:00Z"), None);
+    }
+}

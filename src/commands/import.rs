@@ -1,0 +1,182 @@
+//! `openprogram import <tool> [PATH…]`: another agent tool's histories as
+//! sessions. A running server does the import itself (`POST
+//! /api/imports`, so its sessions, search and web UI see each turn as it
+//! lands); without one, the engine runs here on the state directory, with
+//! a progress bar.
+
+use std::process::ExitCode;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use openprogram_actors::importers::{ImportOptions, ImportSummary, Tool};
+use serde_json::{json, Value};
+
+use super::client::{Client, ClientError};
+use super::progress::Progress;
+use crate::cli::ImportArgs;
+use crate::config::{Config, Overrides};
+
+/// A file untouched this long is not being written any more.
+pub const SETTLE: Duration = Duration::from_secs(60);
+
+pub fn run(args: &ImportArgs) -> ExitCode {
+    let Some(tool) = Tool::parse(&args.tool) else {
+        eprintln!(
+            "[error] no importer for '{}' (known: {})",
+            args.tool,
+            Tool::NAMES.join(", ")
+        );
+        return ExitCode::from(2);
+    };
+    let since = match args.since.as_deref().map(parse_since).transpose() {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("[error] --since: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let cwd = std::env::current_dir().unwrap_or_default();
+    let paths: Vec<_> = args.paths.iter().map(|p| cwd.join(p)).collect();
+    let opts = ImportOptions {
+        tool,
+        paths,
+        since,
+        dry_run: args.dry_run,
+        projects: !args.no_projects,
+        settle: SETTLE,
+    };
+    let summary = match through_server(args, &opts) {
+        Some(Ok(v)) => v,
+        Some(Err(e)) => {
+            eprintln!("[error] {e}");
+            return ExitCode::FAILURE;
+        }
+        None => match here(args, opts) {
+            Ok(s) => serde_json::to_value(s).unwrap_or(Value::Null),
+            Err(e) => {
+                eprintln!("[error] {e}");
+                return ExitCode::FAILURE;
+            }
+        },
+    };
+    print_summary(&summary);
+    if summary["errors"].as_array().is_some_and(|e| !e.is_empty()) {
+        return ExitCode::FAILURE;
+    }
+    ExitCode::SUCCESS
+}
+
+/// Through the running server; None when none runs for the state
+/// directory.
+fn through_server(args: &ImportArgs, opts: &ImportOptions) -> Option<Result<Value, ClientError>> {
+    let client = match Client::connect(&args.target) {
+        Ok(c) => c,
+        Err(ClientError::NoServer(_)) => return None,
+        Err(e) => return Some(Err(e)),
+    };
+    let body = json!({
+        "tool": opts.tool.as_str(),
+        "paths": opts.paths,
+        "since": opts.since,
+        "dry_run": opts.dry_run,
+        "projects": opts.projects,
+    });
+    match client.call("POST", "/api/imports", Some(body)) {
+        // server.json left by a server that is gone: work here.
+        Err(ClientError::Unreachable { .. }) if args.target.url.is_none() => None,
+        other => Some(other),
+    }
+}
+
+/// On the state directory, with the engine in this process.
+fn here(args: &ImportArgs, opts: ImportOptions) -> Result<ImportSummary, String> {
+    let overrides = Overrides {
+        config_file: None,
+        state_dir: args.target.state_dir.clone(),
+        bind: None,
+    };
+    let config = Config::load(&overrides).map_err(|e| e.to_string())?;
+    actix_web::rt::System::new().block_on(async move {
+        let (engine, _lock) = crate::startup::start_engine(&config).map_err(|e| e.to_string())?;
+        let bar = Mutex::new(None::<Progress>);
+        let progress = |p: openprogram_actors::importers::ImportProgress| {
+            if let Ok(mut bar) = bar.lock() {
+                bar.get_or_insert_with(|| Progress::new("importing", p.files_total))
+                    .inc();
+            }
+        };
+        let result = engine.import_history(opts, &progress).await;
+        if let Ok(mut bar) = bar.lock() {
+            if let Some(b) = bar.take() {
+                b.finish();
+            }
+        }
+        engine.flush().await;
+        engine.stop_maintenance(Duration::from_secs(5)).await;
+        engine.close_log().await;
+        result.map_err(|e| e.to_string())
+    })
+}
+
+fn print_summary(s: &Value) {
+    let n = |k: &str| s[k].as_u64().unwrap_or(0);
+    let verb = if s["dry_run"].as_bool() == Some(true) {
+        "would import"
+    } else {
+        "imported"
+    };
+    println!(
+        "{}: {verb} {} turns ({} starting a branch) into {} new and {} updated sessions, from {} files ({} unchanged, {} older than --since)",
+        s["tool"].as_str().unwrap_or(""),
+        n("turns"),
+        n("branches"),
+        n("sessions_new"),
+        n("sessions_updated"),
+        n("files"),
+        n("files_unchanged"),
+        n("files_older"),
+    );
+    if n("turns_present") > 0 {
+        println!("  {} turns were there already", n("turns_present"));
+    }
+    if n("turns_open") > 0 {
+        println!(
+            "  {} turns are still being written: run again when they end",
+            n("turns_open")
+        );
+    }
+    if let Some(reasons) = s["skipped"]["by_reason"].as_object() {
+        for (reason, count) in reasons {
+            println!("  skipped {count} lines: {reason}");
+        }
+        for p in s["skipped"]["first"].as_array().into_iter().flatten().take(10) {
+            println!(
+                "    {}:{}: {}",
+                p["file"].as_str().unwrap_or(""),
+                p["line"],
+                p["reason"].as_str().unwrap_or("")
+            );
+        }
+    }
+    for e in s["errors"].as_array().into_iter().flatten() {
+        println!(
+            "  [error] {}: {}",
+            e["file"].as_str().unwrap_or(""),
+            e["reason"].as_str().unwrap_or("")
+        );
+    }
+}
+
+/// `2025-06-01`, an RFC 3339 time, or seconds since the epoch.
+fn parse_since(s: &str) -> Result<f64, String> {
+    if let Ok(secs) = s.parse::<f64>() {
+        return Ok(secs);
+    }
+    let full = if s.len() == 10 {
+        format!("{s}T00:00:00Z")
+    } else {
+        s.to_string()
+    };
+    openprogram_actors::importers::model::parse_time(&full)
+        .ok_or_else(|| format!("'{s}' is not a date (2025-06-01), an RFC 3339 time or seconds"))
+}
