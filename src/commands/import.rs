@@ -149,7 +149,12 @@ fn print_summary(s: &Value) {
         for (reason, count) in reasons {
             println!("  skipped {count} lines: {reason}");
         }
-        for p in s["skipped"]["first"].as_array().into_iter().flatten().take(10) {
+        for p in s["skipped"]["first"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .take(10)
+        {
             println!(
                 "    {}:{}: {}",
                 p["file"].as_str().unwrap_or(""),

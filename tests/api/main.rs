@@ -13,6 +13,7 @@ mod fake_llm;
 mod full_disk;
 mod helpers;
 mod hostile;
+mod import;
 mod migration;
 mod openapi;
 mod operations;

@@ -38,7 +38,9 @@ impl Checkpoint {
     /// The tool's checkpoint in `state_dir` (empty when there is none or it
     /// cannot be read: everything is read again).
     pub fn load(state_dir: &Path, tool: Tool) -> Checkpoint {
-        let path = state_dir.join(IMPORTS).join(format!("{}.json", tool.as_str()));
+        let path = state_dir
+            .join(IMPORTS)
+            .join(format!("{}.json", tool.as_str()));
         let mut cp: Checkpoint = fsio::read_json(&path).unwrap_or_default();
         cp.path = path;
         cp

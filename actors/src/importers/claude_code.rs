@@ -51,7 +51,8 @@ pub fn header(path: &Path) -> std::io::Result<Header> {
     for line in file.split(b'\n') {
         let line = line?;
         let wanted = |needle: &[u8]| line.windows(needle.len()).any(|w| w == needle);
-        let titled = wanted(b"\"custom-title\"") || wanted(b"\"ai-title\"") || wanted(b"\"summary\"");
+        let titled =
+            wanted(b"\"custom-title\"") || wanted(b"\"ai-title\"") || wanted(b"\"summary\"");
         if !titled && h.cwd.is_some() && h.created_at.is_some() {
             continue;
         }
@@ -165,7 +166,11 @@ impl Parser {
                 return None;
             }
         };
-        if let Some(t) = rec.get("timestamp").and_then(Value::as_str).and_then(parse_time) {
+        if let Some(t) = rec
+            .get("timestamp")
+            .and_then(Value::as_str)
+            .and_then(parse_time)
+        {
             self.last_at = t;
         }
         // An older Claude Code wrote a sub-agent's records into the main
@@ -242,7 +247,10 @@ impl Parser {
     }
 
     fn user(&mut self, rec: Value) -> Option<ImportedTurn> {
-        let content = rec.pointer("/message/content").cloned().unwrap_or(Value::Null);
+        let content = rec
+            .pointer("/message/content")
+            .cloned()
+            .unwrap_or(Value::Null);
         let blocks = content.as_array();
         let results = blocks.is_some_and(|b| {
             !b.is_empty()
@@ -302,7 +310,8 @@ impl Parser {
 
     fn tool_results(&mut self, rec: &Value) {
         let Some(open) = self.open.as_mut() else {
-            self.skipped.add(&self.file, self.line, "a tool result before any prompt");
+            self.skipped
+                .add(&self.file, self.line, "a tool result before any prompt");
             return;
         };
         let blocks = rec
@@ -314,7 +323,8 @@ impl Parser {
         for b in &blocks {
             let call = b.get("tool_use_id").and_then(Value::as_str).unwrap_or("");
             let Some(&i) = open.tools.get(call) else {
-                self.skipped.add(&self.file, self.line, "a tool result without its call");
+                self.skipped
+                    .add(&self.file, self.line, "a tool result without its call");
                 continue;
             };
             let node = &mut open.turn.nodes[i];
@@ -377,7 +387,8 @@ impl Parser {
         let index = match same {
             Some(i) => i,
             None => {
-                let mut node = self.node(&rec, &record, Role::Assistant, Value::String(String::new()));
+                let mut node =
+                    self.node(&rec, &record, Role::Assistant, Value::String(String::new()));
                 self.take_kept(&mut node);
                 let Some(open) = self.open.as_mut() else {
                     return;
@@ -424,7 +435,8 @@ impl Parser {
                 }
             }
             if let Some(m) = rec.pointer("/message/model").and_then(Value::as_str) {
-                node.metadata.insert("model".into(), Value::String(m.to_string()));
+                node.metadata
+                    .insert("model".into(), Value::String(m.to_string()));
             }
             if let Some(u) = rec.pointer("/message/usage") {
                 node.metadata.insert("usage".into(), u.clone());
@@ -458,7 +470,8 @@ impl Parser {
                 source,
                 at,
             });
-            open.tools.insert(given.to_string(), open.turn.nodes.len() - 1);
+            open.tools
+                .insert(given.to_string(), open.turn.nodes.len() - 1);
         }
         let stop = rec.pointer("/message/stop_reason").and_then(Value::as_str);
         open.turn.complete = matches!(
@@ -499,7 +512,8 @@ impl Parser {
     fn note(&mut self, rec: &Value, text: String, kind: &str) {
         let id = record_id(rec, self.line);
         let mut node = self.node(rec, &id, Role::System, Value::String(text));
-        node.source.insert("kind".into(), Value::String(kind.into()));
+        node.source
+            .insert("kind".into(), Value::String(kind.into()));
         self.take_kept(&mut node);
         self.alias_to_parent(rec);
         match self.open.as_mut() {
@@ -524,8 +538,18 @@ impl Parser {
     fn node(&self, rec: &Value, id: &str, role: Role, content: Value) -> ImportedNode {
         let mut source = Map::new();
         for k in [
-            "uuid", "parentUuid", "timestamp", "cwd", "gitBranch", "version", "subtype",
-            "level", "isSidechain", "agentId", "userType", "permissionMode",
+            "uuid",
+            "parentUuid",
+            "timestamp",
+            "cwd",
+            "gitBranch",
+            "version",
+            "subtype",
+            "level",
+            "isSidechain",
+            "agentId",
+            "userType",
+            "permissionMode",
         ] {
             if let Some(v) = rec.get(k).filter(|v| !v.is_null()) {
                 source.insert(k.into(), v.clone());

@@ -38,22 +38,117 @@ pub(crate) fn transcript() -> String {
     let lines = [
         json!({"type": "file-history-snapshot", "messageId": "u1", "snapshot": {}}).to_string(),
         rec("user", "u1", None, 0, said("Fix the bug in main.rs")),
-        rec("assistant", "a1", Some("u1"), 1, reply("msg_1", json!([{"type": "thinking", "thinking": "Read it first."}]), None)),
-        rec("assistant", "a2", Some("a1"), 2, reply("msg_1", json!([{"type": "text", "text": "Looking at it."}]), None)),
-        rec("assistant", "a3", Some("a2"), 3, reply("msg_1", json!([{"type": "tool_use", "id": "toolu_1", "name": "Read", "input": {"file_path": "main.rs"}}]), Some("tool_use"))),
-        rec("user", "r1", Some("a3"), 4, json!({"message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "fn main() {}"}]}, "toolUseResult": {"type": "text"}})),
-        rec("assistant", "a4", Some("r1"), 5, reply("msg_2", json!([{"type": "text", "text": "Fixed."}]), Some("end_turn"))),
-        rec("system", "s1", Some("a4"), 6, json!({"subtype": "turn_duration", "durationMs": 6000})),
+        rec(
+            "assistant",
+            "a1",
+            Some("u1"),
+            1,
+            reply(
+                "msg_1",
+                json!([{"type": "thinking", "thinking": "Read it first."}]),
+                None,
+            ),
+        ),
+        rec(
+            "assistant",
+            "a2",
+            Some("a1"),
+            2,
+            reply(
+                "msg_1",
+                json!([{"type": "text", "text": "Looking at it."}]),
+                None,
+            ),
+        ),
+        rec(
+            "assistant",
+            "a3",
+            Some("a2"),
+            3,
+            reply(
+                "msg_1",
+                json!([{"type": "tool_use", "id": "toolu_1", "name": "Read", "input": {"file_path": "main.rs"}}]),
+                Some("tool_use"),
+            ),
+        ),
+        rec(
+            "user",
+            "r1",
+            Some("a3"),
+            4,
+            json!({"message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "fn main() {}"}]}, "toolUseResult": {"type": "text"}}),
+        ),
+        rec(
+            "assistant",
+            "a4",
+            Some("r1"),
+            5,
+            reply(
+                "msg_2",
+                json!([{"type": "text", "text": "Fixed."}]),
+                Some("end_turn"),
+            ),
+        ),
+        rec(
+            "system",
+            "s1",
+            Some("a4"),
+            6,
+            json!({"subtype": "turn_duration", "durationMs": 6000}),
+        ),
         rec("user", "u2", Some("s1"), 7, said("Now add tests")),
-        rec("assistant", "a5", Some("u2"), 8, reply("msg_3", json!([{"type": "text", "text": "Tests added."}]), Some("end_turn"))),
+        rec(
+            "assistant",
+            "a5",
+            Some("u2"),
+            8,
+            reply(
+                "msg_3",
+                json!([{"type": "text", "text": "Tests added."}]),
+                Some("end_turn"),
+            ),
+        ),
         rec("user", "u3", Some("a4"), 9, said("Now add docs instead")),
-        rec("assistant", "a6", Some("u3"), 10, reply("msg_4", json!([{"type": "text", "text": "Docs added."}]), Some("end_turn"))),
-        rec("system", "c1", None, 11, json!({"subtype": "compact_boundary", "content": "Conversation compacted", "logicalParentUuid": "a6"})),
-        rec("user", "cs", Some("c1"), 12, json!({"isCompactSummary": true, "message": {"role": "user", "content": "Summary: docs were added."}})),
+        rec(
+            "assistant",
+            "a6",
+            Some("u3"),
+            10,
+            reply(
+                "msg_4",
+                json!([{"type": "text", "text": "Docs added."}]),
+                Some("end_turn"),
+            ),
+        ),
+        rec(
+            "system",
+            "c1",
+            None,
+            11,
+            json!({"subtype": "compact_boundary", "content": "Conversation compacted", "logicalParentUuid": "a6"}),
+        ),
+        rec(
+            "user",
+            "cs",
+            Some("c1"),
+            12,
+            json!({"isCompactSummary": true, "message": {"role": "user", "content": "Summary: docs were added."}}),
+        ),
         rec("user", "u4", Some("cs"), 13, said("continue")),
-        rec("assistant", "a7", Some("u4"), 14, reply("msg_5", json!([{"type": "text", "text": "Continuing."}]), Some("end_turn"))),
+        rec(
+            "assistant",
+            "a7",
+            Some("u4"),
+            14,
+            reply(
+                "msg_5",
+                json!([{"type": "text", "text": "Continuing."}]),
+                Some("end_turn"),
+            ),
+        ),
         "{not json".to_string(),
-        json!({"type": "custom-title", "customTitle": "My bugfix session", "sessionId": SID}).to_string(),
+        json!({"type": "custom-title", "customTitle": "My bugfix session", "sessionId": SID})
+            .to_string(),
         json!({"type": "ai-title", "aiTitle": "An AI title", "sessionId": SID}).to_string(),
     ];
     let mut text = lines.join("\n");
@@ -95,7 +190,12 @@ fn a_transcript_becomes_turns_with_their_fork() {
     let roles: Vec<_> = t1.nodes.iter().map(|n| (n.id.as_str(), n.role)).collect();
     assert_eq!(
         roles,
-        [("u1", Role::User), ("a1", Role::Assistant), ("toolu_1", Role::Tool), ("a4", Role::Assistant)]
+        [
+            ("u1", Role::User),
+            ("a1", Role::Assistant),
+            ("toolu_1", Role::Tool),
+            ("a4", Role::Assistant)
+        ]
     );
     assert!(t1.nodes[0].source["records"][0]["type"] == "file-history-snapshot");
     assert_eq!(t1.nodes[1].content, json!("Looking at it."));
@@ -118,7 +218,10 @@ fn a_transcript_becomes_turns_with_their_fork() {
     assert_eq!(turns[3].follows.as_deref(), Some("a6"));
 
     assert_eq!(parser.skipped.by_reason.get("not JSON"), Some(&1));
-    assert_eq!(parser.skipped.by_reason.get("an unfinished last line"), Some(&1));
+    assert_eq!(
+        parser.skipped.by_reason.get("an unfinished last line"),
+        Some(&1)
+    );
     assert_eq!(parser.skipped.first[0].line, 17);
 }
 
@@ -134,7 +237,11 @@ fn the_header_takes_the_users_title_over_the_tools() {
     assert_eq!(h.created_at, parse_time("2025-06-01T10:00:00Z"));
     assert!(h.parent_session.is_none());
 
-    let sub = dir.path().join(SID).join("subagents").join("agent-a1b2.jsonl");
+    let sub = dir
+        .path()
+        .join(SID)
+        .join("subagents")
+        .join("agent-a1b2.jsonl");
     std::fs::create_dir_all(sub.parent().unwrap()).unwrap();
     std::fs::write(&sub, rec("user", "x1", None, 0, said("look around"))).unwrap();
     let h = header(&sub).unwrap();
@@ -148,10 +255,23 @@ fn an_unfinished_turn_is_not_complete() {
     let path = dir.path().join("x.jsonl");
     let text = [
         rec("user", "u1", None, 0, said("hi")),
-        rec("assistant", "a1", Some("u1"), 1, reply("m1", json!([{"type": "tool_use", "id": "toolu_9", "name": "Bash", "input": {}}]), Some("tool_use"))),
+        rec(
+            "assistant",
+            "a1",
+            Some("u1"),
+            1,
+            reply(
+                "m1",
+                json!([{"type": "tool_use", "id": "toolu_9", "name": "Bash", "input": {}}]),
+                Some("tool_use"),
+            ),
+        ),
     ]
     .join("\n");
     let mut parser = Parser::new(&path);
-    let last = parser.read(std::io::Cursor::new(text), |_| true).unwrap().unwrap();
+    let last = parser
+        .read(std::io::Cursor::new(text), |_| true)
+        .unwrap()
+        .unwrap();
     assert!(!last.complete);
 }

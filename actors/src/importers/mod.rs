@@ -144,6 +144,8 @@ struct Target {
     create: SessionMeta,
     /// The node the session's next turn would follow by itself.
     head: Option<String>,
+    /// Nodes known to be in the session (written or found in this run).
+    seen: HashSet<String>,
 }
 
 impl Engine {
@@ -306,7 +308,9 @@ impl Engine {
             if let Some(cwd) = header.cwd.as_ref().filter(|c| c.is_dir()) {
                 match self.resolve_project(&cwd.to_string_lossy(), None).await {
                     Ok((project, _)) => create.project_id = project.id,
-                    Err(e) => tracing::info!(cwd = %cwd.display(), error = %e, "imported without its project"),
+                    Err(e) => {
+                        tracing::info!(cwd = %cwd.display(), error = %e, "imported without its project")
+                    }
                 }
             }
         }
@@ -318,6 +322,7 @@ impl Engine {
             existing,
             create,
             head,
+            seen: HashSet::new(),
         })
     }
 
@@ -335,28 +340,27 @@ impl Engine {
             return Ok(false);
         };
         let last = last_conversational(&turn);
-        let exists = target.existing.is_some() || target.head.is_some();
         // A turn a crash left open is written again (the same ids answer
         // what is there); one that ended is not.
-        let reopened = target
-            .existing
-            .as_ref()
-            .and_then(|m| m.open_turn.as_ref())
-            .is_some_and(|t| t.user_node == user && target.existing.as_ref().is_some_and(|m| m.status == Status::Running));
-        if exists && !reopened && self.has_node(&sid, &user).await? {
+        let reopened = target.existing.as_ref().is_some_and(|m| {
+            m.status == Status::Running && m.open_turn.as_ref().is_some_and(|t| t.user_node == user)
+        });
+        if !reopened && self.known(target, &user).await? {
             sum.turns_present += 1;
+            target.seen.extend(turn.nodes.iter().map(|n| n.id.clone()));
             target.head = last.or(target.head.take());
             return Ok(false);
         }
         let predecessor = match turn.follows.clone() {
             Some(f) if Some(&f) == target.head.as_ref() => None,
-            Some(f) if exists && self.has_node(&sid, &f).await? => Some(f),
+            Some(f) if self.known(target, &f).await? => Some(f),
             _ => None,
         };
         if predecessor.is_some() {
             sum.branches += 1;
         }
         sum.turns += 1;
+        target.seen.extend(turn.nodes.iter().map(|n| n.id.clone()));
         if opts.dry_run {
             target.head = last.or(target.head.take());
             return Ok(true);
@@ -366,7 +370,9 @@ impl Engine {
             .nodes
             .into_iter()
             .map(|n| {
-                let pred = (n.role == Role::User).then(|| predecessor.clone()).flatten();
+                let pred = (n.role == Role::User)
+                    .then(|| predecessor.clone())
+                    .flatten();
                 n.into_new_node(tool, pred)
             })
             .collect();
@@ -382,6 +388,21 @@ impl Engine {
             })?;
         target.head = last.or(target.head.take());
         Ok(true)
+    }
+
+    /// The node is in the session: written in this run, or there before.
+    async fn known(&self, target: &Target, node: &str) -> Result<bool, EngineError> {
+        if target.seen.contains(node) {
+            return Ok(true);
+        }
+        if target.existing.is_none() {
+            return Ok(false);
+        }
+        match self.has_node(&target.header.session_id, node).await {
+            Ok(found) => Ok(found),
+            Err(e) if e.is_unknown_session() => Ok(false),
+            Err(e) => Err(e),
+        }
     }
 
     /// The tool's title, when it differs from the session's and the
@@ -433,9 +454,4 @@ async fn save(mut cp: Checkpoint) -> Result<Checkpoint, EngineError> {
 
 fn io_error(e: std::io::Error) -> EngineError {
     EngineError::from(e)
-}
-
-/// Ids a turn holds (for tests).
-pub fn node_ids(turn: &ImportedTurn) -> HashSet<&str> {
-    turn.nodes.iter().map(|n| n.id.as_str()).collect()
 }

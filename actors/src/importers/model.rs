@@ -174,16 +174,16 @@ pub fn parse_time(s: &str) -> Option<f64> {
     if !(1..=12).contains(&mo) || !(1..=31).contains(&d) || h > 23 || mi > 59 || sec > 60 {
         return None;
     }
-    let mut rest = &s[19..];
+    let mut rest = s.get(19..)?;
     let mut frac = 0.0;
     if let Some(r) = rest.strip_prefix('.') {
         let digits = r.bytes().take_while(u8::is_ascii_digit).count();
-        frac = format!("0.{}", &r[..digits]).parse().unwrap_or(0.0);
-        rest = &r[digits..];
+        frac = format!("0.{}", r.get(..digits)?).parse().unwrap_or(0.0);
+        rest = r.get(digits..)?;
     }
     let offset = match rest {
         "" | "Z" | "z" => 0,
-        o if o.len() == 6 && matches!(&o[..1], "+" | "-") => {
+        o if o.len() == 6 && (o.starts_with('+') || o.starts_with('-')) => {
             let sign = if o.starts_with('-') { -1 } else { 1 };
             let oh: i64 = o.get(1..3)?.parse().ok()?;
             let om: i64 = o.get(4..6)?.parse().ok()?;
@@ -210,10 +210,18 @@ mod tests {
     #[test]
     fn times_as_the_tools_write_them() {
         assert_eq!(parse_time("1970-01-01T00:00:00Z"), Some(0.0));
-        assert_eq!(parse_time("2025-06-01T10:00:00.250Z"), Some(1_748_772_000.25));
-        assert_eq!(parse_time("2025-06-01T12:00:00+02:00"), Some(1_748_772_000.0));
+        assert_eq!(
+            parse_time("2025-06-01T10:00:00.250Z"),
+            Some(1_748_772_000.25)
+        );
+        assert_eq!(
+            parse_time("2025-06-01T12:00:00+02:00"),
+            Some(1_748_772_000.0)
+        );
         assert_eq!(parse_time("2024-02-29T00:00:00Z"), Some(1_709_164_800.0));
         assert_eq!(parse_time("yesterday"), None);
         assert_eq!(parse_time("2025-13-01T00:00:00Z"), None);
+        assert_eq!(parse_time("2025-06-01T10:00:0é"), None);
+        assert_eq!(parse_time("2025-06-01T10:00:00.5é"), None);
     }
 }

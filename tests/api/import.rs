@@ -1,0 +1,488 @@
+//! Another tool's history imported: a Claude Code transcript written here
+//! in its format (prompts, a message in several records, a tool call and
+//! its result, an edit that forks, a compaction, a sub-agent, titles,
+//! malformed and cut lines) becomes sessions with one commit per turn at
+//! the turn's own time and the fork as a branch; imported again, nothing
+//! changes; grown, exactly its new turns are added.
+
+use std::path::Path;
+
+use serde_json::{json, Value};
+
+use crate::helpers::{git, TestServer};
+
+const SID: &str = "0b7e4d52-1111-4222-8333-444455556666";
+
+fn line(
+    kind: &str,
+    uuid: &str,
+    parent: Option<&str>,
+    second: u32,
+    cwd: &Path,
+    more: Value,
+) -> String {
+    let mut v = json!({
+        "type": kind, "uuid": uuid, "parentUuid": parent, "sessionId": SID,
+        "timestamp": format!("2025-07-04T09:30:{second:02}.000Z"),
+        "cwd": cwd, "version": "2.0.14", "isSidechain": false, "userType": "external",
+    });
+    v.as_object_mut()
+        .unwrap()
+        .extend(more.as_object().unwrap().clone());
+    v.to_string()
+}
+
+fn prompt(text: &str) -> Value {
+    json!({"message": {"role": "user", "content": [{"type": "text", "text": text}]}})
+}
+
+fn answer(msg: &str, blocks: Value, stop: Option<&str>) -> Value {
+    json!({"message": {"id": msg, "type": "message", "role": "assistant", "model": "claude-opus-4-1",
+        "content": blocks, "stop_reason": stop, "usage": {"input_tokens": 120, "output_tokens": 40}}})
+}
+
+/// The conversation's lines: turn 1 with a tool call, turn 2, an edit of
+/// turn 2's prompt (turn 3, a fork), a compaction, turn 4.
+fn transcript(cwd: &Path) -> Vec<String> {
+    vec![
+        json!({"type": "summary", "summary": "Old summary", "leafUuid": "x"}).to_string(),
+        line(
+            "user",
+            "p1",
+            None,
+            0,
+            cwd,
+            prompt("Why does the build fail?"),
+        ),
+        line(
+            "assistant",
+            "r1a",
+            Some("p1"),
+            1,
+            cwd,
+            answer(
+                "msg_A",
+                json!([{"type": "text", "text": "Let me check the log."}]),
+                None,
+            ),
+        ),
+        line(
+            "assistant",
+            "r1b",
+            Some("r1a"),
+            2,
+            cwd,
+            answer(
+                "msg_A",
+                json!([{"type": "tool_use", "id": "toolu_01Build", "name": "Bash", "input": {"command": "cargo build"}}]),
+                Some("tool_use"),
+            ),
+        ),
+        line(
+            "user",
+            "t1",
+            Some("r1b"),
+            3,
+            cwd,
+            json!({"message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_01Build", "content": "error[E0425]: cannot find value `x`"}]}, "toolUseResult": {"stdout": "error[E0425]", "agentId": "c0ffee"}}),
+        ),
+        line(
+            "assistant",
+            "r1c",
+            Some("t1"),
+            4,
+            cwd,
+            answer(
+                "msg_B",
+                json!([{"type": "text", "text": "A missing variable: `x` is never declared."}]),
+                Some("end_turn"),
+            ),
+        ),
+        line(
+            "user",
+            "p2",
+            Some("r1c"),
+            10,
+            cwd,
+            prompt("Declare it as a constant"),
+        ),
+        line(
+            "assistant",
+            "r2",
+            Some("p2"),
+            11,
+            cwd,
+            answer(
+                "msg_C",
+                json!([{"type": "text", "text": "Done: const X: u32 = 1;"}]),
+                Some("end_turn"),
+            ),
+        ),
+        line(
+            "user",
+            "p3",
+            Some("r1c"),
+            20,
+            cwd,
+            prompt("Declare it as a let binding"),
+        ),
+        line(
+            "assistant",
+            "r3",
+            Some("p3"),
+            21,
+            cwd,
+            answer(
+                "msg_D",
+                json!([{"type": "text", "text": "Done: let x = 1;"}]),
+                Some("end_turn"),
+            ),
+        ),
+        line(
+            "system",
+            "cb",
+            None,
+            30,
+            cwd,
+            json!({"subtype": "compact_boundary", "content": "Conversation compacted", "logicalParentUuid": "r3"}),
+        ),
+        "{\"type\": \"user\", \"broken".to_string(),
+        line(
+            "user",
+            "p4",
+            Some("cb"),
+            40,
+            cwd,
+            prompt("Now run the tests"),
+        ),
+        line(
+            "assistant",
+            "r4",
+            Some("p4"),
+            41,
+            cwd,
+            answer(
+                "msg_E",
+                json!([{"type": "text", "text": "All 12 tests pass."}]),
+                Some("end_turn"),
+            ),
+        ),
+        json!({"type": "ai-title", "aiTitle": "Build failure", "sessionId": SID}).to_string(),
+        json!({"type": "custom-title", "customTitle": "Fixing the build", "sessionId": SID})
+            .to_string(),
+    ]
+}
+
+fn write_lines(path: &Path, lines: &[String]) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, lines.join("\n") + "\n").unwrap();
+}
+
+fn import(s: &TestServer, dir: &Path, projects: bool) -> Value {
+    let (st, v) = s.post(
+        "/api/imports",
+        json!({"tool": "claude-code", "paths": [dir], "projects": projects}),
+    );
+    assert_eq!(st, 200, "{v}");
+    v
+}
+
+fn texts(s: &TestServer, id: &str) -> Vec<String> {
+    let (st, v) = s.get(&format!("/api/sessions/{id}/messages"));
+    assert_eq!(st, 200, "{v}");
+    v["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["content"].as_str().unwrap_or("").to_string())
+        .collect()
+}
+
+#[test]
+fn a_claude_code_transcript_becomes_a_session_with_its_fork_and_times() {
+    let s = TestServer::start();
+    let home = tempfile::tempdir().unwrap();
+    let cwd = home.path().join("work");
+    let file = home
+        .path()
+        .join("projects/-work")
+        .join(format!("{SID}.jsonl"));
+    let mut lines = transcript(&cwd);
+    write_lines(&file, &lines);
+    // The sub-agent the tool call started, in its own file.
+    let sub = home
+        .path()
+        .join(format!("projects/-work/{SID}/subagents/agent-c0ffee.jsonl"));
+    write_lines(
+        &sub,
+        &[
+            line(
+                "user",
+                "s1",
+                None,
+                2,
+                &cwd,
+                json!({"isSidechain": true, "message": {"role": "user", "content": "Run cargo build"}}),
+            ),
+            line(
+                "assistant",
+                "s2",
+                Some("s1"),
+                3,
+                &cwd,
+                json!({"isSidechain": true, "message": {"id": "msg_S", "role": "assistant", "content": [{"type": "text", "text": "It fails on x."}], "stop_reason": "end_turn"}}),
+            ),
+        ],
+    );
+
+    let v = import(&s, home.path(), false);
+    assert_eq!(
+        (
+            v["files"].as_u64(),
+            v["sessions_new"].as_u64(),
+            v["turns"].as_u64(),
+            v["branches"].as_u64()
+        ),
+        (Some(2), Some(2), Some(5), Some(1)),
+        "{v}"
+    );
+    assert_eq!(v["skipped"]["by_reason"]["not JSON"], 1, "{v}");
+    assert_eq!(v["skipped"]["first"][0]["line"], 12, "{v}");
+
+    let id = format!("claude-code-{SID}");
+    let (_, meta) = s.get(&format!("/api/sessions/{id}"));
+    assert_eq!(
+        meta["title"], "Fixing the build",
+        "the user's title wins: {meta}"
+    );
+    assert_eq!(meta["source"], "claude-code");
+    // The session shows the line the tool last wrote: turns 1, 3 and 4.
+    let shown = texts(&s, &id);
+    assert!(
+        shown.contains(&"Let me check the log.".to_string()),
+        "{shown:?}"
+    );
+    assert!(
+        shown.contains(&"Declare it as a let binding".to_string()),
+        "{shown:?}"
+    );
+    assert!(
+        shown.contains(&"All 12 tests pass.".to_string()),
+        "{shown:?}"
+    );
+    assert!(
+        !shown.contains(&"Declare it as a constant".to_string()),
+        "{shown:?}"
+    );
+
+    // In git: every turn a commit at the turn's own time, the edit a branch.
+    let dir = s.session_dir(&id);
+    let all = git(
+        &dir,
+        &["log", "--all", "--format=%ad|%s", "--date=iso-strict"],
+    );
+    for (when, subject) in [
+        ("2025-07-04T09:30:04Z", "turn 1: Why does the build fail?"),
+        ("2025-07-04T09:30:11Z", "Declare it as a constant"),
+        // The compaction is the last thing of turn 3.
+        ("2025-07-04T09:30:30Z", "Declare it as a let binding"),
+        ("2025-07-04T09:30:41Z", "Now run the tests"),
+    ] {
+        assert!(
+            all.lines()
+                .any(|l| l.starts_with(&format!("{when}|")) && l.contains(subject)),
+            "{when} {subject} in\n{all}"
+        );
+    }
+    let branches = git(&dir, &["branch", "--list"]);
+    assert_eq!(branches.lines().count(), 2, "{branches}");
+    let fsck = std::process::Command::new("git")
+        .args(["fsck", "--strict"])
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    assert!(
+        fsck.status.success(),
+        "{}",
+        String::from_utf8_lossy(&fsck.stderr)
+    );
+    // The tool call keeps its result and names the sub-agent's session,
+    // which names its parent.
+    let tool = s.nodes_named(&id, "Bash");
+    assert_eq!(tool.len(), 1);
+    assert!(
+        tool[0]["output"].as_str().unwrap().contains("E0425"),
+        "{}",
+        tool[0]
+    );
+    let agent = format!("{id}-agent-c0ffee");
+    assert_eq!(
+        tool[0]["metadata"]["imported"]["subagent_session"],
+        agent.as_str()
+    );
+    let (st, sub_meta) = s.get(&format!("/api/sessions/{agent}"));
+    assert_eq!(st, 200, "{sub_meta}");
+    assert_eq!(sub_meta["parent_session"], id.as_str(), "{sub_meta}");
+
+    // Again: nothing changes (the checkpoint skips the files).
+    let head = git(&dir, &["rev-parse", "HEAD"]);
+    let v = import(&s, home.path(), false);
+    assert_eq!(
+        (v["turns"].as_u64(), v["files_unchanged"].as_u64()),
+        (Some(0), Some(2)),
+        "{v}"
+    );
+    // Grown by one turn: exactly that turn is added.
+    lines.push(line(
+        "user",
+        "p5",
+        Some("r4"),
+        50,
+        &cwd,
+        prompt("Commit it"),
+    ));
+    lines.push(line(
+        "assistant",
+        "r5",
+        Some("p5"),
+        51,
+        &cwd,
+        answer(
+            "msg_F",
+            json!([{"type": "text", "text": "Committed."}]),
+            Some("end_turn"),
+        ),
+    ));
+    write_lines(&file, &lines);
+    let v = import(&s, home.path(), false);
+    assert_eq!(
+        (
+            v["turns"].as_u64(),
+            v["turns_present"].as_u64(),
+            v["branches"].as_u64()
+        ),
+        (Some(1), Some(4), Some(0)),
+        "{v}"
+    );
+    assert_eq!(git(&dir, &["rev-parse", "HEAD~1"]), head);
+    assert_eq!(
+        texts(&s, &id).iter().filter(|t| *t == "Commit it").count(),
+        1
+    );
+}
+
+#[test]
+fn a_turn_still_being_written_waits_and_the_cli_imports_without_a_server() {
+    let home = tempfile::tempdir().unwrap();
+    let state = home.path().join("state");
+    let cwd = home.path().join("work");
+    std::fs::create_dir_all(&cwd).unwrap();
+    let file = home.path().join("cc/-work").join(format!("{SID}.jsonl"));
+    // The last turn's reply is a tool call with no result yet.
+    let mut lines = transcript(&cwd)[..10].to_vec();
+    lines.push(line(
+        "user",
+        "p9",
+        Some("r3"),
+        50,
+        &cwd,
+        prompt("And the docs?"),
+    ));
+    lines.push(line(
+        "assistant",
+        "r9",
+        Some("p9"),
+        51,
+        &cwd,
+        answer(
+            "msg_Z",
+            json!([{"type": "tool_use", "id": "toolu_02", "name": "Read", "input": {}}]),
+            Some("tool_use"),
+        ),
+    ));
+    write_lines(&file, &lines);
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            "import".to_string(),
+            "claude-code".to_string(),
+            home.path().join("cc").to_str().unwrap().to_string(),
+        ];
+        args.extend(extra.iter().map(|s| s.to_string()));
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_openprogram"))
+            .args(&args)
+            .env("OPENPROGRAM_STATE_DIR", &state)
+            .env_remove("OPENPROGRAM_URL")
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned()
+                + &String::from_utf8_lossy(&out.stderr),
+        )
+    };
+    let (code, out) = run(&["--dry-run"]);
+    assert_eq!(code, Some(0), "{out}");
+    assert!(out.contains("would import 3 turns"), "{out}");
+    assert!(!state
+        .join("sessions")
+        .join(format!("claude-code-{SID}"))
+        .exists());
+    let (code, out) = run(&[]);
+    assert_eq!(code, Some(0), "{out}");
+    assert!(
+        out.contains("imported 3 turns (1 starting a branch) into 1 new"),
+        "{out}"
+    );
+    assert!(out.contains("1 turns are still being written"), "{out}");
+    // The session is in the working directory's project.
+    let s = TestServer::start_with(crate::helpers::Options {
+        prepare: Some(&|dir: &Path| {
+            std::fs::rename(&state, dir).unwrap();
+        }),
+        ..Default::default()
+    });
+    let (st, meta) = s.get(&format!("/api/sessions/claude-code-{SID}"));
+    assert_eq!(st, 200, "{meta}");
+    assert_eq!(meta["turn_count"], 2, "the branch's two turns: {meta}");
+    let (_, projects) = s.get("/api/projects");
+    let project = projects["projects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["path"].as_str() == Some(cwd.canonicalize().unwrap().to_str().unwrap()))
+        .unwrap_or_else(|| panic!("the working directory is a project: {projects}"))
+        .clone();
+    assert_eq!(meta["project_id"], project["id"], "{meta}");
+}
+
+#[test]
+fn imports_refuse_unknown_tools_and_relative_paths() {
+    let s = TestServer::start();
+    let (st, v) = s.post("/api/imports", json!({"tool": "notepad"}));
+    assert_eq!((st, v["code"].as_str()), (400, Some("unknown_tool")), "{v}");
+    let (st, v) = s.post(
+        "/api/imports",
+        json!({"tool": "claude-code", "paths": ["rel/dir"]}),
+    );
+    assert_eq!(
+        (st, v["code"].as_str()),
+        (400, Some("invalid_input")),
+        "{v}"
+    );
+    let (st, v) = s.post(
+        "/api/imports",
+        json!({"tool": "claude-code", "paths": [], "bogus": 1}),
+    );
+    assert_eq!(st, 400, "{v}");
+    // A folder holding no transcript, and a file that is not one.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("notes.jsonl"), "hello\n[1,2]\n").unwrap();
+    let v = import(&s, dir.path(), false);
+    assert_eq!(
+        (v["turns"].as_u64(), v["sessions_new"].as_u64()),
+        (Some(0), Some(0)),
+        "{v}"
+    );
+    assert_eq!(v["skipped"]["by_reason"]["not JSON"], 1, "{v}");
+    assert_eq!(v["skipped"]["by_reason"]["not a JSON object"], 1, "{v}");
+}
