@@ -23,6 +23,8 @@ pub enum ConfigError {
     Env { key: String, value: String },
     #[error("no home directory: set OPENPROGRAM_STATE_DIR or --state-dir")]
     NoHome,
+    #[error("invalid config: {0}")]
+    Invalid(String),
 }
 
 #[derive(Debug, Clone, Deserialize, serde::Serialize)]
@@ -37,6 +39,18 @@ pub struct Config {
     pub projects: ProjectsConfig,
     pub logging: LoggingConfig,
     pub search: SearchConfig,
+    pub import: ImportConfig,
+}
+
+#[derive(Debug, Clone, Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ImportConfig {
+    /// Tools whose folders are followed while the server runs (the live
+    /// mirror): `claude-code`.
+    pub watch: Vec<String>,
+    /// Seconds a file must stay untouched for its last turn to count as
+    /// over without the tool's own end-of-turn mark.
+    pub settle_s: u64,
 }
 
 #[derive(Debug, Clone, Deserialize, serde::Serialize)]

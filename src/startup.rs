@@ -95,6 +95,7 @@ impl Application {
             "session registry loaded"
         );
         crate::observe::metrics::install();
+        start_mirror(config, &engine)?;
         let (shutdown, shutdown_rx) = tokio::sync::watch::channel(false);
         let state = web::Data::new(AppState {
             engine: engine.clone(),
@@ -267,6 +268,27 @@ fn claim_state_dir(state_dir: &Path, sessions_dir: &Path) -> Result<std::fs::Fil
     }
     remove_create_leftovers(sessions_dir)?;
     Ok(lock)
+}
+
+/// The live mirror of `[import] watch`: an unknown tool stops the start
+/// (a typo would otherwise mirror nothing, silently).
+fn start_mirror(config: &Config, engine: &Engine) -> Result<(), StartupError> {
+    use openprogram_actors::importers::{watch, Tool};
+    let mut tools = Vec::new();
+    for name in &config.import.watch {
+        let tool = Tool::parse(name.trim()).ok_or_else(|| {
+            StartupError::Config(ConfigError::Invalid(format!(
+                "import.watch: no importer for '{name}' (known: {})",
+                Tool::NAMES.join(", ")
+            )))
+        })?;
+        tools.push(tool);
+    }
+    if !tools.is_empty() {
+        let settle = std::time::Duration::from_secs(config.import.settle_s);
+        watch::spawn(engine.clone(), tools, settle, None);
+    }
+    Ok(())
 }
 
 /// The engine alone on a state directory no server holds, for a command

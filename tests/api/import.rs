@@ -486,3 +486,120 @@ fn imports_refuse_unknown_tools_and_relative_paths() {
     assert_eq!(v["skipped"]["by_reason"]["not JSON"], 1, "{v}");
     assert_eq!(v["skipped"]["by_reason"]["not a JSON object"], 1, "{v}");
 }
+
+/// Poll until `ok` holds (the live mirror works in the background).
+fn eventually(what: &str, mut ok: impl FnMut() -> bool) -> std::time::Duration {
+    let start = std::time::Instant::now();
+    while start.elapsed() < std::time::Duration::from_secs(20) {
+        if ok() {
+            return start.elapsed();
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    panic!("{what}: not within 20 s");
+}
+
+#[test]
+fn the_live_mirror_follows_a_transcript_as_the_tool_writes_it() {
+    let home = tempfile::tempdir().unwrap();
+    let cwd = home.path().join("work");
+    let folder = home.path().join("claude/projects/-work");
+    let file = folder.join(format!("{SID}.jsonl"));
+    // Written while the server was down: caught up at its start.
+    let mut lines = transcript(&cwd)[..8].to_vec();
+    write_lines(&file, &lines);
+    let claude = home.path().join("claude");
+    let s = TestServer::start_with_env(&[
+        ("CLAUDE_CONFIG_DIR", claude.to_str().unwrap()),
+        ("OPENPROGRAM_IMPORT_WATCH", "claude-code"),
+    ]);
+    let id = format!("claude-code-{SID}");
+    let turns = |s: &TestServer| {
+        let (st, v) = s.get(&format!("/api/sessions/{id}"));
+        (st == 200).then(|| v["turn_count"].as_u64().unwrap_or(0))
+    };
+    eventually("the catch-up pass", || turns(&s) == Some(2));
+
+    // The tool starts a turn: a prompt and a tool call without its result
+    // yet. Nothing is written for it.
+    lines.push(line(
+        "user",
+        "p7",
+        Some("r2"),
+        50,
+        &cwd,
+        prompt("Run clippy"),
+    ));
+    lines.push(line("assistant", "r7", Some("p7"), 51, &cwd, answer("msg_7", json!([{"type": "tool_use", "id": "toolu_07", "name": "Bash", "input": {"command": "cargo clippy"}}]), Some("tool_use"))));
+    write_lines(&file, &lines);
+    std::thread::sleep(std::time::Duration::from_millis(800));
+    assert_eq!(turns(&s), Some(2), "a turn being written waits");
+    // It ends: the turn lands, once, with its tool result.
+    lines.push(line("user", "t7", Some("r7"), 52, &cwd, json!({"message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_07", "content": "0 warnings"}]}})));
+    lines.push(line(
+        "assistant",
+        "r7b",
+        Some("t7"),
+        53,
+        &cwd,
+        answer(
+            "msg_8",
+            json!([{"type": "text", "text": "Clippy is clean."}]),
+            Some("end_turn"),
+        ),
+    ));
+    write_lines(&file, &lines);
+    let took = eventually("the finished turn", || turns(&s) == Some(3));
+    eprintln!("live mirror: the turn listed {took:?} after its end was written");
+    assert_eq!(
+        texts(&s, &id)
+            .iter()
+            .filter(|t| *t == "Clippy is clean.")
+            .count(),
+        1
+    );
+    let tool = s.nodes_named(&id, "Bash");
+    assert_eq!(tool.last().unwrap()["output"], "0 warnings");
+
+    // A new conversation file, and one that is not a transcript.
+    let other = "9d9d9d9d-0000-4000-8000-000000000009";
+    let new_file = folder.join(format!("{other}.jsonl"));
+    std::fs::write(folder.join("notes.jsonl"), "garbage\n").unwrap();
+    std::fs::write(
+        &new_file,
+        [
+            line("user", "n1", None, 0, &cwd, prompt("hello")),
+            line(
+                "assistant",
+                "n2",
+                Some("n1"),
+                1,
+                &cwd,
+                answer(
+                    "msg_n",
+                    json!([{"type": "text", "text": "hi"}]),
+                    Some("end_turn"),
+                ),
+            ),
+        ]
+        .join("\n")
+            + "\n",
+    )
+    .unwrap();
+    eventually("the new conversation", || {
+        s.get(&format!("/api/sessions/claude-code-{other}")).0 == 200
+    });
+    // Restarted: nothing is imported twice.
+    let mut s = s;
+    s.terminate();
+    s.spawn();
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    assert_eq!(turns(&s), Some(3));
+    assert_eq!(
+        texts(&s, &id)
+            .iter()
+            .filter(|t| *t == "Clippy is clean.")
+            .count(),
+        1
+    );
+}

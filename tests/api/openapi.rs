@@ -247,6 +247,15 @@ fn every_answer_matches_the_openapi_document() {
     c.check("/api/search", "get", st, &v);
     let (st, v) = s.post("/api/search/reindex", json!({}));
     c.check("/api/search/reindex", "post", st, &v);
+    let empty = tempfile::tempdir().unwrap();
+    std::fs::write(empty.path().join("x.jsonl"), "not json\n").unwrap();
+    let (st, v) = s.post(
+        "/api/imports",
+        json!({"tool": "claude-code", "paths": [empty.path()], "projects": false}),
+    );
+    c.check("/api/imports", "post", st, &v);
+    let (st, v) = s.post("/api/imports", json!({"tool": "nope"}));
+    c.check("/api/imports", "post", st, &v);
     let (st, v) = s.raw_delete(&format!("/api/projects/{pid}"));
     c.check("/api/projects/{id}", "delete", st, &v);
 

@@ -11,6 +11,7 @@
 pub mod checkpoint;
 pub mod claude_code;
 pub mod model;
+pub mod watch;
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -70,6 +71,10 @@ pub struct ImportSummary {
     /// Files that could not be read or written (each stops at its last
     /// whole turn).
     pub errors: Vec<Problem>,
+    /// Files holding a turn still being written (the live mirror looks at
+    /// them again).
+    #[serde(skip)]
+    pub open_files: Vec<PathBuf>,
 }
 
 /// Where a run is, for a progress bar.
@@ -258,6 +263,9 @@ impl Engine {
             .map_err(io_error)?;
         sum.skipped.merge(skipped);
         sum.turns_open += open;
+        if open > 0 {
+            sum.open_files.push(file.to_path_buf());
+        }
         if let Some(e) = failure {
             cp.forget(file);
             return Err(e);
