@@ -603,3 +603,129 @@ fn the_live_mirror_follows_a_transcript_as_the_tool_writes_it() {
         1
     );
 }
+
+/// A Codex rollout line.
+fn codex(second: u32, kind: &str, payload: Value) -> String {
+    json!({"timestamp": format!("2025-09-10T08:00:{second:02}.000Z"), "type": kind, "payload": payload}).to_string()
+}
+
+fn codex_said(role: &str, text: &str) -> Value {
+    let kind = if role == "user" {
+        "input_text"
+    } else {
+        "output_text"
+    };
+    json!({"type": "message", "role": role, "content": [{"type": kind, "text": text}]})
+}
+
+#[test]
+fn codex_rollouts_become_sessions_with_their_rollbacks_as_branches() {
+    let s = TestServer::start();
+    let home = tempfile::tempdir().unwrap();
+    let codex_home = home.path().join(".codex");
+    let (live, old) = (
+        "0199a2b3-0000-7000-8000-00000000000a",
+        "0199a2b3-0000-7000-8000-00000000000b",
+    );
+    let day = codex_home.join("sessions/2025/09/10");
+    let rollout = |id: &str| {
+        vec![
+            codex(
+                0,
+                "session_meta",
+                json!({"id": id, "timestamp": "2025-09-10T08:00:00Z", "cwd": "/nowhere", "cli_version": "0.46.0"}),
+            ),
+            codex(1, "response_item", codex_said("user", "Count the lines")),
+            codex(
+                2,
+                "response_item",
+                json!({"type": "function_call", "name": "shell", "arguments": "{\"command\":[\"wc\",\"-l\"]}", "call_id": "c1"}),
+            ),
+            codex(
+                3,
+                "response_item",
+                json!({"type": "function_call_output", "call_id": "c1", "output": "42"}),
+            ),
+            codex(4, "response_item", codex_said("assistant", "42 lines.")),
+            codex(4, "event_msg", json!({"type": "task_complete"})),
+            codex(10, "response_item", codex_said("user", "Now count words")),
+            codex(11, "response_item", codex_said("assistant", "300 words.")),
+            codex(11, "event_msg", json!({"type": "task_complete"})),
+            codex(
+                12,
+                "event_msg",
+                json!({"type": "thread_rolled_back", "num_turns": 1}),
+            ),
+            codex(20, "response_item", codex_said("user", "Now count bytes")),
+            codex(21, "response_item", codex_said("assistant", "2 KB.")),
+            codex(21, "event_msg", json!({"type": "task_complete"})),
+        ]
+    };
+    write_lines(
+        &day.join(format!("rollout-2025-09-10T08-00-00-{live}.jsonl")),
+        &rollout(live),
+    );
+    write_lines(
+        &codex_home.join(format!(
+            "archived_sessions/rollout-2025-09-09T08-00-00-{old}.jsonl"
+        )),
+        &rollout(old)[..6],
+    );
+    write_lines(
+        &codex_home.join("session_index.jsonl"),
+        &[json!({"id": live, "thread_name": "Counting"}).to_string()],
+    );
+    let (st, v) = s.post(
+        "/api/imports",
+        json!({"tool": "codex", "paths": [codex_home], "projects": false}),
+    );
+    assert_eq!(st, 200, "{v}");
+    assert_eq!(
+        (
+            v["sessions_new"].as_u64(),
+            v["turns"].as_u64(),
+            v["branches"].as_u64()
+        ),
+        (Some(2), Some(4), Some(1)),
+        "{v}"
+    );
+    let id = format!("codex-{live}");
+    let (_, meta) = s.get(&format!("/api/sessions/{id}"));
+    assert_eq!(
+        (meta["title"].as_str(), meta["source"].as_str()),
+        (Some("Counting"), Some("codex")),
+        "{meta}"
+    );
+    let shown = texts(&s, &id);
+    assert!(
+        shown.contains(&"2 KB.".to_string()) && !shown.contains(&"300 words.".to_string()),
+        "{shown:?}"
+    );
+    let dir = s.session_dir(&id);
+    let all = git(&dir, &["log", "--all", "--format=%s"]);
+    assert!(
+        all.contains("Now count words") && all.contains("Now count bytes"),
+        "{all}"
+    );
+    assert_eq!(git(&dir, &["branch", "--list"]).lines().count(), 2);
+    let tool = s.nodes_named(&id, "shell");
+    assert_eq!(
+        (
+            tool[0]["content"]["command"][0].as_str(),
+            tool[0]["output"].as_str()
+        ),
+        (Some("wc"), Some("42"))
+    );
+    let (_, archived) = s.get(&format!("/api/sessions/codex-{old}"));
+    assert_eq!(archived["archived"], true, "{archived}");
+    // Again: nothing new.
+    let (_, v) = s.post(
+        "/api/imports",
+        json!({"tool": "codex", "paths": [codex_home], "projects": false}),
+    );
+    assert_eq!(
+        (v["turns"].as_u64(), v["files_unchanged"].as_u64()),
+        (Some(0), Some(2)),
+        "{v}"
+    );
+}

@@ -13,7 +13,7 @@ use std::path::Path;
 
 use serde_json::{json, Map, Value};
 
-use super::model::{parse_time, Header, ImportedNode, ImportedTurn, Skipped};
+use super::model::{parse_time, text_of, Header, ImportedNode, ImportedTurn, Skipped};
 use crate::ids;
 use crate::node::Role;
 
@@ -594,22 +594,6 @@ fn append_text(content: &mut Value, t: &str) {
             s.push_str(t);
         }
         other => *other = Value::String(t.to_string()),
-    }
-}
-
-/// The text of a message's content: a string, or its text blocks joined.
-fn text_of(content: &Value) -> String {
-    match content {
-        Value::String(s) => s.clone(),
-        Value::Array(blocks) => blocks
-            .iter()
-            .filter_map(|b| match b {
-                Value::String(s) => Some(s.as_str()),
-                _ => b.get("text").and_then(Value::as_str),
-            })
-            .collect::<Vec<_>>()
-            .join("\n\n"),
-        _ => String::new(),
     }
 }
 

@@ -10,6 +10,7 @@
 
 pub mod checkpoint;
 pub mod claude_code;
+pub mod codex;
 pub mod model;
 pub mod watch;
 
@@ -109,6 +110,11 @@ fn default_roots(tool: Tool) -> Vec<PathBuf> {
             .or_else(|| home.map(|h| h.join(".claude")))
             .map(|d| vec![d.join("projects")])
             .unwrap_or_default(),
+        Tool::Codex => std::env::var_os("CODEX_HOME")
+            .map(PathBuf::from)
+            .or_else(|| home.map(|h| h.join(".codex")))
+            .map(|d| vec![d.join("sessions"), d.join("archived_sessions")])
+            .unwrap_or_default(),
     }
 }
 
@@ -136,6 +142,7 @@ fn walk(path: &Path, tool: Tool, out: &mut Vec<PathBuf>) {
 fn is_history_file(tool: Tool, path: &Path) -> bool {
     match tool {
         Tool::ClaudeCode => path.extension().is_some_and(|e| e == "jsonl"),
+        Tool::Codex => codex::is_rollout(path),
     }
 }
 
@@ -209,9 +216,10 @@ impl Engine {
         let path = file.to_path_buf();
         let (header, mark) = blocking(move || -> std::io::Result<_> {
             let header = match tool {
-                Tool::ClaudeCode => claude_code::header(&path)?,
+                Tool::ClaudeCode => (claude_code::header(&path)?, false),
+                Tool::Codex => codex::header(&path)?,
             };
-            let mark = mark_of(&path, &header.session_id)?;
+            let mark = mark_of(&path, &header.0.session_id)?;
             Ok((header, mark))
         })
         .await?
@@ -226,20 +234,29 @@ impl Engine {
             return Ok(());
         }
         let idle = now() - modified >= opts.settle.as_secs_f64();
+        let (header, archived) = header;
         let mut target = self.target(opts, file, header).await?;
+        target.create.archived = archived;
         let (tx, mut rx) = tokio::sync::mpsc::channel::<ImportedTurn>(4);
         let path = file.to_path_buf();
         let reader = tokio::task::spawn_blocking(move || -> std::io::Result<Skipped> {
-            let f = std::io::BufReader::new(std::fs::File::open(&path)?);
-            let mut parser = match tool {
-                Tool::ClaudeCode => claude_code::Parser::new(&path),
+            let send = |t: ImportedTurn| tx.blocking_send(t).is_ok();
+            let (last, skipped) = match tool {
+                Tool::ClaudeCode => {
+                    let f = std::io::BufReader::new(std::fs::File::open(&path)?);
+                    let mut parser = claude_code::Parser::new(&path);
+                    (parser.read(f, send)?, parser.skipped)
+                }
+                Tool::Codex => {
+                    let mut parser = codex::Parser::new(&path);
+                    (parser.read(codex::open(&path)?, send)?, parser.skipped)
+                }
             };
-            let last = parser.read(f, |t| tx.blocking_send(t).is_ok())?;
             if let Some(mut t) = last {
                 t.complete |= idle;
                 let _ = tx.blocking_send(t);
             }
-            Ok(parser.skipped)
+            Ok(skipped)
         });
         let mut open = 0;
         let mut failure = None;
@@ -347,7 +364,7 @@ impl Engine {
         let Some(user) = turn.user_id().map(str::to_string) else {
             return Ok(false);
         };
-        let last = last_conversational(&turn);
+        let last = turn.last_conversational();
         // A turn a crash left open is written again (the same ids answer
         // what is there); one that ended is not.
         let reopened = target.existing.as_ref().is_some_and(|m| {
@@ -435,15 +452,6 @@ impl Engine {
         };
         self.update_meta(sid, patch).await.map(|_| ())
     }
-}
-
-/// The last user or assistant node of a turn: what the next turn follows.
-fn last_conversational(turn: &ImportedTurn) -> Option<String> {
-    turn.nodes
-        .iter()
-        .rev()
-        .find(|n| matches!(n.role, Role::User | Role::Assistant))
-        .map(|n| n.id.clone())
 }
 
 async fn blocking<T: Send + 'static>(

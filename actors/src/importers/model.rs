@@ -16,24 +16,27 @@ use crate::session::NewNode;
 #[serde(rename_all = "kebab-case")]
 pub enum Tool {
     ClaudeCode,
+    Codex,
 }
 
 impl Tool {
     pub fn as_str(self) -> &'static str {
         match self {
             Tool::ClaudeCode => "claude-code",
+            Tool::Codex => "codex",
         }
     }
 
     pub fn parse(name: &str) -> Option<Tool> {
         match name {
             "claude-code" | "claude" => Some(Tool::ClaudeCode),
+            "codex" => Some(Tool::Codex),
             _ => None,
         }
     }
 
     /// Every tool's name, for messages.
-    pub const NAMES: &'static [&'static str] = &["claude-code"];
+    pub const NAMES: &'static [&'static str] = &["claude-code", "codex"];
 }
 
 /// One node of an imported turn.
@@ -90,6 +93,15 @@ pub struct ImportedTurn {
 
 impl ImportedTurn {
     /// The user message's id (a turn always has one).
+    /// The last user or assistant node: what the next turn follows.
+    pub fn last_conversational(&self) -> Option<String> {
+        self.nodes
+            .iter()
+            .rev()
+            .find(|n| matches!(n.role, Role::User | Role::Assistant))
+            .map(|n| n.id.clone())
+    }
+
     pub fn user_id(&self) -> Option<&str> {
         self.nodes
             .iter()
@@ -158,6 +170,22 @@ impl Skipped {
 
     pub fn total(&self) -> u64 {
         self.by_reason.values().sum()
+    }
+}
+
+/// The text of a message's content: a string, or its text blocks joined.
+pub fn text_of(content: &Value) -> String {
+    match content {
+        Value::String(s) => s.clone(),
+        Value::Array(blocks) => blocks
+            .iter()
+            .filter_map(|b| match b {
+                Value::String(s) => Some(s.as_str()),
+                _ => b.get("text").and_then(Value::as_str),
+            })
+            .collect::<Vec<_>>()
+            .join("\n\n"),
+        _ => String::new(),
     }
 }
 
