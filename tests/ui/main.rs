@@ -956,3 +956,43 @@ fn dark_mode_follows_the_system_and_keyboard_reaches_the_sessions() {
     );
     assert_eq!(unnamed, json!([]));
 }
+
+#[test]
+fn the_sidebar_filters_sessions_by_the_tool_they_came_from() {
+    let server = TestServer::start();
+    server.turn("ours", "Written here", "ok", &[]);
+    let (st, v) = server.post(
+        "/api/sessions/claude-code-abc/turns",
+        json!({"session": {"title": "From Claude Code", "source": "claude-code"},
+               "nodes": [{"role": "user", "content": "Imported prompt"},
+                         {"role": "assistant", "content": "Imported reply"}]}),
+    );
+    assert_eq!(st, 201, "{v}");
+    let Some(b) = Browser::start(1280, 800) else {
+        return;
+    };
+    b.goto(&server.url);
+    b.wait_js(
+        "const s = document.getElementById('source-filter'); return !s.hidden && [...s.options].map(o => o.textContent).join('|') === 'All sources|This service|Claude Code'",
+        "the source filter, with the tool",
+    );
+    let rows = |b: &Browser| list_contents(b).join("\n");
+    assert!(rows(&b).contains("R:claude-code-abc") && rows(&b).contains("R:ours"));
+    b.js(
+        "const s = document.getElementById('source-filter'); s.value = 'claude-code'; s.dispatchEvent(new Event('change'));",
+        vec![],
+    );
+    b.wait_js(
+        "const t = document.getElementById('session-list').textContent; return t.includes('From Claude Code') && !t.includes('Written here')",
+        "only the imported session",
+    );
+    b.screenshot("source-filter");
+    b.js(
+        "const s = document.getElementById('source-filter'); s.value = 'here'; s.dispatchEvent(new Event('change'));",
+        vec![],
+    );
+    b.wait_js(
+        "const t = document.getElementById('session-list').textContent; return !t.includes('From Claude Code') && t.includes('Written here')",
+        "only this service's session",
+    );
+}

@@ -3,7 +3,7 @@
 // the wiring of the sidebar, conversation, replay bar and projects panel.
 
 import { api, Socket, onTokenNeeded, setToken } from './api.js';
-import { Sidebar, displayTitle } from './sidebar.js';
+import { Sidebar, displayTitle, sourceLabel } from './sidebar.js';
 import { renderConversation } from './chat.js';
 import { renderBar, renderTimeline } from './replay.js';
 import { drawGraph } from './graph.js';
@@ -369,6 +369,22 @@ for (const b of document.querySelectorAll('[data-show]')) {
     sidebar.rebuild();
   });
 }
+// The source filter shows once a session came from another tool.
+sidebar.onSources = (list) => {
+  const sel = $('source-filter');
+  const keep = sel.value;
+  const opts = [new Option('All sources', ''), new Option('This service', 'here')];
+  for (const s of list) opts.push(new Option(sourceLabel(s), s));
+  sel.replaceChildren(...opts);
+  sel.value = keep === 'here' || list.includes(keep) ? keep : '';
+  sel.hidden = list.length === 0;
+  // Called from the sidebar's rebuild, before it filters.
+  sidebar.source = sel.value;
+};
+$('source-filter').addEventListener('change', (e) => {
+  sidebar.source = e.target.value;
+  sidebar.rebuild();
+});
 $('project-filter').addEventListener('change', (e) => {
   sidebar.project = e.target.value;
   sidebar.rebuild();

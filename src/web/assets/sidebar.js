@@ -72,6 +72,9 @@ export class Sidebar {
     this.rows = new Map();
     this.show = 'active';
     this.project = '';
+    this.source = ''; // a tool's name, 'here' (this service's own), or ''
+    this.sourceList = '';
+    this.onSources = null; // called with the tools' names when they change
     this.groupBy = 'time';
     this.filter = '';
     this.searchHits = null; // session ids from full-text search
@@ -113,6 +116,10 @@ export class Sidebar {
     if (this.show === 'active' && row.archived) return false;
     if (this.show === 'archived' && !row.archived) return false;
     if (this.project && row.project_id !== this.project) return false;
+    if (this.source) {
+      const tool = sourceLabel(row.source) ? row.source : 'here';
+      if (tool !== this.source) return false;
+    }
     if (this.filter) {
       const f = this.filter.toLowerCase();
       const hay = `${displayTitle(row)} ${row.preview || ''}`.toLowerCase();
@@ -122,7 +129,19 @@ export class Sidebar {
   }
 
   // The flat list of headers and rows the virtual list draws.
+  /** The tools the sessions came from (imported ones), sorted. */
+  sources() {
+    const found = new Set();
+    for (const r of this.rows.values()) if (sourceLabel(r.source)) found.add(r.source);
+    return [...found].sort();
+  }
+
   rebuild() {
+    const list = this.sources();
+    if (list.join('\n') !== this.sourceList) {
+      this.sourceList = list.join('\n');
+      if (this.onSources) this.onSources(list);
+    }
     const now = new Date();
     const rows = [...this.rows.values()].filter((r) => this.visible(r));
     const ts = (r) => r.updated_at || r.created_at || 0;
