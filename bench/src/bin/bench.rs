@@ -36,6 +36,8 @@ mod load;
 #[path = "bench_support/server.rs"]
 mod server;
 use load::idle_maintenance_size;
+#[path = "bench_support/import.rs"]
+mod import;
 #[path = "bench_support/memory.rs"]
 mod memory;
 #[path = "bench_support/registry.rs"]
@@ -58,6 +60,7 @@ struct Args {
     /// `--memory-live S T`: only the live-session memory check, with S
     /// sessions of T turns each.
     memory_live: Option<(usize, usize)>,
+    import: Option<(usize, usize)>,
 }
 
 fn parse_args() -> Args {
@@ -73,6 +76,7 @@ fn parse_args() -> Args {
         keep: false,
         memory_minutes: None,
         memory_live: None,
+        import: None,
     };
     let mut it = std::env::args().skip(1);
     while let Some(a) = it.next() {
@@ -98,6 +102,11 @@ fn parse_args() -> Args {
                 let sessions = num("--memory-live");
                 let turns = num("--memory-live");
                 args.memory_live = Some((sessions, turns));
+            }
+            "--import" => {
+                let sessions = num("--import");
+                let turns = num("--import");
+                args.import = Some((sessions, turns));
             }
             other => panic!("unknown argument {other}"),
         }
@@ -505,6 +514,13 @@ fn main() {
     let (store, _) = Store::open_state_dir(&tmp.path().join("engine-state")).expect("store");
     if args.keep {
         eprintln!("keeping the benchmark's files in {}", tmp.path().display());
+    }
+    if let Some((sessions, turns)) = args.import {
+        import::bench_import(tmp.path(), sessions, turns);
+        if args.keep {
+            let _ = tmp.keep();
+        }
+        return;
     }
     if let Some((sessions, turns)) = args.memory_live {
         memory::bench_live(tmp.path(), sessions, turns);
