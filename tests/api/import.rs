@@ -729,3 +729,90 @@ fn codex_rollouts_become_sessions_with_their_rollbacks_as_branches() {
         "{v}"
     );
 }
+
+#[test]
+fn an_import_killed_midway_goes_on_without_duplicates() {
+    let home = tempfile::tempdir().unwrap();
+    let state = home.path().join("state");
+    let cwd = home.path().join("nowhere");
+    let file = home.path().join("cc/-w").join(format!("{SID}.jsonl"));
+    const TURNS: usize = 1500;
+    let mut lines = Vec::with_capacity(TURNS * 2);
+    let mut parent: Option<String> = None;
+    for t in 0..TURNS {
+        let (p, r) = (format!("p{t}"), format!("r{t}"));
+        lines.push(line(
+            "user",
+            &p,
+            parent.as_deref(),
+            (t % 60) as u32,
+            &cwd,
+            prompt(&format!("question {t}")),
+        ));
+        lines.push(line(
+            "assistant",
+            &r,
+            Some(&p),
+            (t % 60) as u32,
+            &cwd,
+            answer(
+                &format!("m{t}"),
+                json!([{"type": "text", "text": format!("answer {t}")}]),
+                Some("end_turn"),
+            ),
+        ));
+        parent = Some(r);
+    }
+    write_lines(&file, &lines);
+    let import = || {
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_openprogram"));
+        cmd.args(["import", "claude-code", "--no-projects"])
+            .arg(home.path().join("cc"))
+            .env("OPENPROGRAM_STATE_DIR", &state)
+            .env_remove("OPENPROGRAM_URL")
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null());
+        cmd
+    };
+    let mut child = import().spawn().unwrap();
+    let session = state.join("sessions").join(format!("claude-code-{SID}"));
+    eventually("the import under way", || session.join(".git").is_dir());
+    std::thread::sleep(std::time::Duration::from_millis(400));
+    let _ = child.kill();
+    let _ = child.wait();
+    let out = import()
+        .stdout(std::process::Stdio::piped())
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{said}");
+    // The kill landed midway: some turns were there, the rest came now.
+    assert!(
+        said.contains("turns were there already") && !said.contains("imported 0 turns"),
+        "{said}"
+    );
+    let s = TestServer::start_with(crate::helpers::Options {
+        prepare: Some(&|dir: &Path| {
+            std::fs::rename(&state, dir).unwrap();
+        }),
+        ..Default::default()
+    });
+    let id = format!("claude-code-{SID}");
+    let (_, meta) = s.get(&format!("/api/sessions/{id}"));
+    assert_eq!(meta["turn_count"], TURNS as u64, "{meta}");
+    let shown = texts(&s, &id);
+    assert_eq!(shown.len(), TURNS * 2);
+    for t in [0, TURNS / 2, TURNS - 1] {
+        assert_eq!(
+            shown
+                .iter()
+                .filter(|x| **x == format!("question {t}"))
+                .count(),
+            1
+        );
+    }
+    assert_eq!(
+        git(&s.session_dir(&id), &["rev-list", "--count", "HEAD"]).trim(),
+        (TURNS + 1).to_string()
+    );
+}

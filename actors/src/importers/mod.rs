@@ -22,7 +22,7 @@ use serde::Serialize;
 
 use crate::engine::Engine;
 use crate::error::EngineError;
-use crate::meta::{now, SessionMeta, Status};
+use crate::meta::{now, SessionMeta};
 use crate::node::Role;
 use crate::session::EndTurn;
 
@@ -367,9 +367,10 @@ impl Engine {
         let last = turn.last_conversational();
         // A turn a crash left open is written again (the same ids answer
         // what is there); one that ended is not.
-        let reopened = target.existing.as_ref().is_some_and(|m| {
-            m.status == Status::Running && m.open_turn.as_ref().is_some_and(|t| t.user_node == user)
-        });
+        let reopened = target
+            .existing
+            .as_ref()
+            .is_some_and(|m| m.open_turn.as_ref().is_some_and(|t| t.user_node == user));
         if !reopened && self.known(target, &user).await? {
             sum.turns_present += 1;
             target.seen.extend(turn.nodes.iter().map(|n| n.id.clone()));

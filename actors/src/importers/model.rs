@@ -192,43 +192,8 @@ pub fn text_of(content: &Value) -> String {
 /// Seconds since the epoch of an RFC 3339 time as the tools write it
 /// (`2025-06-01T10:00:00.123Z`, or with an offset).
 pub fn parse_time(s: &str) -> Option<f64> {
-    let b = s.as_bytes();
-    if b.len() < 19 || b[4] != b'-' || b[7] != b'-' || !matches!(b[10], b'T' | b' ') {
-        return None;
-    }
-    let num = |r: std::ops::Range<usize>| -> Option<i64> { s.get(r)?.parse().ok() };
-    let (y, mo, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
-    let (h, mi, sec) = (num(11..13)?, num(14..16)?, num(17..19)?);
-    if !(1..=12).contains(&mo) || !(1..=31).contains(&d) || h > 23 || mi > 59 || sec > 60 {
-        return None;
-    }
-    let mut rest = s.get(19..)?;
-    let mut frac = 0.0;
-    if let Some(r) = rest.strip_prefix('.') {
-        let digits = r.bytes().take_while(u8::is_ascii_digit).count();
-        frac = format!("0.{}", r.get(..digits)?).parse().unwrap_or(0.0);
-        rest = r.get(digits..)?;
-    }
-    let offset = match rest {
-        "" | "Z" | "z" => 0,
-        o if o.len() == 6 && (o.starts_with('+') || o.starts_with('-')) => {
-            let sign = if o.starts_with('-') { -1 } else { 1 };
-            let oh: i64 = o.get(1..3)?.parse().ok()?;
-            let om: i64 = o.get(4..6)?.parse().ok()?;
-            sign * (oh * 3600 + om * 60)
-        }
-        _ => return None,
-    };
-    // Days from the civil date (Howard Hinnant's algorithm).
-    let y2 = if mo <= 2 { y - 1 } else { y };
-    let era = y2.div_euclid(400);
-    let yoe = y2 - era * 400;
-    let mp = (mo + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    let days = era * 146_097 + doe - 719_468;
-    let secs = days * 86_400 + h * 3600 + mi * 60 + sec - offset;
-    Some(secs as f64 + frac)
+    let t = time::OffsetDateTime::parse(s, &time::format_description::well_known::Rfc3339).ok()?;
+    Some(t.unix_timestamp() as f64 + f64::from(t.nanosecond()) / 1e9)
 }
 
 #[cfg(test)]
