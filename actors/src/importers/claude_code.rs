@@ -13,7 +13,9 @@ use std::path::Path;
 
 use serde_json::{json, Map, Value};
 
-use super::model::{parse_time, text_of, Header, ImportedNode, ImportedTurn, Skipped};
+use super::model::{
+    decode, parse_time, text_of, Header, ImportedNode, ImportedTurn, LineReader, Skipped,
+};
 use crate::ids;
 use crate::node::Role;
 
@@ -121,89 +123,6 @@ impl Parser {
             last_at: 0.0,
             subagent_file: identify(file).is_some_and(|(_, parent)| parent.is_some()),
         }
-    }
-
-    /// Read every line of `reader`, handing each finished turn to `each`
-    /// (which stops the reading by returning false); the last turn is
-    /// returned, finished or not.
-    pub fn read(
-        &mut self,
-        reader: impl BufRead,
-        mut each: impl FnMut(ImportedTurn) -> bool,
-    ) -> std::io::Result<Option<ImportedTurn>> {
-        let mut lines = reader.split(b'\n').peekable();
-        while let Some(line) = lines.next() {
-            let line = line?;
-            let last = lines.peek().is_none();
-            if let Some(done) = self.push(&line, last) {
-                if !each(done) {
-                    return Ok(None);
-                }
-            }
-        }
-        Ok(self.finish())
-    }
-
-    /// One line; a turn it shows is over. The file's `last` line may be cut
-    /// short by a writer still at work: it is left for a later read.
-    pub fn push(&mut self, line: &[u8], last: bool) -> Option<ImportedTurn> {
-        self.line += 1;
-        if line.iter().all(u8::is_ascii_whitespace) {
-            return None;
-        }
-        let rec: Value = match serde_json::from_slice(line) {
-            Ok(v @ Value::Object(_)) => v,
-            Ok(_) => {
-                self.skip("not a JSON object");
-                return None;
-            }
-            Err(_) if last => {
-                self.skip("an unfinished last line");
-                return None;
-            }
-            Err(_) => {
-                self.skip("not JSON");
-                return None;
-            }
-        };
-        if let Some(t) = rec
-            .get("timestamp")
-            .and_then(Value::as_str)
-            .and_then(parse_time)
-        {
-            self.last_at = t;
-        }
-        // An older Claude Code wrote a sub-agent's records into the main
-        // file, on the side chain: kept, not mixed into the conversation.
-        if !self.subagent_file && rec.get("isSidechain").and_then(Value::as_bool) == Some(true) {
-            self.kept.push(rec);
-            return None;
-        }
-        match rec.get("type").and_then(Value::as_str) {
-            Some("user") => self.user(rec),
-            Some("assistant") => {
-                self.assistant(rec);
-                None
-            }
-            Some("system") => {
-                self.system(rec);
-                None
-            }
-            // Titles: read by `header`.
-            Some("summary" | "custom-title" | "ai-title" | "agent-name") => None,
-            _ => {
-                self.kept.push(rec);
-                None
-            }
-        }
-    }
-
-    /// The turn still open at the end of the file, finished when the
-    /// assistant's last message ended the turn.
-    pub fn finish(&mut self) -> Option<ImportedTurn> {
-        let mut open = self.open.take()?;
-        self.attach_kept(&mut open.turn);
-        Some(open.turn)
     }
 
     fn skip(&mut self, reason: &str) {
@@ -566,6 +485,58 @@ impl Parser {
             source,
             at: self.last_at,
         }
+    }
+}
+
+impl LineReader for Parser {
+    fn push(&mut self, line: &[u8], last: bool) -> Option<ImportedTurn> {
+        self.line += 1;
+        let rec = match decode(line, last) {
+            Ok(Some(rec)) => rec,
+            Ok(None) => return None,
+            Err(reason) => {
+                self.skip(reason);
+                return None;
+            }
+        };
+        if let Some(t) = rec
+            .get("timestamp")
+            .and_then(Value::as_str)
+            .and_then(parse_time)
+        {
+            self.last_at = t;
+        }
+        // An older Claude Code wrote a sub-agent's records into the main
+        // file, on the side chain: kept, not mixed into the conversation.
+        if !self.subagent_file && rec.get("isSidechain").and_then(Value::as_bool) == Some(true) {
+            self.kept.push(rec);
+            return None;
+        }
+        match rec.get("type").and_then(Value::as_str) {
+            Some("user") => self.user(rec),
+            Some("assistant") => {
+                self.assistant(rec);
+                None
+            }
+            Some("system") => {
+                self.system(rec);
+                None
+            }
+            // Titles: read by `header`.
+            Some("summary" | "custom-title" | "ai-title" | "agent-name") => None,
+            _ => {
+                self.kept.push(rec);
+                None
+            }
+        }
+    }
+
+    /// The turn still open at the end of the file, finished when the
+    /// assistant's last message ended the turn.
+    fn finish(&mut self) -> Option<ImportedTurn> {
+        let mut open = self.open.take()?;
+        self.attach_kept(&mut open.turn);
+        Some(open.turn)
     }
 }
 

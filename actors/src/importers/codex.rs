@@ -18,7 +18,9 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
-use super::model::{parse_time, text_of, Header, ImportedNode, ImportedTurn, Skipped};
+use super::model::{
+    decode, parse_time, text_of, Header, ImportedNode, ImportedTurn, LineReader, Skipped,
+};
 use crate::node::Role;
 
 pub fn session_id(source_id: &str) -> String {
@@ -180,84 +182,6 @@ impl Parser {
             seen_meta: false,
             pending_closed: None,
         }
-    }
-
-    pub fn read(
-        &mut self,
-        reader: impl BufRead,
-        mut each: impl FnMut(ImportedTurn) -> bool,
-    ) -> std::io::Result<Option<ImportedTurn>> {
-        let mut lines = reader.split(b'\n').peekable();
-        while let Some(line) = lines.next() {
-            let line = line?;
-            let last = lines.peek().is_none();
-            if let Some(done) = self.push(&line, last) {
-                if !each(done) {
-                    return Ok(None);
-                }
-            }
-        }
-        Ok(self.finish())
-    }
-
-    pub fn push(&mut self, line: &[u8], last: bool) -> Option<ImportedTurn> {
-        self.line += 1;
-        if line.iter().all(u8::is_ascii_whitespace) {
-            return None;
-        }
-        let rec: Value = match serde_json::from_slice(line) {
-            Ok(v @ Value::Object(_)) => v,
-            Ok(_) => {
-                self.skip("not a JSON object");
-                return None;
-            }
-            Err(_) if last => {
-                self.skip("an unfinished last line");
-                return None;
-            }
-            Err(_) => {
-                self.skip("not JSON");
-                return None;
-            }
-        };
-        if let Some(t) = rec["timestamp"].as_str().and_then(parse_time) {
-            self.last_at = t;
-        }
-        let payload = rec.get("payload").cloned().unwrap_or(Value::Null);
-        match rec["type"].as_str() {
-            Some("response_item") => self.item(payload, rec),
-            Some("event_msg") => {
-                self.event(payload, rec);
-                self.pending_closed.take()
-            }
-            Some("turn_context") => {
-                self.model = payload["model"]
-                    .as_str()
-                    .map(str::to_string)
-                    .or(self.model.take());
-                self.kept.push(rec);
-                None
-            }
-            Some("compacted") => {
-                let text = payload["message"].as_str().unwrap_or("").to_string();
-                self.note(text, "compaction", rec);
-                None
-            }
-            Some("session_meta") if !self.seen_meta => {
-                self.seen_meta = true;
-                None
-            }
-            _ => {
-                self.kept.push(rec);
-                None
-            }
-        }
-    }
-
-    pub fn finish(&mut self) -> Option<ImportedTurn> {
-        let mut open = self.open.take()?;
-        self.flush_kept(&mut open.turn);
-        Some(open.turn)
     }
 
     fn skip(&mut self, reason: &str) {
@@ -526,6 +450,58 @@ impl Parser {
             }
             None => self.notes.push(node),
         }
+    }
+}
+
+impl LineReader for Parser {
+    fn push(&mut self, line: &[u8], last: bool) -> Option<ImportedTurn> {
+        self.line += 1;
+        let rec = match decode(line, last) {
+            Ok(Some(rec)) => rec,
+            Ok(None) => return None,
+            Err(reason) => {
+                self.skip(reason);
+                return None;
+            }
+        };
+        if let Some(t) = rec["timestamp"].as_str().and_then(parse_time) {
+            self.last_at = t;
+        }
+        let payload = rec.get("payload").cloned().unwrap_or(Value::Null);
+        match rec["type"].as_str() {
+            Some("response_item") => self.item(payload, rec),
+            Some("event_msg") => {
+                self.event(payload, rec);
+                self.pending_closed.take()
+            }
+            Some("turn_context") => {
+                self.model = payload["model"]
+                    .as_str()
+                    .map(str::to_string)
+                    .or(self.model.take());
+                self.kept.push(rec);
+                None
+            }
+            Some("compacted") => {
+                let text = payload["message"].as_str().unwrap_or("").to_string();
+                self.note(text, "compaction", rec);
+                None
+            }
+            Some("session_meta") if !self.seen_meta => {
+                self.seen_meta = true;
+                None
+            }
+            _ => {
+                self.kept.push(rec);
+                None
+            }
+        }
+    }
+
+    fn finish(&mut self) -> Option<ImportedTurn> {
+        let mut open = self.open.take()?;
+        self.flush_kept(&mut open.turn);
+        Some(open.turn)
     }
 }
 

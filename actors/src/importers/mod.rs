@@ -27,7 +27,7 @@ use crate::node::Role;
 use crate::session::EndTurn;
 
 use checkpoint::{mark_of, Checkpoint};
-pub use model::{Header, ImportedNode, ImportedTurn, Problem, Skipped, Tool};
+pub use model::{Header, ImportedNode, ImportedTurn, LineReader, Problem, Skipped, Tool};
 
 /// What to import and how.
 #[derive(Debug, Clone)]

@@ -39,6 +39,54 @@ impl Tool {
     pub const NAMES: &'static [&'static str] = &["claude-code", "codex"];
 }
 
+/// A tool's reader: one line at a time, each finished turn handed on.
+pub trait LineReader {
+    /// One line; a turn it shows is over. The file's `last` line may be
+    /// cut short by a writer still at work.
+    fn push(&mut self, line: &[u8], last: bool) -> Option<ImportedTurn>;
+
+    /// The turn still open at the end of the file, finished or not.
+    fn finish(&mut self) -> Option<ImportedTurn>;
+
+    /// Read every line of `reader`, handing each finished turn to `each`
+    /// (which stops the reading by returning false); the last turn is
+    /// returned, finished or not.
+    fn read(
+        &mut self,
+        reader: impl std::io::BufRead,
+        mut each: impl FnMut(ImportedTurn) -> bool,
+    ) -> std::io::Result<Option<ImportedTurn>>
+    where
+        Self: Sized,
+    {
+        let mut lines = reader.split(b'\n').peekable();
+        while let Some(line) = lines.next() {
+            let line = line?;
+            let last = lines.peek().is_none();
+            if let Some(done) = self.push(&line, last) {
+                if !each(done) {
+                    return Ok(None);
+                }
+            }
+        }
+        Ok(self.finish())
+    }
+}
+
+/// A line as a JSON record: `Ok(None)` for a blank line, `Err` with the
+/// reason it is skipped (a cut `last` line is a writer still at work).
+pub fn decode(line: &[u8], last: bool) -> Result<Option<Value>, &'static str> {
+    if line.iter().all(u8::is_ascii_whitespace) {
+        return Ok(None);
+    }
+    match serde_json::from_slice(line) {
+        Ok(v @ Value::Object(_)) => Ok(Some(v)),
+        Ok(_) => Err("not a JSON object"),
+        Err(_) if last => Err("an unfinished last line"),
+        Err(_) => Err("not JSON"),
+    }
+}
+
 /// One node of an imported turn.
 #[derive(Debug, Clone)]
 pub struct ImportedNode {
