@@ -816,3 +816,177 @@ fn an_import_killed_midway_goes_on_without_duplicates() {
         (TURNS + 1).to_string()
     );
 }
+
+fn gemini_at(second: u32) -> String {
+    format!("2025-11-02T09:00:{second:02}.000Z")
+}
+
+fn gemini_msg(id: &str, second: u32, kind: &str, text: &str, calls: Value) -> String {
+    json!({"id": id, "timestamp": gemini_at(second), "type": kind, "content": [{"text": text}],
+           "toolCalls": calls, "model": "gemini-2.5-pro"})
+    .to_string()
+}
+
+#[test]
+fn gemini_recordings_become_sessions_with_rewinds_as_branches_and_sub_agents() {
+    let s = TestServer::start();
+    let home = tempfile::tempdir().unwrap();
+    // The user's project: one commit and work in progress, which an import
+    // never touches.
+    let cwd = home.path().join("work");
+    std::fs::create_dir_all(&cwd).unwrap();
+    git(&cwd, &["init", "-q", "-b", "main"]);
+    std::fs::write(cwd.join("a.rs"), "fn main() {}\n").unwrap();
+    git(&cwd, &["add", "."]);
+    git(
+        &cwd,
+        &[
+            "-c",
+            "user.name=U",
+            "-c",
+            "user.email=u@x",
+            "commit",
+            "-qm",
+            "mine",
+        ],
+    );
+    std::fs::write(cwd.join("a.rs"), "fn main() { todo!() }\n").unwrap();
+    let chats = home.path().join(".gemini/tmp/abc123/chats");
+    let id = "6b1f2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d";
+    let call = |result: Value| {
+        json!([{"id": "read_file-1", "name": "read_file", "args": {"path": "a.rs"},
+                "result": result, "status": "success", "timestamp": gemini_at(3)}])
+    };
+    write_lines(
+        &chats.join("session-2025-11-02T09-00-6b1f2c3d.jsonl"),
+        &[
+            json!({"sessionId": id, "projectHash": "abc123", "startTime": gemini_at(0),
+                   "directories": [cwd]})
+            .to_string(),
+            gemini_msg("m1", 1, "user", "What is in a.rs?", json!([])),
+            gemini_msg("m2", 2, "gemini", "", call(Value::Null)),
+            gemini_msg(
+                "m2",
+                3,
+                "gemini",
+                "It defines main.",
+                call(json!("fn main() {}")),
+            ),
+            gemini_msg("m3", 10, "user", "Delete it", json!([])),
+            gemini_msg("m4", 11, "gemini", "Deleted.", json!([])),
+            json!({"$rewindTo": "m3"}).to_string(),
+            gemini_msg("m5", 20, "user", "Rename it instead", json!([])),
+            gemini_msg(
+                "m6",
+                21,
+                "gemini",
+                "Renamed.",
+                json!([{"id": "agent-1", "name": "codebase_investigator", "args": {},
+                        "agentId": "sub-1", "status": "success"}]),
+            ),
+            "{oops".to_string(),
+            json!({"$set": {"summary": "Chores on a.rs"}}).to_string(),
+        ],
+    );
+    write_lines(
+        &chats.join(id).join("sub-1.jsonl"),
+        &[
+            json!({"sessionId": "sub-1", "projectHash": "abc123", "kind": "subagent"}).to_string(),
+            gemini_msg("s1", 4, "user", "Find the tests", json!([])),
+            gemini_msg("s2", 5, "gemini", "None found.", json!([])),
+        ],
+    );
+    // Written a while ago: the last turns are over too.
+    for f in [
+        chats.join("session-2025-11-02T09-00-6b1f2c3d.jsonl"),
+        chats.join(id).join("sub-1.jsonl"),
+    ] {
+        let st = std::process::Command::new("touch")
+            .args(["-d", "2025-11-02 10:00"])
+            .arg(&f)
+            .status()
+            .unwrap();
+        assert!(st.success());
+    }
+    let (st, v) = s.post(
+        "/api/imports",
+        json!({"tool": "gemini-cli", "paths": [home.path().join(".gemini")], "projects": true}),
+    );
+    assert_eq!(st, 200, "{v}");
+    assert_eq!(
+        (
+            v["sessions_new"].as_u64(),
+            v["turns"].as_u64(),
+            v["turns_open"].as_u64(),
+            v["branches"].as_u64()
+        ),
+        (Some(2), Some(4), Some(0), Some(1)),
+        "{v}"
+    );
+    assert_eq!(v["skipped"]["by_reason"]["not JSON"], 1, "{v}");
+    let sid = format!("gemini-{id}");
+    let (_, meta) = s.get(&format!("/api/sessions/{sid}"));
+    assert_eq!(
+        (meta["title"].as_str(), meta["source"].as_str()),
+        (Some("Chores on a.rs"), Some("gemini-cli")),
+        "{meta}"
+    );
+    let tool = s.nodes_named(&sid, "read_file");
+    assert_eq!(
+        (
+            tool[0]["content"]["path"].as_str(),
+            tool[0]["output"].as_str()
+        ),
+        (Some("a.rs"), Some("fn main() {}")),
+        "the call in its last version: {tool:?}"
+    );
+    // The project is registered; its history and the user's work are as
+    // they were.
+    let (_, projects) = s.get("/api/projects");
+    let project = projects["projects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["path"].as_str() == Some(cwd.canonicalize().unwrap().to_str().unwrap()))
+        .unwrap_or_else(|| panic!("the working directory is a project: {projects}"))
+        .clone();
+    assert_eq!(meta["project_id"], project["id"], "{meta}");
+    assert_eq!(git(&cwd, &["log", "--format=%s", "main"]).trim(), "mine");
+    // The rewound turn is on a branch; the line the tool went on with
+    // is shown.
+    let shown = texts(&s, &sid);
+    assert!(
+        shown.contains(&"Renamed.".to_string()) && !shown.contains(&"Deleted.".to_string()),
+        "{shown:?}"
+    );
+    let dir = s.session_dir(&sid);
+    let all = git(&dir, &["log", "--all", "--format=%s"]);
+    assert!(
+        all.contains("Delete it") && all.contains("Rename it instead"),
+        "{all}"
+    );
+    assert_eq!(git(&dir, &["branch", "--list"]).lines().count(), 2);
+    // The sub-agent: its own session, linked both ways.
+    let call = s.nodes_named(&sid, "codebase_investigator");
+    assert_eq!(
+        call[0]["metadata"]["imported"]["subagent_session"], "gemini-sub-1",
+        "{call:?}"
+    );
+    let (st, sub) = s.get("/api/sessions/gemini-sub-1");
+    assert_eq!(st, 200, "{sub}");
+    assert_eq!(sub["parent_session"], sid.as_str(), "{sub}");
+    // Again: nothing new.
+    let (_, v) = s.post(
+        "/api/imports",
+        json!({"tool": "gemini-cli", "paths": [home.path().join(".gemini")], "projects": true}),
+    );
+    assert_eq!(
+        (v["turns"].as_u64(), v["files_unchanged"].as_u64()),
+        (Some(0), Some(2)),
+        "{v}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(cwd.join("a.rs")).unwrap(),
+        "fn main() { todo!() }\n"
+    );
+}

@@ -41,7 +41,7 @@ impl Engine {
 
     /// A new session bound to a real project lives inside it: record the
     /// place before the session is created.
-    async fn place(&self, id: &str, project_id: &str) -> Result<(), EngineError> {
+    pub(super) async fn place(&self, id: &str, project_id: &str) -> Result<(), EngineError> {
         if project_id == DEFAULT_PROJECT {
             return Ok(());
         }

@@ -2,9 +2,10 @@
 //! message, the replies, the tool and code nodes with their callers) and
 //! its end, for a client that has the turn in hand when it persists it.
 //! The nodes are checked together before anything is written, so a bad node
-//! rejects the whole turn; then they are appended in order and the turn is
-//! ended with one commit, with the same checks, answers and errors as the
-//! separate calls. A retry with the same node ids (and the same
+//! rejects the whole turn; then the session's actor appends them and ends
+//! the turn in one step: one log entry (one shared flush) and one commit
+//! when the turn continues the branch's tip (`session::whole`), with the
+//! same checks, answers and errors as the separate calls. A retry with the same node ids (and the same
 //! `Idempotency-Key`) answers the turn already made.
 
 use std::collections::HashSet;
@@ -15,6 +16,7 @@ use crate::error::EngineError;
 use crate::ids;
 use crate::meta::{SessionMeta, Status};
 use crate::node::{Node, Role};
+use crate::session::whole::WriteTurn;
 use crate::session::{EndTurn, NewNode, SessionError, TurnOutcome, ROOT_CALLER};
 
 use super::Engine;
@@ -89,16 +91,30 @@ impl Engine {
     pub async fn whole_turn(
         &self,
         id: &str,
+        nodes: Vec<NewNode>,
+        create: SessionMeta,
+        end: EndTurn,
+    ) -> Result<WholeTurn, EngineError> {
+        self.write_turn(id, nodes, create, end, true).await
+    }
+
+    /// `whole_turn`; `project`: a live turn records the bound project's
+    /// tree and commits the agent's changes there, a turn from the past
+    /// (an import) leaves the project alone.
+    pub(crate) async fn write_turn(
+        &self,
+        id: &str,
         mut nodes: Vec<NewNode>,
         create: SessionMeta,
         end: EndTurn,
+        project: bool,
     ) -> Result<WholeTurn, EngineError> {
         self.writable()?;
         ids::validate("session id", id)?;
         crate::meta::check_title(&create.title).map_err(SessionError::Invalid)?;
         let user = check(&mut nodes)?;
         let user_id = nodes[user].id.clone().unwrap_or_default();
-        match self.meta(id).await {
+        let exists = match self.meta(id).await {
             Ok(meta) => {
                 // Another turn is running: refused before anything is
                 // written. This turn's own, left open (a retry): go on.
@@ -112,23 +128,42 @@ impl Engine {
                         return Err(SessionError::UnknownPredecessor(p.clone()).into());
                     }
                 }
+                true
             }
             Err(e) if e.is_unknown_session() => {
                 if let Some(p) = &nodes[user].predecessor {
                     return Err(SessionError::UnknownPredecessor(p.clone()).into());
                 }
+                false
             }
             Err(e) => return Err(e),
+        };
+        let project_id = create.project_id.clone();
+        if !exists {
+            self.place(id, &project_id).await?;
         }
-        let mut written = Vec::with_capacity(nodes.len());
-        for n in nodes {
-            let make = matches!(n.role, Role::User | Role::System).then(|| create.clone());
-            written.push(self.append(id, n, make).await?.node);
+        let count = nodes.len() as u64;
+        let written = self
+            .call(
+                id,
+                WriteTurn {
+                    nodes,
+                    end,
+                    create,
+                    project,
+                },
+            )
+            .await?;
+        metrics::counter!("openprogram_appends_total").increment(count);
+        if !written.outcome.repeated {
+            metrics::counter!("openprogram_turns_total").increment(1);
         }
-        let outcome = self.end_turn(id, end).await?;
+        if written.created {
+            self.attach(&project_id, id).await;
+        }
         Ok(WholeTurn {
-            nodes: written,
-            outcome,
+            nodes: written.nodes,
+            outcome: written.outcome,
         })
     }
 }

@@ -284,12 +284,17 @@ pub fn finish_commit(
     for (path, entry) in prepared.staged {
         match entry {
             Some(blob) => {
-                let meta = std::fs::metadata(workdir.join(&path))?;
+                let file = workdir.join(&path);
+                let meta = std::fs::metadata(&file).map_err(|e| {
+                    std::io::Error::new(e.kind(), format!("{}: {e}", file.display()))
+                })?;
                 index.upsert(&path, &meta, blob)?;
             }
             None => index.remove(&path)?,
         }
     }
-    index.write()?;
+    index
+        .write()
+        .map_err(|e| std::io::Error::new(e.kind(), format!("the index: {e}")))?;
     Ok(())
 }

@@ -11,6 +11,7 @@
 pub mod checkpoint;
 pub mod claude_code;
 pub mod codex;
+pub mod gemini;
 pub mod model;
 pub mod watch;
 
@@ -115,6 +116,11 @@ fn default_roots(tool: Tool) -> Vec<PathBuf> {
             .or_else(|| home.map(|h| h.join(".codex")))
             .map(|d| vec![d.join("sessions"), d.join("archived_sessions")])
             .unwrap_or_default(),
+        Tool::GeminiCli => std::env::var_os("GEMINI_CLI_HOME")
+            .map(PathBuf::from)
+            .or(home)
+            .map(|d| vec![d.join(".gemini").join("tmp")])
+            .unwrap_or_default(),
     }
 }
 
@@ -143,6 +149,7 @@ fn is_history_file(tool: Tool, path: &Path) -> bool {
     match tool {
         Tool::ClaudeCode => path.extension().is_some_and(|e| e == "jsonl"),
         Tool::Codex => codex::is_rollout(path),
+        Tool::GeminiCli => gemini::is_chat(path),
     }
 }
 
@@ -218,6 +225,7 @@ impl Engine {
             let header = match tool {
                 Tool::ClaudeCode => (claude_code::header(&path)?, false),
                 Tool::Codex => codex::header(&path)?,
+                Tool::GeminiCli => (gemini::header(&path)?, false),
             };
             let mark = mark_of(&path, &header.0.session_id)?;
             Ok((header, mark))
@@ -250,6 +258,16 @@ impl Engine {
                 Tool::Codex => {
                     let mut parser = codex::Parser::new(&path);
                     (parser.read(codex::open(&path)?, send)?, parser.skipped)
+                }
+                Tool::GeminiCli => {
+                    let mut parser = gemini::Parser::new(&path);
+                    let last = if path.extension().is_some_and(|e| e == "json") {
+                        gemini::read_legacy(&mut parser, &path, send)?
+                    } else {
+                        let f = std::io::BufReader::new(std::fs::File::open(&path)?);
+                        parser.read(f, send)?
+                    };
+                    (last, parser.skipped)
                 }
             };
             if let Some(mut t) = last {
@@ -406,7 +424,7 @@ impl Engine {
             at: Some(turn.ended_at),
             ..EndTurn::default()
         };
-        self.whole_turn(&sid, nodes, target.create.clone(), end)
+        self.write_turn(&sid, nodes, target.create.clone(), end, false)
             .await
             .map_err(|e| {
                 tracing::warn!(session = %sid, file = %target.file.display(), error = %e, "an imported turn was refused");

@@ -17,6 +17,7 @@ use crate::session::NewNode;
 pub enum Tool {
     ClaudeCode,
     Codex,
+    GeminiCli,
 }
 
 impl Tool {
@@ -24,6 +25,7 @@ impl Tool {
         match self {
             Tool::ClaudeCode => "claude-code",
             Tool::Codex => "codex",
+            Tool::GeminiCli => "gemini-cli",
         }
     }
 
@@ -31,12 +33,13 @@ impl Tool {
         match name {
             "claude-code" | "claude" => Some(Tool::ClaudeCode),
             "codex" => Some(Tool::Codex),
+            "gemini-cli" | "gemini" => Some(Tool::GeminiCli),
             _ => None,
         }
     }
 
     /// Every tool's name, for messages.
-    pub const NAMES: &'static [&'static str] = &["claude-code", "codex"];
+    pub const NAMES: &'static [&'static str] = &["claude-code", "codex", "gemini-cli"];
 }
 
 /// A tool's reader: one line at a time, each finished turn handed on.

@@ -157,6 +157,12 @@ impl SessionCore {
         if base == tip {
             return Ok(());
         }
+        if self.batch.is_some() {
+            // A whole turn is gathered only when it continues the tip.
+            return Err(SessionError::Invalid(
+                "a whole turn that starts a branch cannot be gathered".into(),
+            ));
+        }
         // Continuing the tip of another branch continues that branch.
         let tips = git::list_branches(&self.repo)?;
         let (name, created) = match tips.iter().find(|t| Some(t.oid) == base) {

@@ -62,6 +62,9 @@ pub struct SessionCore {
     /// The last commit's commit and tree objects: the next commit builds
     /// on them without reading the packs.
     pub(super) recent: git::RecentObjects,
+    /// While a whole turn is written (`whole.rs`): its changes, gathered
+    /// into the one log entry its commit makes.
+    pub(super) batch: Option<Vec<wal::Change>>,
 }
 
 impl SessionCore {
@@ -189,16 +192,26 @@ impl SessionCore {
         self.meta.last_turn.as_ref().map_or(0, |r| r.last_seq)
     }
 
-    pub(super) fn write_node(&self, node: &Node) -> Result<(), SessionError> {
-        self.store.commit(vec![self.node_change(node)?])?;
+    /// Make `changes` durable: now, or while a whole turn is gathered, with
+    /// the turn's commit (`batch`).
+    pub(super) fn log_changes(&mut self, changes: Vec<wal::Change>) -> Result<(), SessionError> {
+        match &mut self.batch {
+            Some(batch) => batch.extend(changes),
+            None => self.store.commit(changes)?,
+        }
         Ok(())
     }
 
+    pub(super) fn write_node(&mut self, node: &Node) -> Result<(), SessionError> {
+        let change = self.node_change(node)?;
+        self.log_changes(vec![change])
+    }
+
     /// A node and `meta.json` in one durable write (the node opening a turn).
-    pub(super) fn write_node_and_meta(&self, node: &Node) -> Result<(), SessionError> {
+    pub(super) fn write_node_and_meta(&mut self, node: &Node) -> Result<(), SessionError> {
         let meta = self.meta_change(self.meta_bytes()?);
-        self.store.commit(vec![self.node_change(node)?, meta])?;
-        Ok(())
+        let change = self.node_change(node)?;
+        self.log_changes(vec![change, meta])
     }
 
     /// The write of `node`'s file (its folder is made first).
@@ -226,10 +239,9 @@ impl SessionCore {
         })
     }
 
-    pub(super) fn write_meta(&self) -> Result<(), SessionError> {
-        self.store
-            .commit(vec![self.meta_change(self.meta_bytes()?)])?;
-        Ok(())
+    pub(super) fn write_meta(&mut self) -> Result<(), SessionError> {
+        let change = self.meta_change(self.meta_bytes()?);
+        self.log_changes(vec![change])
     }
 
     /// `meta.json` as it is written.

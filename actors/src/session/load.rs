@@ -63,6 +63,7 @@ impl SessionCore {
                     commit_pending: false,
                     packs: 0,
                     recent: git::RecentObjects::new(),
+                    batch: None,
                 };
                 core.commit_session_init()?;
                 let outcome = first.map(|(n, b)| core.append_with(n, b)).transpose()?;
@@ -159,6 +160,7 @@ impl SessionCore {
             commit_pending: false,
             packs: 0,
             recent: git::RecentObjects::new(),
+            batch: None,
         };
         core.packs = git::repack::pack_count(core.repo.path());
         core.replies = core.dag.iter().filter(|n| n.is_reply()).count() as u32;

@@ -23,6 +23,7 @@ pub mod summary;
 mod transfer;
 mod turn;
 pub mod upkeep;
+pub mod whole;
 mod wire;
 mod writes;
 

@@ -488,3 +488,72 @@ fn queued_messages_survive_a_restart_in_arrival_order() {
 fn store_of(dir: &Path) -> crate::store::Store {
     crate::store::Store::without_log(dir.parent().unwrap())
 }
+
+#[test]
+fn a_whole_turn_is_one_log_entry_and_leaves_nothing_when_it_fails() {
+    let tmp = tempfile::tempdir().unwrap();
+    let sessions = tmp.path().join("sessions");
+    let (store, _) = crate::store::Store::open(&sessions).unwrap();
+    let dir = sessions.join("w");
+    let (mut core, _) =
+        SessionCore::create(&store, &dir, SessionMeta::new("w".into(), now()), None).unwrap();
+    let mut call = node("c1", Role::Tool, "{}");
+    call.caller = Some("a1".into());
+    call.name = Some("grep".into());
+    let before = store.log_entries();
+    let (nodes, gathered) = core
+        .append_turn(
+            vec![
+                node("u1", Role::User, "q1"),
+                node("a1", Role::Assistant, "r1"),
+                call,
+            ],
+            None,
+        )
+        .unwrap();
+    assert!(gathered, "a turn on the tip is gathered");
+    assert_eq!(nodes.len(), 3);
+    assert_eq!(store.log_entries(), before, "nothing logged before the end");
+    let u1 = dir.join(super::layout::node_rel_path(1, Role::User, "u1"));
+    assert!(!u1.exists() && core.is_gathering(), "nothing written yet");
+    core.end_turn(EndTurn::default(), None).unwrap();
+    assert_eq!(store.log_entries(), before + 1, "the turn is one entry");
+    assert!(!core.is_gathering());
+    assert_eq!(head_turn(&dir), 1);
+    let repo = git::open_repo(&dir).unwrap();
+    let tree = git::head_commit(&repo).unwrap().unwrap().tree().unwrap();
+    let mut files = 0;
+    tree.walk(git2::TreeWalkMode::PreOrder, |_, e| {
+        files += usize::from(e.name().is_some_and(|n| n.ends_with(".json")));
+        git2::TreeWalkResult::Ok
+    })
+    .unwrap();
+    assert_eq!(files, 4, "three nodes and meta.json in the turn's commit");
+
+    // A turn that fails at its end leaves no trace once reloaded.
+    let (_, gathered) = core
+        .append_turn(
+            vec![
+                node("u2", Role::User, "q2"),
+                node("a2", Role::Assistant, "r2"),
+            ],
+            None,
+        )
+        .unwrap();
+    assert!(gathered);
+    let wrong = EndTurn {
+        turn: Some(9),
+        ..EndTurn::default()
+    };
+    assert!(core.end_turn(wrong, None).is_err());
+    assert!(
+        core.is_gathering(),
+        "the failed turn is still only in memory"
+    );
+    drop(core);
+    let core = SessionCore::load(&store, &dir).unwrap();
+    assert!(core.node("u2").is_none() && core.node("a2").is_none());
+    assert!(core.meta().open_turn.is_none());
+    assert_eq!(core.meta().turn_count, 1);
+    assert_eq!(head_turn(&dir), 1);
+}

@@ -14,6 +14,7 @@ use crate::git::{self, GitError};
 use crate::ids;
 use crate::meta::{now, ProjectOutcome, Status, TurnRecord};
 use crate::node::{Node, Role};
+use crate::wal;
 
 impl SessionCore {
     /// End the open turn: record it in `meta.json`, then make its one commit.
@@ -306,7 +307,9 @@ impl SessionCore {
     /// Commit `paths` (and what `pending_paths` holds) with `message` at
     /// time `at`: `meta.json` as the session holds it now is written with
     /// the commit, in one log entry (also when the commit fails: the
-    /// turn's end is recorded, and its commit is retried).
+    /// turn's end is recorded, and its commit is retried). A whole turn's
+    /// gathered changes (`batch`) lead that entry, and the commit takes
+    /// their files from it.
     pub(super) fn write_commit(
         &mut self,
         mut paths: Vec<PathBuf>,
@@ -318,29 +321,48 @@ impl SessionCore {
         let at = Some(at);
         let started = std::time::Instant::now();
         let meta = self.meta_bytes()?;
-        let meta_put = self.meta_change(meta.clone());
-        let overrides = [(Path::new(META), meta.as_slice())];
-        let prepared =
-            git::prepare_commit(&self.repo, &mut self.recent, &refs, &overrides, message, at);
+        let meta_path = self.dir.join(META);
+        // Taken out, not ended: until the entry is flushed the session is
+        // still gathering (a failed flush drops it from memory).
+        let mut changes = self.batch.as_mut().map(std::mem::take).unwrap_or_default();
+        // The last meta.json wins: the ones gathered before are dropped.
+        changes.retain(|c| !matches!(c, wal::Change::Put { path, .. } if *path == meta_path));
+        let prepared = {
+            let mut overrides: Vec<(&Path, &[u8])> = changes
+                .iter()
+                .filter_map(|c| match c {
+                    wal::Change::Put { path, bytes, .. } => path
+                        .strip_prefix(&self.dir)
+                        .ok()
+                        .map(|rel| (rel, bytes.as_slice())),
+                    _ => None,
+                })
+                .collect();
+            overrides.push((Path::new(META), meta.as_slice()));
+            git::prepare_commit(&self.repo, &mut self.recent, &refs, &overrides, message, at)
+        };
+        changes.push(self.meta_change(meta));
         let oid = match prepared {
-            Ok(p) => {
+            Ok(mut p) => {
                 let oid = p.oid;
-                let mut changes = vec![meta_put];
-                changes.extend(p.changes.iter().cloned());
+                changes.append(&mut p.changes);
                 self.store.commit(changes)?;
+                self.batch = None;
                 git::finish_commit(&self.repo, &mut self.index, p)?;
                 self.packs += 1;
                 oid
             }
             Err(GitError::Empty) => {
-                self.store.commit(vec![meta_put])?;
+                self.store.commit(changes)?;
+                self.batch = None;
                 match git::head_commit(&self.repo)? {
                     Some(c) => c.id(),
                     None => return Err(GitError::Empty.into()),
                 }
             }
             Err(e) => {
-                self.store.commit(vec![meta_put])?;
+                self.store.commit(changes)?;
+                self.batch = None;
                 return Err(e.into());
             }
         };

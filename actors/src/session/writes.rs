@@ -7,14 +7,13 @@ use std::path::PathBuf;
 
 use actix::prelude::*;
 
-use super::actor::{notify_after, Pending, SessionActor, Slot, RETRY_FIRST};
+use super::actor::{notify_after, SessionActor, Slot, RETRY_FIRST};
 use super::core::SessionCore;
 use super::error::SessionError;
 use super::wire::{EndTurn, NewNode, NodePatch, Posted, TurnOutcome};
 use crate::messages::{ApplyTitle, ChangeKind};
 use crate::meta::{MetaPatch, SessionMeta};
 use crate::node::{Node, Role};
-use crate::project::{self, actor::CommitTurn};
 
 /// Create the session explicitly (no message yet).
 #[derive(Message, Clone)]
@@ -142,30 +141,7 @@ impl Handler<EndTurnMsg> for SessionActor {
     fn handle(&mut self, msg: EndTurnMsg, _: &mut Self::Context) -> Self::Result {
         // In a project-bound session the agent's changes are committed in
         // the project first, so the session's turn commit can record it.
-        let plan = self.slot.live().ok().and_then(|core| {
-            let baseline = core.open_turn_baseline()?.clone();
-            let meta = core.meta();
-            let open = meta.open_turn.as_ref()?;
-            let commit = CommitTurn {
-                session_id: meta.id.clone(),
-                turn: open.number,
-                first_seq: open.first_seq,
-                // The open turn's nodes are kept whole: nothing is read.
-                user_text: core
-                    .cached_node(&open.user_node)
-                    .map(Node::text)
-                    .unwrap_or_default(),
-                model: meta.model.clone(),
-            };
-            Some((meta.project_id.clone(), baseline, commit))
-        });
-        let projects = self.projects.clone();
-        let outcome: Pending<_> = match plan {
-            Some((pid, baseline, commit)) => Box::pin(async move {
-                Some(project::turn::outcome(projects, commit, pid, baseline).await)
-            }),
-            None => Box::pin(std::future::ready(None)),
-        };
+        let outcome = self.project_outcome();
         let fut = outcome.into_actor(self).then(move |project, act, _| {
             act.on_core_write(move |core| core.end_turn(msg.0, project))
         });

@@ -195,6 +195,11 @@ impl Store {
         self.inner.log.is_logged()
     }
 
+    /// Entries the log took since the store was opened.
+    pub fn log_entries(&self) -> u64 {
+        self.inner.log.entries()
+    }
+
     /// Flush the log and make every file it covers durable (the last step
     /// of a shutdown; later writes sync on their own).
     pub fn close_log(&self) {

@@ -124,6 +124,11 @@ impl Log {
         self.writer.as_ref().is_some_and(writer::Wal::is_open)
     }
 
+    /// Entries logged since the log was opened (0 without one).
+    pub fn entries(&self) -> u64 {
+        self.writer.as_ref().map_or(0, writer::Wal::entries)
+    }
+
     /// Flush the log and make every file it covers durable, then stop
     /// taking entries (shutdown). Later writes fall back to their own
     /// fsyncs.
@@ -164,6 +169,17 @@ pub fn apply_durably(changes: &[Change]) -> io::Result<()> {
 
 /// Write one change in place (`durable`: with its own fsyncs).
 fn apply(change: &Change, durable: bool) -> io::Result<()> {
+    apply_one(change, durable).map_err(|e| {
+        let path = match change {
+            Change::Put { path, .. } | Change::Remove { path, .. } => path.clone(),
+            Change::Ref { git_dir, name, .. } => git_dir.join(name),
+            Change::Barrier { root } => root.clone(),
+        };
+        io::Error::new(e.kind(), format!("{}: {e}", path.display()))
+    })
+}
+
+fn apply_one(change: &Change, durable: bool) -> io::Result<()> {
     use crate::fsio;
     match change {
         Change::Put { path, bytes, .. } => {

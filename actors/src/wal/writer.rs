@@ -61,6 +61,8 @@ pub struct Wal {
     open: Arc<AtomicBool>,
     /// Serialises `close` callers.
     closing: Mutex<()>,
+    /// Entries logged so far.
+    entries: AtomicU64,
 }
 
 impl Wal {
@@ -74,6 +76,7 @@ impl Wal {
             tx,
             open: Arc::new(AtomicBool::new(true)),
             closing: Mutex::new(()),
+            entries: AtomicU64::new(0),
         })
     }
 
@@ -81,8 +84,14 @@ impl Wal {
         self.open.load(Ordering::SeqCst)
     }
 
+    /// Entries logged so far.
+    pub fn entries(&self) -> u64 {
+        self.entries.load(Ordering::Relaxed)
+    }
+
     /// Log `changes` as one entry; returns once it is durable.
     pub fn append(&self, changes: &[Change]) -> io::Result<Ticket> {
+        self.entries.fetch_add(1, Ordering::Relaxed);
         let mut roots: Vec<PathBuf> = changes.iter().map(|c| root_of(c).to_path_buf()).collect();
         roots.dedup();
         let (reply, rx) = crossbeam_channel::bounded(1);

@@ -1,0 +1,230 @@
+//! A whole turn in one message: the turn's nodes appended and the turn
+//! ended in one step of the session's actor.
+//!
+//! When the turn continues the branch's tip with nothing open, queued or
+//! pending before it (the common case), its writes are gathered (`batch`)
+//! and made durable by its commit: one log entry holds the nodes,
+//! `meta.json`, the pack and the branch move, so the turn costs one
+//! shared flush, and a crash leaves all of it or none. If anything fails
+//! before that entry is flushed, the actor drops the session from memory
+//! and the next request loads it from disk, where nothing of the turn is.
+//! Otherwise (a turn that starts a branch, one a crash left open, a
+//! commit still pending) the nodes are appended one by one, as separate
+//! calls would, with the same answers.
+
+use actix::prelude::*;
+
+use super::actor::{Pending, SessionActor, Slot, RETRY_FIRST};
+use super::core::SessionCore;
+use super::error::SessionError;
+use super::wire::{EndTurn, NewNode, TurnOutcome};
+use crate::messages::ChangeKind;
+use crate::meta::{ProjectBaseline, ProjectOutcome, SessionMeta, Status};
+use crate::node::Node;
+use crate::project;
+
+/// Append `nodes` (checked whole by the engine, each with its id) and end
+/// the turn; `create` makes the session when it does not exist.
+#[derive(Message, Clone)]
+#[rtype(result = "Result<TurnWritten, SessionError>")]
+pub struct WriteTurn {
+    pub nodes: Vec<NewNode>,
+    pub end: EndTurn,
+    pub create: SessionMeta,
+    /// A live turn in a project-bound session records the project's tree
+    /// and commits the agent's changes, as separate calls do; a turn from
+    /// the past (an import) leaves the project alone.
+    pub project: bool,
+}
+
+/// What a whole turn wrote.
+#[derive(Debug, Clone)]
+pub struct TurnWritten {
+    pub nodes: Vec<Node>,
+    pub outcome: TurnOutcome,
+    /// The turn created the session.
+    pub created: bool,
+    /// Its writes went to disk in one log entry.
+    pub gathered: bool,
+}
+
+impl SessionCore {
+    /// Whether a whole turn of `nodes` can be gathered into one log entry:
+    /// it continues the branch's tip, and nothing is open, queued or
+    /// pending before it.
+    fn can_gather(&self, nodes: &[NewNode]) -> Result<bool, SessionError> {
+        if self.meta.open_turn.is_some()
+            || self.meta.status == Status::Running
+            || self.commit_pending
+            || !self.queue.is_empty()
+            || !self.pending_paths.is_empty()
+        {
+            return Ok(false);
+        }
+        if nodes
+            .iter()
+            .any(|n| n.id.as_deref().is_none_or(|id| self.node(id).is_some()))
+        {
+            return Ok(false);
+        }
+        let tip = self.recent.head_trailers(&self.repo)?.head_node;
+        let head = self.meta.head.clone();
+        Ok(head == tip
+            && nodes
+                .iter()
+                .all(|n| n.predecessor.is_none() || n.predecessor == head))
+    }
+
+    /// Append the nodes of a whole turn, gathering their writes when the
+    /// turn allows it (`can_gather`); the user message records `baseline`.
+    /// Returns the nodes as stored and whether they were gathered.
+    pub fn append_turn(
+        &mut self,
+        nodes: Vec<NewNode>,
+        baseline: Option<ProjectBaseline>,
+    ) -> Result<(Vec<Node>, bool), SessionError> {
+        let gathered = self.can_gather(&nodes)?;
+        if gathered {
+            self.batch = Some(Vec::new());
+        }
+        let mut baseline = baseline;
+        let mut out = Vec::with_capacity(nodes.len());
+        for n in nodes {
+            let b = if self.opens_turn(&n) {
+                baseline.take()
+            } else {
+                None
+            };
+            out.push(self.append_with(n, b)?.node);
+        }
+        Ok((out, gathered))
+    }
+
+    /// Whether gathered writes are still waiting for the turn's commit.
+    pub fn is_gathering(&self) -> bool {
+        self.batch.is_some()
+    }
+}
+
+impl SessionActor {
+    /// What the bound project does at the end of the open turn (its
+    /// agent's changes committed, or why not); `None` without a baseline.
+    pub(super) fn project_outcome(&self) -> Pending<Option<ProjectOutcome>> {
+        let plan = self.slot.live().ok().and_then(|core| {
+            let baseline = core.open_turn_baseline()?.clone();
+            let meta = core.meta();
+            let open = meta.open_turn.as_ref()?;
+            let commit = project::actor::CommitTurn {
+                session_id: meta.id.clone(),
+                turn: open.number,
+                first_seq: open.first_seq,
+                // The open turn's nodes are kept whole: nothing is read.
+                user_text: core
+                    .cached_node(&open.user_node)
+                    .map(Node::text)
+                    .unwrap_or_default(),
+                model: meta.model.clone(),
+            };
+            Some((meta.project_id.clone(), baseline, commit))
+        });
+        let projects = self.projects.clone();
+        match plan {
+            Some((pid, baseline, commit)) => Box::pin(async move {
+                Some(project::turn::outcome(projects, commit, pid, baseline).await)
+            }),
+            None => Box::pin(std::future::ready(None)),
+        }
+    }
+}
+
+/// After a failed whole turn whose writes were gathered: the core in
+/// memory holds what the disk does not; drop it (the actor stops, and the
+/// next request loads the session from disk).
+fn forget_if_gathering(slot: &mut Slot) {
+    if slot.live().is_ok_and(SessionCore::is_gathering) {
+        *slot = Slot::Busy;
+    }
+}
+
+impl Handler<WriteTurn> for SessionActor {
+    type Result = AtomicResponse<Self, Result<TurnWritten, SessionError>>;
+
+    fn handle(&mut self, msg: WriteTurn, _: &mut Self::Context) -> Self::Result {
+        let WriteTurn {
+            nodes,
+            end,
+            create,
+            project,
+        } = msg;
+        let project_id = match self.slot.live() {
+            Ok(core) => core.meta().project_id.clone(),
+            Err(_) => create.project_id.clone(),
+        };
+        let baseline = self.baseline_of(Some(project_id).filter(|_| project));
+        let store = self.store.clone();
+        let appended = baseline.into_actor(self).then(move |baseline, act, _| {
+            act.blocking(move |slot, dir| {
+                let created = matches!(slot, Slot::Absent);
+                if created {
+                    let (core, _) = SessionCore::create(&store, dir, create, None)?;
+                    *slot = Slot::Live(Box::new(core));
+                }
+                let core = slot.live_mut()?;
+                core.check_repository()?;
+                let res = core.append_turn(nodes, baseline);
+                if res.is_err() {
+                    forget_if_gathering(slot);
+                }
+                res.map(|(nodes, gathered)| (nodes, gathered, created))
+            })
+        });
+        let ended = appended.then(
+            move |res, act: &mut SessionActor, _| -> ResponseActFuture<SessionActor, _> {
+                let (nodes, gathered, created) = match res {
+                    Ok(r) => r,
+                    Err(e) => return Box::pin(fut::ready(Err(e))),
+                };
+                if created {
+                    act.notify(ChangeKind::Created);
+                }
+                let outcome = act.project_outcome();
+                Box::pin(outcome.into_actor(act).then(move |project, act, _| {
+                    act.blocking(move |slot, _| {
+                        let core = slot.live_mut()?;
+                        match core.end_turn(end, project) {
+                            Ok(outcome) => Ok(TurnWritten {
+                                nodes,
+                                outcome,
+                                created,
+                                gathered,
+                            }),
+                            Err(e) => {
+                                forget_if_gathering(slot);
+                                Err(e)
+                            }
+                        }
+                    })
+                }))
+            },
+        );
+        AtomicResponse::new(Box::pin(ended.map(|res, act, ctx| {
+            if matches!(act.slot, Slot::Busy) {
+                tracing::warn!(dir = %act.dir.display(), "a whole turn failed before it was durable; the session is reloaded from disk");
+                ctx.stop();
+                return res;
+            }
+            match &res {
+                Ok(w) => {
+                    act.notify(ChangeKind::Updated);
+                    act.request_title(w.outcome.title_plan.clone());
+                }
+                Err(SessionError::CommitPending(_)) => {
+                    act.notify(ChangeKind::Updated);
+                    act.retry_commit_later(ctx, RETRY_FIRST);
+                }
+                Err(_) => {}
+            }
+            res
+        })))
+    }
+}
