@@ -990,3 +990,102 @@ fn gemini_recordings_become_sessions_with_rewinds_as_branches_and_sub_agents() {
         "fn main() { todo!() }\n"
     );
 }
+
+#[test]
+fn every_aider_session_of_a_projects_history_becomes_a_session() {
+    let s = TestServer::start();
+    let home = tempfile::tempdir().unwrap();
+    let repo = home.path().join("app");
+    std::fs::create_dir_all(&repo).unwrap();
+    git(&repo, &["init", "-q", "-b", "main"]);
+    let (st, p) = s.post("/api/projects", json!({"path": repo}));
+    assert!(st == 200 || st == 201, "{p}");
+    let history = repo.join(".aider.chat.history.md");
+    let first = [
+        "",
+        "# aider chat started at 2024-05-01 10:00:00",
+        "",
+        "#### add a health endpoint",
+        "",
+        "Here is the change.",
+        "",
+        "> Applied edit to app.py  ",
+        "",
+        "#### thanks",
+        "",
+        "You're welcome.",
+        "",
+        "# aider chat started at 2024-05-02 09:30:00",
+        "",
+        "#### explain app.py",
+        "",
+        "It serves /health.",
+        "",
+    ]
+    .join("\n");
+    std::fs::write(&history, &first).unwrap();
+    let age = |f: &Path| {
+        let st = std::process::Command::new("touch")
+            .args(["-d", "2024-05-03 10:00"])
+            .arg(f)
+            .status()
+            .unwrap();
+        assert!(st.success());
+    };
+    age(&history);
+    // No path: the registered projects are looked in.
+    let (st, v) = s.post("/api/imports", json!({"tool": "aider"}));
+    assert_eq!(st, 200, "{v}");
+    assert_eq!(
+        (
+            v["files"].as_u64(),
+            v["sessions_new"].as_u64(),
+            v["turns"].as_u64()
+        ),
+        (Some(1), Some(2), Some(3)),
+        "{v}"
+    );
+    let (_, list) = s.get("/api/sessions?source=aider");
+    let ids: Vec<String> = list["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|x| x["source"] == "aider")
+        .map(|x| x["id"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(ids.len(), 2, "{list}");
+    let first_id = ids.iter().find(|i| i.ends_with("-20240501100000")).unwrap();
+    let mut shown = texts(&s, first_id);
+    shown.retain(|t| !t.is_empty()); // the output node
+    assert_eq!(
+        shown,
+        vec![
+            "add a health endpoint",
+            "Here is the change.",
+            "thanks",
+            "You're welcome."
+        ]
+    );
+    let out = s.nodes_named(first_id, "aider");
+    assert_eq!(out[0]["output"], "Applied edit to app.py", "{out:?}");
+    let dir = s.session_dir(first_id);
+    assert_eq!(git(&dir, &["rev-list", "--count", "HEAD"]).trim(), "3");
+    assert!(
+        git(&dir, &["log", "-1", "--format=%ad", "--date=iso"]).starts_with("2024-05-01 10:00:00")
+    );
+    // A third session appended: only it is added.
+    let more = first + "\n# aider chat started at 2024-05-04 08:00:00\n\n#### and tests\n\nDone.\n";
+    std::fs::write(&history, more).unwrap();
+    age(&history);
+    let (_, v) = s.post("/api/imports", json!({"tool": "aider"}));
+    assert_eq!(
+        (
+            v["sessions_new"].as_u64(),
+            v["sessions_updated"].as_u64(),
+            v["turns"].as_u64(),
+            v["turns_present"].as_u64()
+        ),
+        (Some(1), Some(0), Some(1), Some(3)),
+        "{v}"
+    );
+}

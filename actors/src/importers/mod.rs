@@ -8,6 +8,7 @@
 //! (the tool's own record ids), and a checkpoint per file skips the files
 //! that did not change.
 
+pub mod aider;
 pub mod checkpoint;
 pub mod claude_code;
 pub mod codex;
@@ -28,7 +29,7 @@ use crate::node::Role;
 use crate::session::EndTurn;
 
 use checkpoint::{mark_of, Checkpoint};
-pub use model::{Header, ImportedNode, ImportedTurn, LineReader, Problem, Skipped, Tool};
+pub use model::{Header, ImportedNode, ImportedTurn, LineReader, Problem, Read, Skipped, Tool};
 
 /// What to import and how.
 #[derive(Debug, Clone)]
@@ -121,6 +122,8 @@ fn default_roots(tool: Tool) -> Vec<PathBuf> {
             .or(home)
             .map(|d| vec![d.join(".gemini").join("tmp")])
             .unwrap_or_default(),
+        // In each repository Aider ran in: the registered projects.
+        Tool::Aider => Vec::new(),
     }
 }
 
@@ -134,7 +137,8 @@ fn walk(path: &Path, tool: Tool, out: &mut Vec<PathBuf>) {
         }
         return;
     }
-    if !meta.is_dir() {
+    // No tool keeps its history inside a repository's git folder.
+    if !meta.is_dir() || path.file_name().is_some_and(|n| n == ".git") {
         return;
     }
     let Ok(entries) = std::fs::read_dir(path) else {
@@ -150,6 +154,7 @@ fn is_history_file(tool: Tool, path: &Path) -> bool {
         Tool::ClaudeCode => path.extension().is_some_and(|e| e == "jsonl"),
         Tool::Codex => codex::is_rollout(path),
         Tool::GeminiCli => gemini::is_chat(path),
+        Tool::Aider => aider::is_history(path),
     }
 }
 
@@ -178,7 +183,10 @@ impl Engine {
         if !opts.dry_run {
             self.writable()?;
         }
-        let (tool, paths) = (opts.tool, opts.paths.clone());
+        let (tool, mut paths) = (opts.tool, opts.paths.clone());
+        if tool == Tool::Aider && paths.is_empty() {
+            paths = self.projects().await?.into_iter().map(|p| p.path).collect();
+        }
         let files = blocking(move || discover(tool, &paths)).await?;
         let state_dir = self.store().state_dir().to_path_buf();
         let mut cp = blocking(move || Checkpoint::load(&state_dir, tool)).await?;
@@ -226,6 +234,7 @@ impl Engine {
                 Tool::ClaudeCode => (claude_code::header(&path)?, false),
                 Tool::Codex => codex::header(&path)?,
                 Tool::GeminiCli => (gemini::header(&path)?, false),
+                Tool::Aider => (aider::header(&path), false),
             };
             let mark = mark_of(&path, &header.0.session_id)?;
             Ok((header, mark))
@@ -243,12 +252,20 @@ impl Engine {
         }
         let idle = now() - modified >= opts.settle.as_secs_f64();
         let (header, archived) = header;
-        let mut target = self.target(opts, file, header).await?;
-        target.create.archived = archived;
-        let (tx, mut rx) = tokio::sync::mpsc::channel::<ImportedTurn>(4);
+        // One session per file, but Aider's file holds many: each begins
+        // with its own header (`Read::Begin`).
+        let mut target = match tool {
+            Tool::Aider => None,
+            _ => {
+                let mut t = self.target(opts, file, header).await?;
+                t.create.archived = archived;
+                Some(t)
+            }
+        };
+        let (tx, mut rx) = tokio::sync::mpsc::channel::<Read>(4);
         let path = file.to_path_buf();
         let reader = tokio::task::spawn_blocking(move || -> std::io::Result<Skipped> {
-            let send = |t: ImportedTurn| tx.blocking_send(t).is_ok();
+            let send = |t: ImportedTurn| tx.blocking_send(Read::Turn(t)).is_ok();
             let (last, skipped) = match tool {
                 Tool::ClaudeCode => {
                     let f = std::io::BufReader::new(std::fs::File::open(&path)?);
@@ -269,25 +286,51 @@ impl Engine {
                     };
                     (last, parser.skipped)
                 }
+                Tool::Aider => {
+                    let f = std::io::BufReader::new(std::fs::File::open(&path)?);
+                    let mut parser = aider::Parser::new(&path);
+                    let last = parser.read_events(f, |e| tx.blocking_send(e).is_ok())?;
+                    (last, parser.skipped)
+                }
             };
             if let Some(mut t) = last {
                 t.complete |= idle;
-                let _ = tx.blocking_send(t);
+                let _ = tx.blocking_send(Read::Turn(t));
             }
             Ok(skipped)
         });
         let mut open = 0;
         let mut failure = None;
         let mut wrote = 0;
-        while let Some(turn) = rx.recv().await {
+        while let Some(read) = rx.recv().await {
             if failure.is_some() {
                 continue;
             }
+            let turn = match read {
+                Read::Begin(h) => {
+                    if let Some(done) = target.take() {
+                        if let Err(e) = self.finish_target(opts, &done, wrote, sum).await {
+                            failure = Some(e);
+                            continue;
+                        }
+                    }
+                    wrote = 0;
+                    match self.target(opts, file, h).await {
+                        Ok(t) => target = Some(t),
+                        Err(e) => failure = Some(e),
+                    }
+                    continue;
+                }
+                Read::Turn(turn) => turn,
+            };
             if !turn.complete {
                 open += 1;
                 continue;
             }
-            match self.import_turn(opts, &mut target, turn, sum).await {
+            let Some(t) = target.as_mut() else {
+                continue;
+            };
+            match self.import_turn(opts, t, turn, sum).await {
                 Ok(w) => wrote += u64::from(w),
                 Err(e) => failure = Some(e),
             }
@@ -301,10 +344,35 @@ impl Engine {
         if open > 0 {
             sum.open_files.push(file.to_path_buf());
         }
+        if failure.is_none() {
+            if let Some(done) = target.take() {
+                if let Err(e) = self.finish_target(opts, &done, wrote, sum).await {
+                    failure = Some(e);
+                }
+            }
+        }
         if let Some(e) = failure {
             cp.forget(file);
             return Err(e);
         }
+        if !opts.dry_run {
+            if open == 0 {
+                cp.set(file, mark);
+            } else {
+                cp.forget(file);
+            }
+        }
+        Ok(())
+    }
+
+    /// The end of one session's part of a file: counted, and its title.
+    async fn finish_target(
+        &self,
+        opts: &ImportOptions,
+        target: &Target,
+        wrote: u64,
+        sum: &mut ImportSummary,
+    ) -> Result<(), EngineError> {
         if wrote > 0 {
             if target.existing.is_some() {
                 sum.sessions_updated += 1;
@@ -313,12 +381,7 @@ impl Engine {
             }
         }
         if !opts.dry_run {
-            self.import_title(&target).await?;
-            if open == 0 {
-                cp.set(file, mark);
-            } else {
-                cp.forget(file);
-            }
+            self.import_title(target).await?;
         }
         Ok(())
     }

@@ -18,6 +18,7 @@ pub enum Tool {
     ClaudeCode,
     Codex,
     GeminiCli,
+    Aider,
 }
 
 impl Tool {
@@ -26,6 +27,7 @@ impl Tool {
             Tool::ClaudeCode => "claude-code",
             Tool::Codex => "codex",
             Tool::GeminiCli => "gemini-cli",
+            Tool::Aider => "aider",
         }
     }
 
@@ -34,12 +36,13 @@ impl Tool {
             "claude-code" | "claude" => Some(Tool::ClaudeCode),
             "codex" => Some(Tool::Codex),
             "gemini-cli" | "gemini" => Some(Tool::GeminiCli),
+            "aider" => Some(Tool::Aider),
             _ => None,
         }
     }
 
     /// Every tool's name, for messages.
-    pub const NAMES: &'static [&'static str] = &["claude-code", "codex", "gemini-cli"];
+    pub const NAMES: &'static [&'static str] = &["claude-code", "codex", "gemini-cli", "aider"];
 }
 
 /// A tool's reader: one line at a time, each finished turn handed on.
@@ -88,6 +91,14 @@ pub fn decode(line: &[u8], last: bool) -> Result<Option<Value>, &'static str> {
         Err(_) if last => Err("an unfinished last line"),
         Err(_) => Err("not JSON"),
     }
+}
+
+/// What a reader hands on: a turn, or (in a file holding several
+/// conversations) the start of the next one.
+#[derive(Debug)]
+pub enum Read {
+    Begin(Header),
+    Turn(ImportedTurn),
 }
 
 /// One node of an imported turn.
