@@ -1089,3 +1089,158 @@ fn every_aider_session_of_a_projects_history_becomes_a_session() {
         "{v}"
     );
 }
+
+/// An opencode database as opencode keeps it (WAL mode): its three
+/// tables, with the columns the reader uses.
+fn opencode_db(path: &Path) -> rusqlite::Connection {
+    let db = rusqlite::Connection::open(path).unwrap();
+    db.pragma_update(None, "journal_mode", "WAL").unwrap();
+    db.pragma_update(None, "wal_autocheckpoint", 0).unwrap();
+    db.execute_batch(
+        "CREATE TABLE session (id TEXT PRIMARY KEY, project_id TEXT NOT NULL, parent_id TEXT,
+           slug TEXT NOT NULL, directory TEXT NOT NULL, title TEXT NOT NULL, version TEXT NOT NULL,
+           time_created INTEGER NOT NULL, time_updated INTEGER NOT NULL, time_archived INTEGER);
+         CREATE TABLE message (id TEXT PRIMARY KEY, session_id TEXT NOT NULL,
+           time_created INTEGER NOT NULL, time_updated INTEGER NOT NULL, data TEXT NOT NULL);
+         CREATE TABLE part (id TEXT PRIMARY KEY, message_id TEXT NOT NULL, session_id TEXT NOT NULL,
+           time_created INTEGER NOT NULL, time_updated INTEGER NOT NULL, data TEXT NOT NULL);",
+    )
+    .unwrap();
+    db
+}
+
+fn opencode_turn(db: &rusqlite::Connection, sid: &str, n: u32, text: &str, parts: Vec<Value>) {
+    let t0: i64 = 1_762_070_400_000 + i64::from(n) * 10_000;
+    let put = |id: String, at: i64, data: Value| {
+        db.execute(
+            "INSERT INTO message VALUES (?1, ?2, ?3, ?3, ?4)",
+            rusqlite::params![id, sid, at, data.to_string()],
+        )
+        .unwrap();
+    };
+    let part = |mid: &str, k: usize, data: Value| {
+        db.execute(
+            "INSERT INTO part VALUES (?1, ?2, ?3, 0, 0, ?4)",
+            rusqlite::params![format!("prt_{mid}_{k}"), mid, sid, data.to_string()],
+        )
+        .unwrap();
+    };
+    let (u, a) = (format!("msg_{sid}_{n}u"), format!("msg_{sid}_{n}a"));
+    put(
+        u.clone(),
+        t0,
+        json!({"role": "user", "time": {"created": t0}}),
+    );
+    part(&u, 0, json!({"type": "text", "text": text}));
+    put(
+        a.clone(),
+        t0 + 1000,
+        json!({"role": "assistant", "time": {"created": t0 + 1000, "completed": t0 + 2000},
+               "modelID": "gpt-5"}),
+    );
+    for (k, p) in parts.into_iter().enumerate() {
+        part(&a, k, p);
+    }
+}
+
+#[test]
+fn opencode_sessions_come_from_its_database_while_it_writes() {
+    let s = TestServer::start();
+    let home = tempfile::tempdir().unwrap();
+    let path = home.path().join("opencode.db");
+    let db = opencode_db(&path);
+    let session = |id: &str, parent: Option<&str>, title: &str| {
+        db.execute(
+            "INSERT INTO session VALUES (?1, 'p', ?2, 's', '/nowhere', ?3, '1', 1762070400000, 0, NULL)",
+            rusqlite::params![id, parent, title],
+        )
+        .unwrap();
+    };
+    session("ses_main", None, "Parser bug");
+    session("ses_kid", Some("ses_main"), "Find tests");
+    opencode_turn(
+        &db,
+        "ses_main",
+        1,
+        "Why does it fail?",
+        vec![
+            json!({"type": "tool", "callID": "c1", "tool": "grep",
+                   "state": {"status": "completed", "input": {"pattern": "EOF"}, "output": "lexer.rs:9"}}),
+            json!({"type": "tool", "callID": "c2", "tool": "task",
+                   "state": {"status": "completed", "input": {}, "output": "none",
+                             "metadata": {"sessionId": "ses_kid"}}}),
+            json!({"type": "text", "text": "EOF is never returned."}),
+        ],
+    );
+    opencode_turn(
+        &db,
+        "ses_kid",
+        2,
+        "find tests",
+        vec![json!({"type": "text", "text": "none"})],
+    );
+    let import = || {
+        let (st, v) = s.post(
+            "/api/imports",
+            json!({"tool": "opencode", "paths": [&path], "projects": false}),
+        );
+        assert_eq!(st, 200, "{v}");
+        v
+    };
+    let v = import();
+    assert_eq!(
+        (
+            v["sessions_new"].as_u64(),
+            v["turns"].as_u64(),
+            v["turns_open"].as_u64()
+        ),
+        (Some(2), Some(2), Some(0)),
+        "{v}"
+    );
+    let (_, meta) = s.get("/api/sessions/opencode-ses_main");
+    assert_eq!(
+        (meta["title"].as_str(), meta["source"].as_str()),
+        (Some("Parser bug"), Some("opencode")),
+        "{meta}"
+    );
+    let grep = s.nodes_named("opencode-ses_main", "grep");
+    assert_eq!(grep[0]["output"], "lexer.rs:9", "{grep:?}");
+    let task = s.nodes_named("opencode-ses_main", "task");
+    assert_eq!(
+        task[0]["metadata"]["imported"]["subagent_session"],
+        "opencode-ses_kid"
+    );
+    let (_, kid) = s.get("/api/sessions/opencode-ses_kid");
+    assert_eq!(kid["parent_session"], "opencode-ses_main", "{kid}");
+    // opencode goes on writing (into its -wal, not checkpointed): the new
+    // turn, and only it, comes in.
+    opencode_turn(
+        &db,
+        "ses_main",
+        3,
+        "Fix it",
+        vec![json!({"type": "text", "text": "Fixed."})],
+    );
+    assert!(home.path().join("opencode.db-wal").exists());
+    let v = import();
+    assert_eq!(
+        (
+            v["turns"].as_u64(),
+            v["turns_present"].as_u64(),
+            v["sessions_updated"].as_u64()
+        ),
+        (Some(1), Some(2), Some(1)),
+        "{v}"
+    );
+    let shown = texts(&s, "opencode-ses_main");
+    assert!(shown.contains(&"Fixed.".to_string()), "{shown:?}");
+    let dir = s.session_dir("opencode-ses_main");
+    assert_eq!(git(&dir, &["rev-list", "--count", "HEAD"]).trim(), "3");
+    // Unchanged: not read again.
+    let v = import();
+    assert_eq!(
+        (v["turns"].as_u64(), v["files_unchanged"].as_u64()),
+        (Some(0), Some(1)),
+        "{v}"
+    );
+}

@@ -167,6 +167,7 @@ impl Parser {
             cwd,
             created_at: Some(at),
             parent_session: None,
+            archived: false,
         }));
     }
 

@@ -73,16 +73,27 @@ impl Checkpoint {
     }
 }
 
-/// A file's size and modification time now.
+/// A file's size and modification time now; a database's write-ahead
+/// file beside it (`<file>-wal`, SQLite's) counts as part of it.
 pub fn mark_of(file: &Path, session: &str) -> std::io::Result<FileMark> {
-    let m = std::fs::metadata(file)?;
-    let mtime_ns = m
-        .modified()?
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos())
-        .unwrap_or(0);
+    let stamp = |m: &std::fs::Metadata| -> std::io::Result<(u64, u128)> {
+        let ns = m
+            .modified()?
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0);
+        Ok((m.len(), ns))
+    };
+    let (mut size, mut mtime_ns) = stamp(&std::fs::metadata(file)?)?;
+    let mut wal = file.as_os_str().to_owned();
+    wal.push("-wal");
+    if let Ok(m) = std::fs::metadata(PathBuf::from(wal)) {
+        let (s, t) = stamp(&m)?;
+        size += s;
+        mtime_ns = mtime_ns.max(t);
+    }
     Ok(FileMark {
-        size: m.len(),
+        size,
         mtime_ns,
         session: session.to_string(),
     })

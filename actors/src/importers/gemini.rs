@@ -134,6 +134,7 @@ pub fn header(path: &Path) -> std::io::Result<Header> {
         cwd: cwd_of(path, meta.get("directories")),
         created_at: text("startTime").and_then(|t| parse_time(&t)).or(first_at),
         parent_session: parent_of(path).map(|p| session_id(&p)),
+        archived: false,
     })
 }
 

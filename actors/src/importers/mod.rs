@@ -14,6 +14,7 @@ pub mod claude_code;
 pub mod codex;
 pub mod gemini;
 pub mod model;
+pub mod opencode;
 pub mod watch;
 
 use std::collections::HashSet;
@@ -97,7 +98,17 @@ pub fn discover(tool: Tool, paths: &[PathBuf]) -> Vec<PathBuf> {
     };
     let mut found = Vec::new();
     for root in roots {
-        walk(&root, tool, &mut found);
+        match tool {
+            // Aider writes its history at the top of the repository: a
+            // folder is looked in, not walked (a repository may be huge).
+            Tool::Aider if root.is_dir() => {
+                let file = root.join(aider::FILE_NAME);
+                if file.is_file() {
+                    found.push(file);
+                }
+            }
+            _ => walk(&root, tool, &mut found),
+        }
     }
     found.sort();
     found.dedup();
@@ -121,6 +132,17 @@ fn default_roots(tool: Tool) -> Vec<PathBuf> {
             .map(PathBuf::from)
             .or(home)
             .map(|d| vec![d.join(".gemini").join("tmp")])
+            .unwrap_or_default(),
+        Tool::Opencode => std::env::var_os("XDG_DATA_HOME")
+            .map(PathBuf::from)
+            .or_else(|| home.map(|h| h.join(".local/share")))
+            .map(|d| {
+                let base = d.join("opencode");
+                vec![
+                    base.join(opencode::DATABASE),
+                    base.join("storage").join("session"),
+                ]
+            })
             .unwrap_or_default(),
         // In each repository Aider ran in: the registered projects.
         Tool::Aider => Vec::new(),
@@ -149,11 +171,23 @@ fn walk(path: &Path, tool: Tool, out: &mut Vec<PathBuf>) {
     }
 }
 
+/// The history file a changed path belongs to: itself, or for SQLite's
+/// write-ahead file (`<db>-wal`) the database.
+fn history_file_of(tool: Tool, path: &Path) -> Option<PathBuf> {
+    if is_history_file(tool, path) {
+        return Some(path.to_path_buf());
+    }
+    let name = path.file_name()?.to_str()?;
+    let db = path.with_file_name(name.strip_suffix("-wal")?);
+    is_history_file(tool, &db).then_some(db)
+}
+
 fn is_history_file(tool: Tool, path: &Path) -> bool {
     match tool {
         Tool::ClaudeCode => path.extension().is_some_and(|e| e == "jsonl"),
         Tool::Codex => codex::is_rollout(path),
         Tool::GeminiCli => gemini::is_chat(path),
+        Tool::Opencode => opencode::is_store(path),
         Tool::Aider => aider::is_history(path),
     }
 }
@@ -234,6 +268,7 @@ impl Engine {
                 Tool::ClaudeCode => (claude_code::header(&path)?, false),
                 Tool::Codex => codex::header(&path)?,
                 Tool::GeminiCli => (gemini::header(&path)?, false),
+                Tool::Opencode => (opencode::header(&path)?, false),
                 Tool::Aider => (aider::header(&path), false),
             };
             let mark = mark_of(&path, &header.0.session_id)?;
@@ -254,13 +289,15 @@ impl Engine {
         let (header, archived) = header;
         // One session per file, but Aider's file holds many: each begins
         // with its own header (`Read::Begin`).
-        let mut target = match tool {
-            Tool::Aider => None,
-            _ => {
-                let mut t = self.target(opts, file, header).await?;
-                t.create.archived = archived;
-                Some(t)
-            }
+        let several = tool == Tool::Aider
+            || (tool == Tool::Opencode
+                && file.file_name().is_some_and(|n| n == opencode::DATABASE));
+        let mut target = if several {
+            None
+        } else {
+            let mut t = self.target(opts, file, header).await?;
+            t.create.archived |= archived;
+            Some(t)
         };
         let (tx, mut rx) = tokio::sync::mpsc::channel::<Read>(4);
         let path = file.to_path_buf();
@@ -291,6 +328,29 @@ impl Engine {
                     let mut parser = aider::Parser::new(&path);
                     let last = parser.read_events(f, |e| tx.blocking_send(e).is_ok())?;
                     (last, parser.skipped)
+                }
+                Tool::Opencode if several => {
+                    // Each session's last turn is handed on in its place,
+                    // told finished or not by the reader itself.
+                    let mut skipped = Skipped::default();
+                    opencode::read_database(&path, &mut skipped, |r| {
+                        let r = match r {
+                            Read::Turn(mut t) => {
+                                t.complete |= idle;
+                                Read::Turn(t)
+                            }
+                            begin => begin,
+                        };
+                        tx.blocking_send(r).is_ok()
+                    })
+                    .map_err(|e| std::io::Error::other(format!("{}: {e}", path.display())))?;
+                    (None, skipped)
+                }
+                Tool::Opencode => {
+                    let mut skipped = Skipped::default();
+                    let last =
+                        opencode::read_tree(&path, &mut skipped, |r| tx.blocking_send(r).is_ok())?;
+                    (last, skipped)
                 }
             };
             if let Some(mut t) = last {
@@ -401,6 +461,7 @@ impl Engine {
         let created = header.created_at.unwrap_or_else(now);
         let mut create = SessionMeta::new(header.session_id.clone(), created);
         create.source = opts.tool.as_str().to_string();
+        create.archived = header.archived;
         if let Some(t) = &header.title {
             create.title = crate::meta::clip_title(t);
             create.user_titled = header.user_titled;

@@ -18,6 +18,7 @@ pub enum Tool {
     ClaudeCode,
     Codex,
     GeminiCli,
+    Opencode,
     Aider,
 }
 
@@ -27,6 +28,7 @@ impl Tool {
             Tool::ClaudeCode => "claude-code",
             Tool::Codex => "codex",
             Tool::GeminiCli => "gemini-cli",
+            Tool::Opencode => "opencode",
             Tool::Aider => "aider",
         }
     }
@@ -36,13 +38,15 @@ impl Tool {
             "claude-code" | "claude" => Some(Tool::ClaudeCode),
             "codex" => Some(Tool::Codex),
             "gemini-cli" | "gemini" => Some(Tool::GeminiCli),
+            "opencode" => Some(Tool::Opencode),
             "aider" => Some(Tool::Aider),
             _ => None,
         }
     }
 
     /// Every tool's name, for messages.
-    pub const NAMES: &'static [&'static str] = &["claude-code", "codex", "gemini-cli", "aider"];
+    pub const NAMES: &'static [&'static str] =
+        &["claude-code", "codex", "gemini-cli", "opencode", "aider"];
 }
 
 /// A tool's reader: one line at a time, each finished turn handed on.
@@ -186,6 +190,8 @@ pub struct Header {
     pub created_at: Option<f64>,
     /// A sub-agent's conversation: the session of the one that started it.
     pub parent_session: Option<String>,
+    /// The tool archived it.
+    pub archived: bool,
 }
 
 /// Why lines were skipped, counted, with the first few places.

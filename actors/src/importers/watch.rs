@@ -46,8 +46,23 @@ pub fn spawn(engine: Engine, tools: Vec<Tool>, settle: Duration, roots: Option<V
     }
 }
 
-async fn mirror(engine: Engine, tool: Tool, settle: Duration, roots: Option<Vec<PathBuf>>) {
-    let roots = roots.unwrap_or_else(|| super::default_roots(tool));
+/// The folders to watch: the given ones, else the tool's own; Aider's
+/// are the registered projects (asked again at each check, so a project
+/// registered later is followed too).
+async fn roots_of(engine: &Engine, tool: Tool, given: &Option<Vec<PathBuf>>) -> Vec<PathBuf> {
+    match (given, tool) {
+        (Some(r), _) => r.clone(),
+        (None, Tool::Aider) => engine
+            .projects()
+            .await
+            .map(|ps| ps.into_iter().map(|p| p.path).collect())
+            .unwrap_or_default(),
+        (None, _) => super::default_roots(tool),
+    }
+}
+
+async fn mirror(engine: Engine, tool: Tool, settle: Duration, given: Option<Vec<PathBuf>>) {
+    let mut roots = roots_of(&engine, tool, &given).await;
     let changed = Arc::new(Changed::default());
     let sink = changed.clone();
     let watcher = notify::recommended_watcher(move |res: notify::Result<notify::Event>| {
@@ -58,7 +73,7 @@ async fn mirror(engine: Engine, tool: Tool, settle: Duration, roots: Option<Vec<
         let wanted: Vec<PathBuf> = event
             .paths
             .into_iter()
-            .filter(|p| super::is_history_file(tool, p))
+            .filter_map(|p| super::history_file_of(tool, &p))
             .collect();
         if wanted.is_empty() {
             return;
@@ -90,6 +105,9 @@ async fn mirror(engine: Engine, tool: Tool, settle: Duration, roots: Option<Vec<
     loop {
         let _ = tokio::time::timeout(RECHECK, changed.wake.notified()).await;
         tokio::time::sleep(DEBOUNCE).await;
+        if tool == Tool::Aider {
+            roots = roots_of(&engine, tool, &given).await;
+        }
         watch_roots(&mut watcher, &roots, &mut watched, tool);
         let mut files: Vec<PathBuf> = match changed.files.lock() {
             Ok(mut f) => std::mem::take(&mut *f).into_iter().collect(),
@@ -112,11 +130,23 @@ fn watch_roots(
     watched: &mut BTreeSet<PathBuf>,
     tool: Tool,
 ) {
-    for root in roots {
-        if watched.contains(root) || !root.is_dir() {
+    for given in roots {
+        // A file (opencode's database) is watched through its folder,
+        // where its write-ahead file changes too.
+        let (root, mode) = match (given.is_file(), tool) {
+            (true, _) => match given.parent() {
+                Some(dir) => (dir.to_path_buf(), RecursiveMode::NonRecursive),
+                None => continue,
+            },
+            // Aider's file is at the top of its repository: the folder alone.
+            (false, Tool::Aider) => (given.clone(), RecursiveMode::NonRecursive),
+            (false, _) => (given.clone(), RecursiveMode::Recursive),
+        };
+        if watched.contains(&root) || !root.is_dir() {
             continue;
         }
-        match watcher.watch(root, RecursiveMode::Recursive) {
+        let root = &root;
+        match watcher.watch(root, mode) {
             Ok(()) => {
                 tracing::info!(tool = tool.as_str(), folder = %root.display(), "live mirror watching");
                 watched.insert(root.clone());
