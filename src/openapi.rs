@@ -58,6 +58,7 @@ pub struct ErrorBody {
         crate::routes::search::search,
         crate::routes::search::reindex,
         crate::routes::imports::run,
+        crate::routes::imports::list,
         crate::observe::metrics::scrape,
         openapi_json,
     ),

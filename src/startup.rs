@@ -29,6 +29,8 @@ pub struct AppState {
     pub retention: serde_json::Value,
     /// An LLM is configured for titles (`llm.base_url`).
     pub llm: bool,
+    /// The imports running through `POST /api/imports`, for their progress.
+    pub imports: crate::routes::imports::Runs,
 }
 
 /// Written to `<state>/server.json` so the CLI and tests find the server.
@@ -107,6 +109,7 @@ impl Application {
                 "max_sessions": m.max_sessions,
             }),
             llm: !config.llm.base_url.trim().is_empty(),
+            imports: Default::default(),
         });
         let listener =
             TcpListener::bind(&config.server.bind).map_err(|source| StartupError::Bind {

@@ -81,10 +81,49 @@ fn through_server(args: &ImportArgs, opts: &ImportOptions) -> Option<Result<Valu
         "dry_run": opts.dry_run,
         "projects": opts.projects,
     });
-    match client.call("POST", "/api/imports", Some(body)) {
+    // The server's progress, shown while it imports.
+    let done = std::sync::atomic::AtomicBool::new(false);
+    let answer = std::thread::scope(|scope| {
+        scope.spawn(|| follow(args, opts.tool, &done));
+        let answer = client.call("POST", "/api/imports", Some(body));
+        done.store(true, std::sync::atomic::Ordering::Relaxed);
+        answer
+    });
+    match answer {
         // server.json left by a server that is gone: work here.
         Err(ClientError::Unreachable { .. }) if args.target.url.is_none() => None,
         other => Some(other),
+    }
+}
+
+/// A progress bar from `GET /api/imports` (the newest run of `tool`)
+/// until `done`.
+fn follow(args: &ImportArgs, tool: Tool, done: &std::sync::atomic::AtomicBool) {
+    let Ok(client) = Client::connect(&args.target) else {
+        return;
+    };
+    let mut bar: Option<Progress> = None;
+    while !done.load(std::sync::atomic::Ordering::Relaxed) {
+        std::thread::sleep(Duration::from_millis(250));
+        let Ok(v) = client.call("GET", "/api/imports", None) else {
+            continue;
+        };
+        let run = v["running"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|r| r["tool"] == tool.as_str())
+            .max_by_key(|r| r["id"].as_u64());
+        let Some(run) = run else { continue };
+        let total = run["files_total"].as_u64().unwrap_or(0);
+        if total == 0 {
+            continue;
+        }
+        bar.get_or_insert_with(|| Progress::new("importing", total))
+            .set(run["files_done"].as_u64().unwrap_or(0));
+    }
+    if let Some(b) = bar {
+        b.finish();
     }
 }
 

@@ -39,9 +39,21 @@ impl Progress {
 
     /// One more item done.
     pub fn inc(&mut self) {
-        self.done += 1;
+        self.inc_by(1);
+    }
+
+    /// `done` items done (a count reported from elsewhere).
+    pub fn set(&mut self, done: u64) {
+        if done <= self.done {
+            return;
+        }
+        self.inc_by(done - self.done);
+    }
+
+    fn inc_by(&mut self, n: u64) {
+        self.done += n;
         match &self.bar {
-            Some(bar) => bar.inc(1),
+            Some(bar) => bar.inc(n),
             None if self.last_line.elapsed() >= LINE_EVERY => {
                 eprintln!("{}: {}/{}", self.label, self.done, self.total);
                 self.last_line = Instant::now();

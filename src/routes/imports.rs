@@ -1,9 +1,15 @@
 //! `POST /api/imports`: another agent tool's histories imported as
-//! sessions by this server (the files are read where the server runs).
+//! sessions by this server (the files are read where the server runs);
+//! `GET /api/imports`: the imports running, with their progress (the CLI's
+//! progress bar while the server imports).
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 
 use actix_web::{web, HttpResponse};
-use openprogram_actors::importers::{ImportOptions, Tool};
-use serde::Deserialize;
+use openprogram_actors::importers::{ImportOptions, ImportProgress, Tool};
+use serde::{Deserialize, Serialize};
 
 use crate::error::ApiError;
 use crate::startup::AppState;
@@ -31,6 +37,88 @@ pub struct ImportRequest {
 
 fn yes() -> bool {
     true
+}
+
+/// One import running.
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+pub struct Run {
+    pub id: u64,
+    pub tool: String,
+    /// Files read so far, of those found.
+    pub files_done: u64,
+    pub files_total: u64,
+    /// Turns written so far.
+    pub turns: u64,
+    /// When it started (seconds since the epoch).
+    pub started_at: f64,
+}
+
+/// The imports running on this server.
+#[derive(Default, Clone)]
+pub struct Runs {
+    next: Arc<AtomicU64>,
+    running: Arc<Mutex<BTreeMap<u64, Run>>>,
+}
+
+impl Runs {
+    fn start(&self, tool: Tool) -> u64 {
+        let id = self.next.fetch_add(1, Ordering::Relaxed) + 1;
+        if let Ok(mut r) = self.running.lock() {
+            r.insert(
+                id,
+                Run {
+                    id,
+                    tool: tool.as_str().into(),
+                    files_done: 0,
+                    files_total: 0,
+                    turns: 0,
+                    started_at: openprogram_actors::meta::now(),
+                },
+            );
+        }
+        id
+    }
+
+    fn update(&self, id: u64, p: ImportProgress) {
+        if let Some(run) = self
+            .running
+            .lock()
+            .ok()
+            .as_mut()
+            .and_then(|r| r.get_mut(&id))
+        {
+            run.files_done = p.files_done;
+            run.files_total = p.files_total;
+            run.turns = p.turns;
+        }
+    }
+
+    fn end(&self, id: u64) {
+        if let Ok(mut r) = self.running.lock() {
+            r.remove(&id);
+        }
+    }
+
+    fn list(&self) -> Vec<Run> {
+        self.running
+            .lock()
+            .map(|r| r.values().cloned().collect())
+            .unwrap_or_default()
+    }
+}
+
+/// The list of `GET /api/imports`.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct Running {
+    pub running: Vec<Run>,
+}
+
+/// `GET /api/imports`: the imports running, oldest first.
+#[utoipa::path(get, path = "/api/imports", tag = "imports", summary = "The imports running, with their progress", responses((status = 200, description = "the imports running", body = Running)))]
+pub async fn list(state: web::Data<AppState>) -> HttpResponse {
+    HttpResponse::Ok().json(Running {
+        running: state.imports.list(),
+    })
 }
 
 /// `POST /api/imports`: import, answering what was done once it is.
@@ -70,6 +158,10 @@ pub async fn run(
         projects: req.projects,
         settle: crate::commands::import::SETTLE,
     };
-    let summary = state.engine.import_history(opts, &|_| {}).await?;
-    Ok(HttpResponse::Ok().json(summary))
+    let runs = state.imports.clone();
+    let id = runs.start(tool);
+    let progress = |p: ImportProgress| runs.update(id, p);
+    let summary = state.engine.import_history(opts, &progress).await;
+    runs.end(id);
+    Ok(HttpResponse::Ok().json(summary?))
 }

@@ -67,6 +67,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
             .route("/search", web::get().to(search::search))
             .route("/search/reindex", web::post().to(search::reindex))
             .route("/imports", web::post().to(imports::run))
+            .route("/imports", web::get().to(imports::list))
             .route("/projects", web::get().to(projects::list))
             .route("/projects", web::post().to(projects::create))
             .route("/projects/{id}", web::get().to(projects::get))

@@ -1244,3 +1244,62 @@ fn opencode_sessions_come_from_its_database_while_it_writes() {
         "{v}"
     );
 }
+
+#[test]
+fn a_running_import_shows_its_progress() {
+    let s = TestServer::start();
+    let (st, v) = s.get("/api/imports");
+    assert_eq!((st, v.clone()), (200, json!({"running": []})), "{v}");
+    // Enough files that the import runs a while: each is a session.
+    let home = tempfile::tempdir().unwrap();
+    let folder = home.path().join("projects/-w");
+    for n in 0..300 {
+        let sid = format!("00000000-0000-4000-8000-{n:012}");
+        let rec = |kind: &str, uuid: String, parent: Option<String>, body: Value| {
+            let mut v = json!({"type": kind, "uuid": uuid, "parentUuid": parent, "sessionId": sid,
+                               "timestamp": "2025-07-04T09:30:00.000Z"});
+            v.as_object_mut()
+                .unwrap()
+                .extend(body.as_object().unwrap().clone());
+            v.to_string()
+        };
+        write_lines(
+            &folder.join(format!("{sid}.jsonl")),
+            &[
+                rec("user", format!("u{n}"), None, prompt("hi")),
+                rec(
+                    "assistant",
+                    format!("a{n}"),
+                    Some(format!("u{n}")),
+                    answer(
+                        &format!("m{n}"),
+                        json!([{"type": "text", "text": "hello"}]),
+                        Some("end_turn"),
+                    ),
+                ),
+            ],
+        );
+    }
+    let seen = std::thread::scope(|scope| {
+        let run = scope.spawn(|| import(&s, home.path(), false));
+        let mut seen = None;
+        while !run.is_finished() {
+            let (_, v) = s.get("/api/imports");
+            if let Some(r) = v["running"].as_array().and_then(|a| a.first()) {
+                if r["files_done"].as_u64() > Some(0) {
+                    seen = Some(r.clone());
+                }
+            }
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        let v = run.join().unwrap();
+        assert_eq!(v["sessions_new"], 300, "{v}");
+        seen
+    });
+    let seen = seen.expect("the run was listed while it went on");
+    assert_eq!(seen["tool"], "claude-code");
+    assert_eq!(seen["files_total"], 300);
+    assert!(seen["files_done"].as_u64().unwrap() <= 300);
+    let (_, v) = s.get("/api/imports");
+    assert_eq!(v["running"], json!([]), "gone once done: {v}");
+}

@@ -40,6 +40,8 @@ use load::idle_maintenance_size;
 mod import;
 #[path = "bench_support/memory.rs"]
 mod memory;
+#[path = "bench_support/mirror.rs"]
+mod mirror;
 #[path = "bench_support/registry.rs"]
 mod registry;
 use registry::{bench_fsyncs, bench_registry};
@@ -61,6 +63,8 @@ struct Args {
     /// sessions of T turns each.
     memory_live: Option<(usize, usize)>,
     import: Option<(usize, usize)>,
+    /// `--mirror S T`: only the live mirror's latency.
+    mirror: Option<(usize, usize)>,
 }
 
 fn parse_args() -> Args {
@@ -77,6 +81,7 @@ fn parse_args() -> Args {
         memory_minutes: None,
         memory_live: None,
         import: None,
+        mirror: None,
     };
     let mut it = std::env::args().skip(1);
     while let Some(a) = it.next() {
@@ -107,6 +112,11 @@ fn parse_args() -> Args {
                 let sessions = num("--import");
                 let turns = num("--import");
                 args.import = Some((sessions, turns));
+            }
+            "--mirror" => {
+                let sessions = num("--mirror");
+                let turns = num("--mirror");
+                args.mirror = Some((sessions, turns));
             }
             other => panic!("unknown argument {other}"),
         }
@@ -517,6 +527,13 @@ fn main() {
     }
     if let Some((sessions, turns)) = args.import {
         import::bench_import(tmp.path(), sessions, turns);
+        if args.keep {
+            let _ = tmp.keep();
+        }
+        return;
+    }
+    if let Some((sessions, turns)) = args.mirror {
+        mirror::bench_mirror(tmp.path(), sessions, turns);
         if args.keep {
             let _ = tmp.keep();
         }

@@ -89,6 +89,14 @@ pub fn server_exe() -> std::path::PathBuf {
 /// Spawn `openprogram serve` on `state` and time it until it answers
 /// `/api/health`. Returns the server, its URL and the startup time.
 pub fn spawn_server(state: &Path) -> (ChildServer, String, Duration) {
+    spawn_server_with(state, &[])
+}
+
+/// `spawn_server` with `envs` set for the server.
+pub fn spawn_server_with(
+    state: &Path,
+    envs: &[(&str, &std::ffi::OsStr)],
+) -> (ChildServer, String, Duration) {
     let exe = server_exe();
     let info = state.join("server.json");
     let _ = std::fs::remove_file(&info);
@@ -102,6 +110,7 @@ pub fn spawn_server(state: &Path) -> (ChildServer, String, Duration) {
                 "RUST_LOG",
                 std::env::var("BENCH_SERVER_LOG").unwrap_or_else(|_| "warn".into()),
             )
+            .envs(envs.iter().copied())
             .spawn()
             .expect("spawn openprogram (build it with cargo build --release)"),
     );
