@@ -94,7 +94,7 @@ pub struct SearchArgs {
 pub struct ImportArgs {
     #[command(flatten)]
     pub target: ServerTarget,
-    /// The tool: claude-code.
+    /// The tool: claude-code, codex, gemini-cli, opencode or aider.
     pub tool: String,
     /// Files or folders to read (default: the tool's own folder, e.g.
     /// ~/.claude/projects).
@@ -109,6 +109,11 @@ pub struct ImportArgs {
     /// Do not register the conversations' working directories as projects.
     #[arg(long)]
     pub no_projects: bool,
+    /// Import, then keep importing as the tool writes: a running server
+    /// takes the mirror over (until it stops); without one, this command
+    /// mirrors until interrupted.
+    #[arg(long, conflicts_with_all = ["dry_run", "since"])]
+    pub watch: bool,
 }
 
 #[derive(Debug, Clone, clap::Args)]

@@ -59,6 +59,7 @@ pub struct ErrorBody {
         crate::routes::search::reindex,
         crate::routes::imports::run,
         crate::routes::imports::list,
+        crate::routes::imports::watch,
         crate::observe::metrics::scrape,
         openapi_json,
     ),

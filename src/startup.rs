@@ -31,6 +31,8 @@ pub struct AppState {
     pub llm: bool,
     /// The imports running through `POST /api/imports`, for their progress.
     pub imports: crate::routes::imports::Runs,
+    /// The live mirrors running (`[import] watch`, `POST /api/imports/watch`).
+    pub mirrors: openprogram_actors::importers::watch::Mirrors,
 }
 
 /// Written to `<state>/server.json` so the CLI and tests find the server.
@@ -97,7 +99,7 @@ impl Application {
             "session registry loaded"
         );
         crate::observe::metrics::install();
-        start_mirror(config, &engine)?;
+        let mirrors = start_mirror(config, &engine)?;
         let (shutdown, shutdown_rx) = tokio::sync::watch::channel(false);
         let state = web::Data::new(AppState {
             engine: engine.clone(),
@@ -110,6 +112,7 @@ impl Application {
             }),
             llm: !config.llm.base_url.trim().is_empty(),
             imports: Default::default(),
+            mirrors,
         });
         let listener =
             TcpListener::bind(&config.server.bind).map_err(|source| StartupError::Bind {
@@ -208,7 +211,8 @@ impl Application {
     }
 }
 
-async fn wait_for_signal() {
+/// SIGTERM or Ctrl-C.
+pub async fn wait_for_signal() {
     use tokio::signal::unix::{signal, SignalKind};
     match signal(SignalKind::terminate()) {
         Ok(mut term) => {
@@ -275,8 +279,13 @@ fn claim_state_dir(state_dir: &Path, sessions_dir: &Path) -> Result<std::fs::Fil
 
 /// The live mirror of `[import] watch`: an unknown tool stops the start
 /// (a typo would otherwise mirror nothing, silently).
-fn start_mirror(config: &Config, engine: &Engine) -> Result<(), StartupError> {
+fn start_mirror(
+    config: &Config,
+    engine: &Engine,
+) -> Result<openprogram_actors::importers::watch::Mirrors, StartupError> {
     use openprogram_actors::importers::{watch, Tool};
+    let settle = std::time::Duration::from_secs(config.import.settle_s);
+    let mirrors = watch::Mirrors::new(engine.clone(), settle);
     let mut tools = Vec::new();
     for name in &config.import.watch {
         let tool = Tool::parse(name.trim()).ok_or_else(|| {
@@ -287,11 +296,10 @@ fn start_mirror(config: &Config, engine: &Engine) -> Result<(), StartupError> {
         })?;
         tools.push(tool);
     }
-    if !tools.is_empty() {
-        let settle = std::time::Duration::from_secs(config.import.settle_s);
-        watch::spawn(engine.clone(), tools, settle, None);
+    for tool in tools {
+        mirrors.start(tool, Vec::new());
     }
-    Ok(())
+    Ok(mirrors)
 }
 
 /// The engine alone on a state directory no server holds, for a command

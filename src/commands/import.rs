@@ -45,6 +45,10 @@ pub fn run(args: &ImportArgs) -> ExitCode {
         projects: !args.no_projects,
         settle: SETTLE,
     };
+    if args.watch {
+        // The mirror's first pass imports what is there.
+        return watch(args, tool, &opts.paths);
+    }
     let summary = match through_server(args, &opts) {
         Some(Ok(v)) => v,
         Some(Err(e)) => {
@@ -64,6 +68,60 @@ pub fn run(args: &ImportArgs) -> ExitCode {
         return ExitCode::FAILURE;
     }
     ExitCode::SUCCESS
+}
+
+/// `--watch`: the running server mirrors the tool from now on; without
+/// one, this process does until it is interrupted. Either way the mirror
+/// first imports what changed since the last run.
+fn watch(args: &ImportArgs, tool: Tool, paths: &[std::path::PathBuf]) -> ExitCode {
+    if let Ok(client) = Client::connect(&args.target) {
+        let body = json!({"tool": tool.as_str(), "paths": paths});
+        match client.call("POST", "/api/imports/watch", Some(body)) {
+            Ok(_) => {
+                println!(
+                    "the server mirrors {} from now on, until it stops (`[import] watch` in its configuration keeps it across restarts)",
+                    tool.as_str()
+                );
+                return ExitCode::SUCCESS;
+            }
+            Err(ClientError::Unreachable { .. }) if args.target.url.is_none() => {}
+            Err(e) => {
+                eprintln!("[error] {e}");
+                return ExitCode::FAILURE;
+            }
+        }
+    }
+    let overrides = Overrides {
+        config_file: None,
+        state_dir: args.target.state_dir.clone(),
+        bind: None,
+    };
+    let config = match Config::load(&overrides) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("[error] {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let paths = paths.to_vec();
+    let res = actix_web::rt::System::new().block_on(async move {
+        let (engine, _lock) = crate::startup::start_engine(&config).map_err(|e| e.to_string())?;
+        let mirrors = openprogram_actors::importers::watch::Mirrors::new(engine.clone(), SETTLE);
+        mirrors.start(tool, paths);
+        eprintln!("mirroring {} (Ctrl-C stops)", tool.as_str());
+        crate::startup::wait_for_signal().await;
+        engine.flush().await;
+        engine.stop_maintenance(Duration::from_secs(5)).await;
+        engine.close_log().await;
+        Ok::<(), String>(())
+    });
+    match res {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("[error] {e}");
+            ExitCode::FAILURE
+        }
+    }
 }
 
 /// Through the running server; None when none runs for the state

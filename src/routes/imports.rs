@@ -107,6 +107,71 @@ impl Runs {
     }
 }
 
+/// The request of `POST /api/imports/watch`.
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WatchRequest {
+    /// The tool, as for `POST /api/imports`.
+    pub tool: String,
+    /// Absolute folders (or files) to follow; none: the tool's own.
+    #[serde(default)]
+    pub paths: Vec<String>,
+}
+
+/// The answer of `POST /api/imports/watch`.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct Watching {
+    pub tool: String,
+    /// This mirror was running already.
+    pub already: bool,
+}
+
+/// `POST /api/imports/watch`: follow a tool's folders from now on, as
+/// `[import] watch` does (until the server stops).
+#[utoipa::path(post, path = "/api/imports/watch", tag = "imports", summary = "Mirror a tool's histories live from now on", request_body = WatchRequest, responses((status = 200, description = "the mirror runs", body = Watching), (status = 400, description = "unknown_tool, invalid_input", body = crate::openapi::ErrorBody)))]
+pub async fn watch(
+    state: web::Data<AppState>,
+    body: web::Json<WatchRequest>,
+) -> Result<HttpResponse, ApiError> {
+    let req = body.into_inner();
+    let tool = parse_tool(&req.tool)?;
+    let paths = absolute(req.paths)?;
+    let fresh = state.mirrors.start(tool, paths);
+    Ok(HttpResponse::Ok().json(Watching {
+        tool: tool.as_str().into(),
+        already: !fresh,
+    }))
+}
+
+fn parse_tool(name: &str) -> Result<Tool, ApiError> {
+    Tool::parse(name).ok_or_else(|| {
+        ApiError::bad_request(
+            "unknown_tool",
+            format!(
+                "no importer for '{name}' (known: {})",
+                Tool::NAMES.join(", ")
+            ),
+        )
+    })
+}
+
+fn absolute(paths: Vec<String>) -> Result<Vec<std::path::PathBuf>, ApiError> {
+    paths
+        .into_iter()
+        .map(|p| {
+            let path = std::path::PathBuf::from(&p);
+            if path.is_absolute() {
+                Ok(path)
+            } else {
+                Err(ApiError::bad_request(
+                    "invalid_input",
+                    format!("an import path is absolute (got '{p}')"),
+                ))
+            }
+        })
+        .collect()
+}
+
 /// The list of `GET /api/imports`.
 #[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct Running {
@@ -129,27 +194,8 @@ pub async fn run(
     body: web::Json<ImportRequest>,
 ) -> Result<HttpResponse, ApiError> {
     let req = body.into_inner();
-    let tool = Tool::parse(&req.tool).ok_or_else(|| {
-        ApiError::bad_request(
-            "unknown_tool",
-            format!(
-                "no importer for '{}' (known: {})",
-                req.tool,
-                Tool::NAMES.join(", ")
-            ),
-        )
-    })?;
-    let mut paths = Vec::with_capacity(req.paths.len());
-    for p in req.paths {
-        let path = std::path::PathBuf::from(&p);
-        if !path.is_absolute() {
-            return Err(ApiError::bad_request(
-                "invalid_input",
-                format!("an import path is absolute (got '{p}')"),
-            ));
-        }
-        paths.push(path);
-    }
+    let tool = parse_tool(&req.tool)?;
+    let paths = absolute(req.paths)?;
     let opts = ImportOptions {
         tool,
         paths,

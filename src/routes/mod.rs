@@ -68,6 +68,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
             .route("/search/reindex", web::post().to(search::reindex))
             .route("/imports", web::post().to(imports::run))
             .route("/imports", web::get().to(imports::list))
+            .route("/imports/watch", web::post().to(imports::watch))
             .route("/projects", web::get().to(projects::list))
             .route("/projects", web::post().to(projects::create))
             .route("/projects/{id}", web::get().to(projects::get))

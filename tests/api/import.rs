@@ -1303,3 +1303,96 @@ fn a_running_import_shows_its_progress() {
     let (_, v) = s.get("/api/imports");
     assert_eq!(v["running"], json!([]), "gone once done: {v}");
 }
+
+#[test]
+fn a_mirror_asked_for_follows_opencode_as_it_writes() {
+    let s = TestServer::start();
+    let home = tempfile::tempdir().unwrap();
+    let path = home.path().join("opencode.db");
+    let db = opencode_db(&path);
+    db.execute(
+        "INSERT INTO session VALUES ('ses_live', 'p', NULL, 's', '/nowhere', 'Live', '1', 1762070400000, 0, NULL)",
+        [],
+    )
+    .unwrap();
+    opencode_turn(
+        &db,
+        "ses_live",
+        1,
+        "first",
+        vec![json!({"type": "text", "text": "one"})],
+    );
+    let body = json!({"tool": "opencode", "paths": [&path]});
+    let (st, v) = s.post("/api/imports/watch", body.clone());
+    assert_eq!((st, v["already"].as_bool()), (200, Some(false)), "{v}");
+    let (st, v) = s.post("/api/imports/watch", body);
+    assert_eq!((st, v["already"].as_bool()), (200, Some(true)), "{v}");
+    let turns = || {
+        let (st, v) = s.get("/api/sessions/opencode-ses_live");
+        (st == 200).then(|| v["turn_count"].as_u64().unwrap_or(0))
+    };
+    eventually("the catch-up pass", || turns() == Some(1));
+    // opencode writes two more turns (into its -wal): exactly they come in.
+    opencode_turn(
+        &db,
+        "ses_live",
+        2,
+        "second",
+        vec![json!({"type": "text", "text": "two"})],
+    );
+    opencode_turn(
+        &db,
+        "ses_live",
+        3,
+        "third",
+        vec![json!({"type": "text", "text": "three"})],
+    );
+    eventually("the new turns", || turns() == Some(3));
+    let dir = s.session_dir("opencode-ses_live");
+    assert_eq!(git(&dir, &["rev-list", "--count", "HEAD"]).trim(), "4");
+    let (st, v) = s.post(
+        "/api/imports/watch",
+        json!({"tool": "opencode", "paths": ["rel"]}),
+    );
+    assert_eq!(
+        (st, v["code"].as_str()),
+        (400, Some("invalid_input")),
+        "{v}"
+    );
+}
+
+#[test]
+fn the_cli_mirrors_without_a_server_until_it_is_stopped() {
+    let home = tempfile::tempdir().unwrap();
+    let state = home.path().join("state");
+    let folder = home.path().join("cc/-work");
+    std::fs::create_dir_all(&folder).unwrap();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_openprogram"))
+        .args(["import", "claude-code", "--no-projects", "--watch"])
+        .arg(home.path().join("cc"))
+        .env("OPENPROGRAM_STATE_DIR", &state)
+        .env_remove("OPENPROGRAM_URL")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let cwd = home.path().join("work");
+    // The first turn of the transcript, written once the mirror runs.
+    write_lines(&folder.join(format!("{SID}.jsonl")), &transcript(&cwd)[..8]);
+    let session = state.join("sessions").join(format!("claude-code-{SID}"));
+    eventually("the mirrored turns", || {
+        std::process::Command::new("git")
+            .args(["log", "--format=%s", "main"])
+            .current_dir(&session)
+            .output()
+            .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).lines().count() >= 3)
+    });
+    let st = std::process::Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(st.success());
+    assert!(child.wait().unwrap().success());
+    let log = git(&session, &["log", "--format=%s", "main"]);
+    assert!(log.contains("Why does the build fail?"), "{log}");
+}

@@ -256,6 +256,15 @@ fn every_answer_matches_the_openapi_document() {
     c.check("/api/imports", "post", st, &v);
     let (st, v) = s.post("/api/imports", json!({"tool": "nope"}));
     c.check("/api/imports", "post", st, &v);
+    let (st, v) = s.get("/api/imports");
+    c.check("/api/imports", "get", st, &v);
+    let (st, v) = s.post(
+        "/api/imports/watch",
+        json!({"tool": "codex", "paths": [empty.path()]}),
+    );
+    c.check("/api/imports/watch", "post", st, &v);
+    let (st, v) = s.post("/api/imports/watch", json!({"tool": "nope"}));
+    c.check("/api/imports/watch", "post", st, &v);
     let (st, v) = s.raw_delete(&format!("/api/projects/{pid}"));
     c.check("/api/projects/{id}", "delete", st, &v);
 

@@ -32,6 +32,41 @@ struct Changed {
     wake: tokio::sync::Notify,
 }
 
+/// The mirrors a server runs: each tool (and folders) once, however many
+/// times it is asked for (the configuration, `POST /api/imports/watch`).
+#[derive(Clone)]
+pub struct Mirrors {
+    engine: Engine,
+    settle: Duration,
+    running: Arc<Mutex<BTreeSet<(Tool, Vec<PathBuf>)>>>,
+}
+
+impl Mirrors {
+    pub fn new(engine: Engine, settle: Duration) -> Mirrors {
+        Mirrors {
+            engine,
+            settle,
+            running: Arc::default(),
+        }
+    }
+
+    /// Mirror `tool` from `roots` (none: its own folders) until the actix
+    /// system stops; false when that mirror runs already. Call on the
+    /// actix system.
+    pub fn start(&self, tool: Tool, roots: Vec<PathBuf>) -> bool {
+        let fresh = self
+            .running
+            .lock()
+            .map(|mut r| r.insert((tool, roots.clone())))
+            .unwrap_or(false);
+        if fresh {
+            let given = (!roots.is_empty()).then_some(roots);
+            spawn(self.engine.clone(), vec![tool], self.settle, given);
+        }
+        fresh
+    }
+}
+
 /// Mirror `tools` into `engine` until the actix system stops. `settle`:
 /// how long a file must stay untouched for its last turn to count as over
 /// without the tool's own end-of-turn mark. `roots`: folders to watch
