@@ -32,13 +32,16 @@ struct Changed {
     wake: tokio::sync::Notify,
 }
 
+/// A mirror: its tool and the folders it follows (none: the tool's own).
+type MirrorKey = (Tool, Vec<PathBuf>);
+
 /// The mirrors a server runs: each tool (and folders) once, however many
 /// times it is asked for (the configuration, `POST /api/imports/watch`).
 #[derive(Clone)]
 pub struct Mirrors {
     engine: Engine,
     settle: Duration,
-    running: Arc<Mutex<BTreeSet<(Tool, Vec<PathBuf>)>>>,
+    running: Arc<Mutex<BTreeSet<MirrorKey>>>,
 }
 
 impl Mirrors {
