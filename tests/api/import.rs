@@ -885,9 +885,20 @@ fn gemini_recordings_become_sessions_with_rewinds_as_branches_and_sub_agents() {
                         "agentId": "sub-1", "status": "success"}]),
             ),
             "{oops".to_string(),
+            json!({"$set": {"messages": [{"id": "m5"}]}}).to_string(),
             json!({"$set": {"summary": "Chores on a.rs"}}).to_string(),
         ],
     );
+    // The tool was writing when the import read the file: a cut last line.
+    {
+        use std::io::Write;
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(chats.join("session-2025-11-02T09-00-6b1f2c3d.jsonl"))
+            .unwrap();
+        f.write_all(br#"{"id": "m7", "timestamp": "2025-11"#)
+            .unwrap();
+    }
     write_lines(
         &chats.join(id).join("sub-1.jsonl"),
         &[
@@ -924,7 +935,19 @@ fn gemini_recordings_become_sessions_with_rewinds_as_branches_and_sub_agents() {
         "{v}"
     );
     assert_eq!(v["skipped"]["by_reason"]["not JSON"], 1, "{v}");
+    assert_eq!(
+        v["skipped"]["by_reason"]["an unfinished last line"], 1,
+        "{v}"
+    );
     let sid = format!("gemini-{id}");
+    let (_, nodes) = s.get(&format!("/api/sessions/{sid}/nodes"));
+    let compactions = nodes["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|n| n["role"] == "system" && n["metadata"]["imported"]["kind"] == "compaction")
+        .count();
+    assert_eq!(compactions, 1, "the compaction is a runtime node: {nodes}");
     let (_, meta) = s.get(&format!("/api/sessions/{sid}"));
     assert_eq!(
         (meta["title"].as_str(), meta["source"].as_str()),

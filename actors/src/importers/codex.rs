@@ -92,7 +92,15 @@ pub fn header(path: &Path) -> std::io::Result<(Header, bool)> {
                     .as_str()
                     .or(rec["timestamp"].as_str())
                     .and_then(parse_time);
-                h.parent_session = p["forked_from_id"].as_str().map(session_id);
+                // A fork names its origin; a sub-agent (a spawned
+                // thread) its parent thread.
+                h.parent_session = p["forked_from_id"]
+                    .as_str()
+                    .or(p
+                        .pointer("/source/subagent/thread_spawn/parent_thread_id")
+                        .and_then(Value::as_str))
+                    .or(p["parent_thread_id"].as_str())
+                    .map(session_id);
             }
             Some("event_msg") if p["type"] == "thread_name_updated" => {
                 name = p["thread_name"]

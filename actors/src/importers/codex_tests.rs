@@ -122,3 +122,18 @@ fn the_header_reads_the_first_meta_the_name_and_a_compressed_file() {
         .unwrap();
     assert_eq!(n, 3, "three turns handed on, the last returned");
 }
+
+#[test]
+fn a_spawned_sub_agent_names_its_parent_thread() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir
+        .path()
+        .join("sessions/2025/09/10/rollout-2025-09-10T08-00-00-0199a2b3-0000-7000-8000-0000000000c1.jsonl");
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    let meta = json!({"timestamp": at(0), "type": "session_meta", "payload": {
+        "id": "0199a2b3-0000-7000-8000-0000000000c1", "cwd": "/w",
+        "source": {"subagent": {"thread_spawn": {"parent_thread_id": ID, "depth": 1}}}}});
+    std::fs::write(&file, meta.to_string() + "\n").unwrap();
+    let (h, _) = header(&file).unwrap();
+    assert_eq!(h.parent_session, Some(session_id(ID)));
+}

@@ -99,6 +99,13 @@ pub(crate) fn database(path: &Path, cwd: &str) {
         vec![json!({"type": "text", "text": "Fix it"})],
     );
     message(
+        "msg_03v",
+        "ses_main",
+        10,
+        json!({"role": "assistant", "time": done(10), "parentID": "msg_03u", "summary": true}),
+        vec![json!({"type": "compaction", "auto": true})],
+    );
+    message(
         "msg_04a",
         "ses_main",
         11,
@@ -191,7 +198,11 @@ fn every_session_of_the_database_with_its_turns() {
         Some(&1)
     );
 
-    // The second turn's tool is still running: not over.
+    // The second turn: a compaction, then a tool still running: not over.
+    assert!(turns[1]
+        .nodes
+        .iter()
+        .any(|n| n.role == Role::System && n.source["kind"] == "compaction"));
     assert!(!turns[1].complete);
     assert_eq!(turns[1].follows.as_deref(), Some("msg_02a"));
 
