@@ -305,3 +305,80 @@ fn files_torn_by_a_crash_in_place_are_replayed_whole() {
     assert_eq!(turn_commits(&dir, "HEAD"), "2");
     assert_clean_repo(&dir);
 }
+
+/// A whole turn in one request: its nodes, their callers, the end.
+fn whole_turn_body(n: u32) -> serde_json::Value {
+    json!({"nodes": [
+        {"id": format!("u{n}"), "role": "user", "content": format!("question {n}")},
+        {"id": format!("a{n}"), "role": "assistant", "content": format!("answer {n}")},
+        {"id": format!("t{n}"), "role": "tool", "name": "grep", "caller": format!("a{n}"),
+         "content": {"pattern": "x"}, "output": "hits"}]})
+}
+
+#[test]
+fn a_whole_turn_killed_after_its_flush_is_there_whole_after_the_restart() {
+    let mut s = TestServer::start_process();
+    s.turn("wk", "first", "one", &[]);
+    let dir = s.session_dir("wk");
+    s.kill();
+    s.env = vec![(
+        "OPENPROGRAM_WAL_FAULT".to_string(),
+        "kill-before-ack".to_string(),
+    )];
+    s.spawn();
+    // The turn's one flush, then the kill: no answer.
+    let url = format!("{}/api/sessions/wk/turns", s.url);
+    let sent = ureq::post(&url)
+        .set("Idempotency-Key", "wk-2")
+        .send_json(whole_turn_body(2));
+    assert!(sent.is_err(), "no answer from a killed server: {sent:?}");
+    s.kill();
+
+    s.env.clear();
+    s.spawn();
+    // Flushed, so durable, and whole: every node, the end and its commit.
+    let (_, nodes) = s.get("/api/sessions/wk/nodes");
+    let ids = node_ids(&nodes);
+    assert_eq!(&ids[ids.len() - 3..], &["u2", "a2", "t2"], "{ids:?}");
+    let (_, meta) = s.get("/api/sessions/wk");
+    assert_eq!(meta["turn_count"], 2, "{meta}");
+    assert!(meta["open_turn"].is_null(), "{meta}");
+    assert_eq!(turn_commits(&dir, "HEAD"), "2");
+    git(&dir, &["fsck", "--strict", "--no-progress"]);
+    // The client's retry is answered with the turn already made.
+    let (st, again) = ureq::post(&format!("{}/api/sessions/wk/turns", s.url))
+        .set("Idempotency-Key", "wk-2")
+        .send_json(whole_turn_body(2))
+        .map(|r| (r.status(), r.into_json::<serde_json::Value>().unwrap()))
+        .unwrap();
+    assert_eq!(st, 200, "{again}");
+    assert_eq!(again["turn"], 2, "{again}");
+    assert_eq!(turn_commits(&dir, "HEAD"), "2");
+    assert_clean_repo(&dir);
+}
+
+#[test]
+fn an_acknowledged_whole_turn_lost_from_disk_is_replayed_from_the_log() {
+    let mut s = TestServer::start_with_env(&[("OPENPROGRAM_WAL_FAULT", "no-checkpoint")]);
+    s.turn("wr", "first", "one", &[]);
+    let dir = s.session_dir("wr");
+    let before = snapshot(&dir);
+    let first_head = git(&dir, &["rev-parse", "HEAD"]);
+    let (st, out) = s.post("/api/sessions/wr/turns", whole_turn_body(2));
+    assert_eq!(st, 201, "{out}");
+    let acked = out["commit"].as_str().unwrap().to_string();
+    // A kill, then a power loss takes every file written since turn 1.
+    s.kill();
+    let undone = lose_unsynced_writes(&dir, &before);
+    assert!(undone >= 5, "{undone} files taken away");
+    assert_eq!(git(&dir, &["rev-parse", "HEAD"]), first_head);
+    s.env.clear();
+    s.spawn();
+    assert_eq!(git(&dir, &["rev-parse", "HEAD"]).trim(), acked);
+    let (_, nodes) = s.get("/api/sessions/wr/nodes");
+    let ids = node_ids(&nodes);
+    assert_eq!(&ids[ids.len() - 3..], &["u2", "a2", "t2"], "{ids:?}");
+    assert_eq!(node_by_id(&nodes, "t2")["output"], "hits");
+    git(&dir, &["fsck", "--strict", "--no-progress"]);
+    assert_clean_repo(&dir);
+}
