@@ -602,6 +602,39 @@ fn the_live_mirror_follows_a_transcript_as_the_tool_writes_it() {
             .count(),
         1
     );
+    // The tool rewrites the whole file (a new file renamed over it), one
+    // more turn at its end: exactly that turn comes in.
+    let last_reply = {
+        let (_, meta) = s.get(&format!("/api/sessions/{id}"));
+        meta["head"].as_str().unwrap().to_string()
+    };
+    let mut rewritten = std::fs::read_to_string(&file).unwrap();
+    rewritten
+        .push_str(&(line("user", "p8", Some(&last_reply), 58, &cwd, prompt("Ship it")) + "\n"));
+    rewritten.push_str(
+        &(line(
+            "assistant",
+            "r8",
+            Some("p8"),
+            59,
+            &cwd,
+            answer(
+                "msg_S",
+                json!([{"type": "text", "text": "Shipped."}]),
+                Some("end_turn"),
+            ),
+        ) + "\n"),
+    );
+    let tmp = folder.join(".rewrite.tmp");
+    std::fs::write(&tmp, rewritten).unwrap();
+    std::fs::rename(&tmp, &file).unwrap();
+    eventually("the rewritten file's new turn", || turns(&s) == Some(4));
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    assert_eq!(turns(&s), Some(4));
+    assert_eq!(
+        texts(&s, &id).iter().filter(|t| *t == "Shipped.").count(),
+        1
+    );
 }
 
 /// A Codex rollout line.
