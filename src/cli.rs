@@ -65,6 +65,10 @@ pub enum Command {
     /// only what is new. Through the running server, or directly on a
     /// stopped server's state directory.
     Import(ImportArgs),
+    /// Serve this service's memory to an agent as an MCP server over stdio
+    /// (search, sessions, turns, project commits, recent activity): through
+    /// the running server, or on a stopped server's state directory.
+    Mcp(McpArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     Completions {
         #[arg(value_enum)]
@@ -114,6 +118,12 @@ pub struct ImportArgs {
     /// mirrors until interrupted.
     #[arg(long, conflicts_with_all = ["dry_run", "since"])]
     pub watch: bool,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct McpArgs {
+    #[command(flatten)]
+    pub target: ServerTarget,
 }
 
 #[derive(Debug, Clone, clap::Args)]

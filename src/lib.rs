@@ -5,6 +5,7 @@ pub mod cli;
 pub mod commands;
 pub mod config;
 pub mod error;
+pub mod mcp;
 pub mod observe;
 pub mod openapi;
 pub mod routes;

@@ -121,7 +121,11 @@ impl Application {
             })?;
         let addr = listener.local_addr()?;
         let perimeter = web::Data::new(perimeter(config, &state_dir, addr).map_err(dir_err)?);
-        let server = http_server(config, state, perimeter, listener)?;
+        let mcp = web::Data::new(crate::mcp::http::McpService::new(
+            crate::mcp::MemoryServer::new(engine.clone(), format!("http://{addr}")),
+            config.server.body_limit,
+        ));
+        let server = http_server(config, state, perimeter, mcp, listener)?;
         let info = ServerInfo {
             url: format!("http://{addr}"),
             pid: std::process::id(),
@@ -390,6 +394,7 @@ fn http_server(
     config: &Config,
     state: web::Data<AppState>,
     perimeter: web::Data<crate::security::Perimeter>,
+    mcp: web::Data<crate::mcp::http::McpService>,
     listener: TcpListener,
 ) -> std::io::Result<actix_web::dev::Server> {
     let body_limit = config.server.body_limit;
@@ -412,6 +417,12 @@ fn http_server(
             .configure(routes::configure)
             .configure(crate::web::configure)
             .route("/ws", web::get().to(crate::ws::connect))
+            .service(
+                web::resource("/mcp")
+                    .app_data(mcp.clone())
+                    .app_data(web::PayloadConfig::new(body_limit))
+                    .route(web::route().to(crate::mcp::http::serve)),
+            )
             .route("/metrics", web::get().to(crate::observe::metrics::scrape))
             .default_service(web::to(not_found))
     })

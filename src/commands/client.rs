@@ -60,6 +60,40 @@ impl Client {
         Ok(Client { base, agent, token })
     }
 
+    /// POST `body` as it is to `path` with `headers`: the answer's status,
+    /// content type and body (an MCP message goes through unread).
+    pub fn post_raw(
+        &self,
+        path: &str,
+        body: &str,
+        headers: &[(&str, &str)],
+    ) -> Result<(u16, String, String), ClientError> {
+        let url = format!("{}{path}", self.base);
+        let mut req = self.agent.post(&url);
+        if let Some(t) = &self.token {
+            req = req.set("Authorization", &format!("Bearer {t}"));
+        }
+        for (k, v) in headers {
+            req = req.set(k, v);
+        }
+        let r = match req.send_string(body) {
+            Ok(r) => r,
+            Err(ureq::Error::Status(_, r)) => r,
+            Err(e) => {
+                return Err(ClientError::Unreachable {
+                    url: self.base.clone(),
+                    reason: e.to_string(),
+                })
+            }
+        };
+        let status = r.status();
+        let kind = r.content_type().to_string();
+        let text = r
+            .into_string()
+            .map_err(|e| ClientError::Other(e.to_string()))?;
+        Ok((status, kind, text))
+    }
+
     pub fn call(
         &self,
         method: &str,

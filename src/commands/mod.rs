@@ -34,6 +34,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Status(args) => status::run(&args),
         Command::Search(args) => search::run(&args),
         Command::Import(args) => import::run(&args),
+        Command::Mcp(args) => crate::mcp::stdio::run(&args),
         Command::Completions { shell } => {
             use clap::CommandFactory;
             let mut cmd = Cli::command();

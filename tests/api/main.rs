@@ -14,6 +14,7 @@ mod full_disk;
 mod helpers;
 mod hostile;
 mod import;
+mod mcp;
 mod migration;
 mod openapi;
 mod operations;

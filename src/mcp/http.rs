@@ -1,0 +1,71 @@
+//! `/mcp`: the MCP server over the streamable HTTP transport, hosted by
+//! actix beside the REST routes (so the same Host/Origin/token perimeter
+//! and body limits apply; the SDK's own Host check is off, ours is the one).
+//!
+//! The SDK's `StreamableHttpService` is a tower service over the `http`
+//! crate's types; actix has its own. The adapter copies the request in
+//! (method, URI, headers, the body read whole) and the answer out. The
+//! service runs stateless with JSON answers (no MCP session to keep, no
+//! server-sent stream held open), so every answer is a finite body, read
+//! whole before it is sent.
+
+use std::sync::Arc;
+
+use actix_web::http::StatusCode;
+use actix_web::{web, HttpRequest, HttpResponse};
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+
+use super::MemoryServer;
+
+/// The service `/mcp` hands requests to (one per server).
+#[derive(Clone)]
+pub struct McpService(Arc<StreamableHttpService<MemoryServer, NeverSessionManager>>);
+
+impl McpService {
+    pub fn new(server: MemoryServer, body_limit: usize) -> McpService {
+        let config = StreamableHttpServerConfig::default()
+            .disable_allowed_hosts()
+            .with_legacy_session_mode(false)
+            .with_json_response(true)
+            .with_sse_keep_alive(None)
+            .with_max_request_body_bytes(body_limit);
+        McpService(Arc::new(StreamableHttpService::new(
+            move || Ok(server.clone()),
+            Arc::new(NeverSessionManager::default()),
+            config,
+        )))
+    }
+}
+
+/// Any method on `/mcp`.
+pub async fn serve(req: HttpRequest, body: web::Bytes, svc: web::Data<McpService>) -> HttpResponse {
+    let mut builder = http::Request::builder()
+        .method(req.method().as_str())
+        .uri(req.uri().to_string());
+    for (name, value) in req.headers() {
+        builder = builder.header(name.as_str(), value.as_bytes());
+    }
+    let request = match builder.body(Full::new(Bytes::from(body.to_vec()))) {
+        Ok(r) => r,
+        Err(e) => {
+            use actix_web::ResponseError;
+            return crate::error::ApiError::bad_request("invalid_input", e.to_string())
+                .error_response();
+        }
+    };
+    let answer = svc.0.handle(request).await;
+    let (parts, body) = answer.into_parts();
+    let bytes = match body.collect().await {
+        Ok(c) => c.to_bytes(),
+        Err(never) => match never {},
+    };
+    let status = StatusCode::from_u16(parts.status.as_u16()).unwrap_or(StatusCode::BAD_GATEWAY);
+    let mut out = HttpResponse::build(status);
+    for (name, value) in &parts.headers {
+        out.append_header((name.as_str(), value.as_bytes()));
+    }
+    out.body(bytes.to_vec())
+}

@@ -1,0 +1,482 @@
+//! The MCP tools, each a read of the engine (see `mod.rs` for the order
+//! they are listed in). Their arguments are typed: the schemas clients see
+//! are derived from these structs, and a call that does not fit them is
+//! refused by the SDK before it reaches here.
+
+use std::collections::BTreeMap;
+
+use openprogram_actors::engine::SearchQuery;
+use openprogram_actors::registry::ListQuery;
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::CallToolResult;
+use rmcp::{schemars, tool, tool_router, ErrorData};
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use super::views::{markdown, one_turn, session_turns};
+use super::{answer, refused, MemoryServer};
+
+/// Most rows a tool answers with.
+const MAX_LIMIT: usize = 200;
+
+fn limit(given: Option<u32>, default: usize) -> usize {
+    given.map_or(default, |l| (l as usize).clamp(1, MAX_LIMIT))
+}
+
+/// An engine error as a tool error the agent reads.
+fn failed(e: openprogram_actors::EngineError) -> Result<CallToolResult, ErrorData> {
+    refused(e.code(), e.to_string())
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[schemars(crate = "rmcp::schemars")]
+pub struct SearchArgs {
+    /// Words to look for in every message of every session.
+    pub query: String,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[schemars(crate = "rmcp::schemars")]
+pub struct FetchArgs {
+    /// An id `search` answered with: `<session id>/<turn>`.
+    pub id: String,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[schemars(crate = "rmcp::schemars")]
+pub struct SessionsSearchArgs {
+    /// Words (all must match), "a phrase", prefix*, OR, NOT.
+    pub query: String,
+    /// Only this project's sessions (`default` for those bound to none).
+    pub project_id: Option<String>,
+    /// Only this branch's messages.
+    pub branch: Option<String>,
+    /// `user`, `assistant`, `tool` or `title`.
+    pub role: Option<String>,
+    /// Messages written at or after this time (seconds since the epoch).
+    pub since: Option<f64>,
+    /// Messages written before this time (seconds since the epoch).
+    pub until: Option<f64>,
+    /// true: archived sessions only; false: active ones only.
+    pub archived: Option<bool>,
+    /// Hits per page (1-200, default 10).
+    pub limit: Option<u32>,
+    /// The `next_cursor` of the previous page.
+    pub cursor: Option<String>,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[schemars(crate = "rmcp::schemars")]
+pub struct SessionsListArgs {
+    pub project_id: Option<String>,
+    /// The tool a session came from (`claude-code`, `codex`, …) or `api`.
+    pub source: Option<String>,
+    /// true: archived sessions only; false (default): active ones only.
+    pub archived: Option<bool>,
+    /// Only pinned (true) or unpinned (false) sessions.
+    pub pinned: Option<bool>,
+    /// Rows per page (1-200, default 20); newest activity first.
+    pub limit: Option<u32>,
+    /// The `next_cursor` of the previous page.
+    pub cursor: Option<String>,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[schemars(crate = "rmcp::schemars")]
+pub struct SessionGetArgs {
+    pub session_id: String,
+    /// The branch (default: the one the session shows).
+    pub branch: Option<String>,
+    /// First turn (default 1).
+    pub from_turn: Option<u64>,
+    /// Last turn (default: the last).
+    pub to_turn: Option<u64>,
+    /// `messages` (default) or `markdown`.
+    pub format: Option<String>,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[schemars(crate = "rmcp::schemars")]
+pub struct TurnGetArgs {
+    pub session_id: String,
+    /// The turn's number on `branch`.
+    pub turn: Option<u64>,
+    /// Or its commit (at least 7 characters), on any branch.
+    pub commit: Option<String>,
+    /// The branch of `turn` (default: the one the session shows).
+    pub branch: Option<String>,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[schemars(crate = "rmcp::schemars")]
+pub struct ProjectCommitsArgs {
+    pub project_id: String,
+    /// Commits, newest first (1-200, default 20).
+    pub limit: Option<u32>,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[schemars(crate = "rmcp::schemars")]
+pub struct RecentActivityArgs {
+    /// Sessions active at or after this time (seconds since the epoch).
+    pub since: f64,
+    /// Sessions at most (1-200, default 50).
+    pub limit: Option<u32>,
+}
+
+/// A cursor: the offset of the next page, opaque to clients.
+fn offset_of(cursor: Option<&str>) -> Result<usize, String> {
+    match cursor {
+        None | Some("") => Ok(0),
+        Some(c) => c
+            .strip_prefix("o")
+            .and_then(|n| n.parse().ok())
+            .ok_or_else(|| format!("'{c}' is not a cursor this server gave")),
+    }
+}
+
+fn next_cursor(offset: usize, shown: usize, total: usize) -> Value {
+    if offset + shown < total {
+        Value::String(format!("o{}", offset + shown))
+    } else {
+        Value::Null
+    }
+}
+
+#[tool_router(vis = "pub(super)")]
+impl MemoryServer {
+    #[tool(
+        description = "Search every session's messages; answers ids to fetch (the pair ChatGPT-style clients use).",
+        annotations(read_only_hint = true, open_world_hint = false)
+    )]
+    async fn search(
+        &self,
+        Parameters(args): Parameters<SearchArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let q = SearchQuery {
+            q: args.query,
+            limit: 10,
+            ..SearchQuery::default()
+        };
+        let found = match self.engine.search(q).await {
+            Ok(f) => f,
+            Err(e) => return failed(e),
+        };
+        let hits = match serde_json::to_value(found) {
+            Ok(v) => v["hits"].as_array().cloned().unwrap_or_default(),
+            Err(_) => Vec::new(),
+        };
+        let mut seen = std::collections::HashSet::new();
+        let results: Vec<Value> = hits
+            .iter()
+            .filter_map(|h| {
+                let session = h["session_id"].as_str()?;
+                let turn = h["turn"].as_u64().unwrap_or(0);
+                let id = format!("{session}/{turn}");
+                seen.insert(id.clone()).then(|| {
+                    json!({"id": id, "title": h["title"], "url": self.link(session, Some(turn))})
+                })
+            })
+            .collect();
+        answer(json!({ "results": results }))
+    }
+
+    #[tool(
+        description = "Fetch one turn by an id from search: its messages as text, with its session, branch and commit.",
+        annotations(read_only_hint = true, open_world_hint = false)
+    )]
+    async fn fetch(
+        &self,
+        Parameters(args): Parameters<FetchArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let Some((session, turn)) = args
+            .id
+            .rsplit_once('/')
+            .and_then(|(s, t)| Some((s.to_string(), t.parse::<u64>().ok()?)))
+        else {
+            return refused("invalid_input", "an id is <session id>/<turn>");
+        };
+        let title = match self.engine.meta(&session).await {
+            Ok(m) => m.title,
+            Err(e) => return failed(e),
+        };
+        let found = match one_turn(&self.engine, &session, Some(turn), None, None).await {
+            Ok(t) => t,
+            Err(e) => return failed(e),
+        };
+        let Some(t) = found else {
+            return refused("not_found", format!("no turn {turn} in session {session}"));
+        };
+        let text = markdown(&title, std::slice::from_ref(&t));
+        answer(json!({
+            "id": args.id, "title": title, "text": text, "url": self.link(&session, Some(turn)),
+            "metadata": {"session_id": session, "turn": t.turn, "branch": t.branch, "commit": t.commit}
+        }))
+    }
+
+    #[tool(
+        description = "Search past sessions: hits with session, title, branch, turn, commit, role, snippet, score and a web UI link; filters and a cursor.",
+        annotations(read_only_hint = true, open_world_hint = false)
+    )]
+    async fn sessions_search(
+        &self,
+        Parameters(args): Parameters<SessionsSearchArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let offset = match offset_of(args.cursor.as_deref()) {
+            Ok(o) => o,
+            Err(e) => return refused("invalid_input", e),
+        };
+        let limit = limit(args.limit, 10);
+        // A branch filter looks further, then keeps that branch's hits.
+        let want = if args.branch.is_some() {
+            MAX_LIMIT
+        } else {
+            limit
+        };
+        let q = SearchQuery {
+            q: args.query,
+            project_id: args.project_id,
+            role: args.role,
+            archived: args.archived,
+            since: args.since,
+            until: args.until,
+            limit: want,
+            offset,
+            group_by_session: false,
+        };
+        let found = match self.engine.search(q).await {
+            Ok(f) => serde_json::to_value(f).unwrap_or_default(),
+            Err(e) => return failed(e),
+        };
+        let total = found["total"].as_u64().unwrap_or(0) as usize;
+        let mut hits: Vec<Value> = found["hits"].as_array().cloned().unwrap_or_default();
+        if let Some(b) = &args.branch {
+            hits.retain(|h| h["branch"].as_str() == Some(b.as_str()));
+            hits.truncate(limit);
+        }
+        // Each hit's commit: the session's history, read once per session.
+        let mut commits: BTreeMap<String, Vec<(String, u64, String)>> = BTreeMap::new();
+        let mut out = Vec::with_capacity(hits.len());
+        for h in &hits {
+            let session = h["session_id"].as_str().unwrap_or_default().to_string();
+            if !commits.contains_key(&session) {
+                let rows = match self.engine.history(&session).await {
+                    Ok(hist) => hist
+                        .commits
+                        .into_iter()
+                        .map(|r| (r.branch, r.turn, r.sha))
+                        .collect(),
+                    Err(_) => Vec::new(),
+                };
+                commits.insert(session.clone(), rows);
+            }
+            let turn = h["turn"].as_u64();
+            let branch = h["branch"].as_str();
+            let commit = commits.get(&session).and_then(|rows| {
+                rows.iter()
+                    .find(|(b, t, _)| Some(*t) == turn && Some(b.as_str()) == branch)
+                    .map(|(_, _, sha)| sha.clone())
+            });
+            out.push(json!({
+                "session_id": session, "title": h["title"], "branch": h["branch"], "turn": turn,
+                "commit": commit, "node_id": h["node_id"], "role": h["role"], "tool": h["tool"],
+                "snippet": h["text"], "score": h["score"], "created_at": h["created_at"],
+                "link": self.link(&session, turn),
+            }));
+        }
+        let next = if args.branch.is_some() {
+            Value::Null
+        } else {
+            next_cursor(offset, out.len(), total)
+        };
+        answer(json!({"total": total, "hits": out, "next_cursor": next}))
+    }
+
+    #[tool(
+        description = "List sessions, newest activity first: id, title, source, project, status, turns, times; filters and a cursor.",
+        annotations(read_only_hint = true, open_world_hint = false)
+    )]
+    async fn sessions_list(
+        &self,
+        Parameters(args): Parameters<SessionsListArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let offset = match offset_of(args.cursor.as_deref()) {
+            Ok(o) => o,
+            Err(e) => return refused("invalid_input", e),
+        };
+        let limit = limit(args.limit, 20);
+        let mut q = ListQuery::everything(args.project_id);
+        q.include_archived = false;
+        q.archived = Some(args.archived.unwrap_or(false));
+        q.source = args.source;
+        q.pinned = args.pinned;
+        q.offset = offset;
+        q.limit = openprogram_actors::limit::ListLimit::new(limit).unwrap_or_default();
+        let page = match self.engine.list(q).await {
+            Ok(p) => p,
+            Err(e) => return failed(e),
+        };
+        let total = page.total;
+        let rows: Vec<Value> = page
+            .sessions
+            .iter()
+            .map(|r| {
+                json!({"session_id": r.id, "title": r.title, "source": r.source,
+                       "project_id": r.project_id, "status": r.status, "pinned": r.pinned,
+                       "archived": r.archived, "created_at": r.created_at,
+                       "updated_at": r.updated_at, "preview": r.preview,
+                       "link": self.link(&r.id, None)})
+            })
+            .collect();
+        let next = next_cursor(offset, rows.len(), total);
+        answer(json!({"total": total, "sessions": rows, "next_cursor": next}))
+    }
+
+    #[tool(
+        description = "A session's turns (a range, on a branch): each turn's commit and messages, as data or as Markdown.",
+        annotations(read_only_hint = true, open_world_hint = false)
+    )]
+    async fn session_get(
+        &self,
+        Parameters(args): Parameters<SessionGetArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let markdown_out = match args.format.as_deref() {
+            None | Some("messages") => false,
+            Some("markdown") => true,
+            Some(other) => {
+                return refused(
+                    "invalid_input",
+                    format!("format is messages or markdown (got '{other}')"),
+                )
+            }
+        };
+        let meta = match self.engine.meta(&args.session_id).await {
+            Ok(m) => m,
+            Err(e) => return failed(e),
+        };
+        let (from, to) = (
+            args.from_turn.unwrap_or(1),
+            args.to_turn.unwrap_or(u64::MAX),
+        );
+        let (branch, turns) = match session_turns(
+            &self.engine,
+            &args.session_id,
+            args.branch.as_deref(),
+            from,
+            to,
+        )
+        .await
+        {
+            Ok(t) => t,
+            Err(e) => return failed(e),
+        };
+        let mut v = json!({
+            "session_id": meta.id, "title": meta.title, "project_id": meta.project_id,
+            "branch": branch, "turn_count": meta.turn_count,
+            "link": self.link(&args.session_id, None),
+        });
+        if markdown_out {
+            v["markdown"] = Value::String(markdown(&meta.title, &turns));
+        } else {
+            v["turns"] = serde_json::to_value(&turns).unwrap_or_default();
+        }
+        answer(v)
+    }
+
+    #[tool(
+        description = "One turn by its number (on a branch) or its commit: its messages, branch, commit time and project commit.",
+        annotations(read_only_hint = true, open_world_hint = false)
+    )]
+    async fn turn_get(
+        &self,
+        Parameters(args): Parameters<TurnGetArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
+        if args.turn.is_none() && args.commit.is_none() {
+            return refused("invalid_input", "give the turn's number or its commit");
+        }
+        let found = match one_turn(
+            &self.engine,
+            &args.session_id,
+            args.turn,
+            args.commit.as_deref(),
+            args.branch.as_deref(),
+        )
+        .await
+        {
+            Ok(t) => t,
+            Err(e) => return failed(e),
+        };
+        match found {
+            Some(t) => {
+                let link = self.link(&args.session_id, Some(t.turn));
+                let mut v = serde_json::to_value(&t).unwrap_or_default();
+                v["session_id"] = Value::String(args.session_id);
+                v["link"] = Value::String(link);
+                answer(v)
+            }
+            None => refused("not_found", "no such turn in the session"),
+        }
+    }
+
+    #[tool(
+        description = "The agent's commits in a project, newest first, each linked to the session and turn that made it.",
+        annotations(read_only_hint = true, open_world_hint = false)
+    )]
+    async fn project_commits(
+        &self,
+        Parameters(args): Parameters<ProjectCommitsArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let commits = match self
+            .engine
+            .project_commits(&args.project_id, limit(args.limit, 20))
+            .await
+        {
+            Ok(c) => c,
+            Err(e) => return failed(e),
+        };
+        let rows: Vec<Value> = commits
+            .iter()
+            .map(|c| {
+                let link = c.session_id.as_deref().map(|s| self.link(s, c.turn));
+                json!({"commit": c.commit.sha, "summary": c.commit.summary,
+                       "committed_at": c.commit.timestamp, "author": c.author,
+                       "session_id": c.session_id, "turn": c.turn, "link": link})
+            })
+            .collect();
+        answer(json!({"project_id": args.project_id, "commits": rows}))
+    }
+
+    #[tool(
+        description = "What changed since a time: the sessions active since then, per project, newest first.",
+        annotations(read_only_hint = true, open_world_hint = false)
+    )]
+    async fn recent_activity(
+        &self,
+        Parameters(args): Parameters<RecentActivityArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
+        if !args.since.is_finite() {
+            return refused(
+                "invalid_input",
+                "since is a time in seconds since the epoch",
+            );
+        }
+        let page = match self.engine.list(ListQuery::everything(None)).await {
+            Ok(p) => p,
+            Err(e) => return failed(e),
+        };
+        let mut projects: BTreeMap<String, Vec<Value>> = BTreeMap::new();
+        let cap = limit(args.limit, 50);
+        let active = page.sessions.iter().filter(|r| r.updated_at >= args.since);
+        for r in active.take(cap) {
+            projects.entry(r.project_id.clone()).or_default().push(json!({
+                "session_id": r.id, "title": r.title, "updated_at": r.updated_at,
+                "status": r.status, "source": r.source, "link": self.link(&r.id, None),
+            }));
+        }
+        let projects: Vec<Value> = projects
+            .into_iter()
+            .map(|(p, s)| json!({"project_id": p, "sessions": s}))
+            .collect();
+        answer(json!({"since": args.since, "projects": projects}))
+    }
+}

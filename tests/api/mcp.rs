@@ -1,0 +1,144 @@
+//! The MCP server judged by a client nobody here wrote: the official MCP
+//! Python SDK (`mcp` on PyPI), over the streamable HTTP transport at
+//! `/mcp` and over stdio (`openprogram mcp`, bridged to a running server,
+//! and on its own when none runs). CI installs the SDK
+//! (`OPENPROGRAM_MCP_PYTHON` names its interpreter) and requires this test
+//! to run (`OPENPROGRAM_MCP_REQUIRED=1`).
+
+use std::path::Path;
+use std::process::Command;
+
+use serde_json::{json, Value};
+
+use crate::helpers::TestServer;
+
+/// The interpreter with the MCP SDK, or None (and why) when there is none.
+fn python() -> Option<String> {
+    let py = std::env::var("OPENPROGRAM_MCP_PYTHON").unwrap_or_else(|_| "python3".into());
+    let ok = Command::new(&py)
+        .args(["-c", "import mcp, httpx2"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if ok {
+        return Some(py);
+    }
+    assert!(
+        std::env::var("OPENPROGRAM_MCP_REQUIRED").is_err(),
+        "the MCP Python SDK is required here: {py} cannot import mcp"
+    );
+    eprintln!("skipped: no MCP Python SDK for {py} (pip install mcp; OPENPROGRAM_MCP_PYTHON)");
+    None
+}
+
+fn client(py: &str, args: &[&str]) -> Value {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/client.py");
+    let out = Command::new(py).arg(script).args(args).output().unwrap();
+    assert!(
+        out.status.success(),
+        "client: {}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!("{e}: {}", String::from_utf8_lossy(&out.stdout));
+    })
+}
+
+/// What every transport must answer alike.
+fn check(v: &Value, sid: &str) {
+    assert_eq!(v["server"], "openprogram-memory", "{v}");
+    assert_eq!(
+        v["tools"],
+        json!([
+            "search",
+            "fetch",
+            "sessions_search",
+            "sessions_list",
+            "session_get",
+            "turn_get",
+            "project_commits",
+            "recent_activity"
+        ])
+    );
+    assert_eq!(
+        (v["read_only"].as_bool(), v["schemas"].as_bool()),
+        (Some(true), Some(true))
+    );
+    let hit = &v["sessions_search"]["data"]["hits"][0];
+    assert_eq!(hit["session_id"], sid, "{v}");
+    assert_eq!(
+        (hit["turn"].as_u64(), hit["branch"].as_str()),
+        (Some(1), Some("main"))
+    );
+    assert_eq!(hit["commit"].as_str().map(str::len), Some(40), "{hit}");
+    assert!(hit["link"]
+        .as_str()
+        .unwrap()
+        .ends_with(&format!("/s/{sid}/turn/1")));
+    assert!(hit["snippet"].as_str().unwrap().contains("parser"), "{hit}");
+    assert_eq!(v["search"]["data"]["results"][0]["id"], format!("{sid}/1"));
+    assert!(
+        v["fetch"]["data"]["text"]
+            .as_str()
+            .unwrap()
+            .contains("lexer.rs"),
+        "{v}"
+    );
+    assert_eq!(v["fetch"]["data"]["metadata"]["commit"], hit["commit"]);
+    assert_eq!(v["sessions_list"]["data"]["sessions"][0]["session_id"], sid);
+    let md = v["session_get"]["data"]["markdown"].as_str().unwrap();
+    assert!(
+        md.contains("## Turn 1") && md.contains("**tool `grep`**"),
+        "{md}"
+    );
+    let turn = &v["turn_get"]["data"];
+    assert_eq!(turn["commit"], hit["commit"]);
+    let ids: Vec<&str> = turn["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["u1", "a1", "t1"]);
+    assert_eq!(
+        v["recent_activity"]["data"]["projects"][0]["sessions"][0]["session_id"],
+        sid
+    );
+    for (name, verdict) in v["hostile"].as_object().unwrap() {
+        let verdict = verdict.as_str().unwrap();
+        assert!(
+            verdict == "error" || verdict.starts_with("mcp_error"),
+            "{name}: {verdict}"
+        );
+    }
+    assert_eq!(v["after"]["error"], false, "still serving: {v}");
+}
+
+#[test]
+fn the_official_python_sdk_searches_and_reads_sessions_over_http_and_stdio() {
+    let Some(py) = python() else { return };
+    let mut s = TestServer::start_process();
+    let sid = "mcp-parser";
+    let (st, v) = s.post(
+        &format!("/api/sessions/{sid}/turns"),
+        json!({"nodes": [
+            {"id": "u1", "role": "user", "content": "Find the parser bug"},
+            {"id": "a1", "role": "assistant", "content": "It is in lexer.rs."},
+            {"id": "t1", "role": "tool", "name": "grep", "caller": "a1",
+             "content": {"pattern": "fn lex"}, "output": "src/lexer.rs:12"}]}),
+    );
+    assert_eq!(st, 201, "{v}");
+    let token = std::fs::read_to_string(s.state_dir.join("token")).unwrap_or_default();
+    let state = s.state_dir.to_str().unwrap().to_string();
+    let exe = env!("CARGO_BIN_EXE_openprogram");
+
+    let http = client(&py, &["http", &format!("{}/mcp", s.url), token.trim(), sid]);
+    check(&http, sid);
+    // stdio, bridged to the running server.
+    let bridged = client(&py, &["stdio", exe, &state, sid]);
+    check(&bridged, sid);
+    // stdio with no server: the engine in the MCP process itself.
+    s.terminate();
+    let alone = client(&py, &["stdio", exe, &state, sid]);
+    check(&alone, sid);
+}
