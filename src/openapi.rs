@@ -60,6 +60,7 @@ pub struct ErrorBody {
         crate::routes::imports::run,
         crate::routes::imports::list,
         crate::routes::imports::watch,
+        crate::routes::provenance::resolve,
         crate::observe::metrics::scrape,
         openapi_json,
     ),

@@ -33,6 +33,7 @@ pub const TOOLS: &[&str] = &[
     "turn_get",
     "project_commits",
     "recent_activity",
+    "provenance_resolve",
 ];
 
 /// One MCP server over this service's memory.

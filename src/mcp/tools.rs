@@ -124,6 +124,26 @@ pub struct RecentActivityArgs {
     pub limit: Option<u32>,
 }
 
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[schemars(crate = "rmcp::schemars")]
+pub struct PointerArg {
+    pub project_id: Option<String>,
+    pub session_id: String,
+    #[serde(default)]
+    pub node_ids: Vec<String>,
+    /// The turn commit the nodes were read at; none: as they are now.
+    pub commit: Option<String>,
+    pub event_time: Option<f64>,
+    pub ingestion_time: Option<f64>,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[schemars(crate = "rmcp::schemars")]
+pub struct ProvenanceArgs {
+    /// Provenance pointers (project, session, node ids, commit, times).
+    pub pointers: Vec<PointerArg>,
+}
+
 /// A cursor: the offset of the next page, opaque to clients.
 fn offset_of(cursor: Option<&str>) -> Result<usize, String> {
     match cursor {
@@ -468,15 +488,49 @@ impl MemoryServer {
         let cap = limit(args.limit, 50);
         let active = page.sessions.iter().filter(|r| r.updated_at >= args.since);
         for r in active.take(cap) {
-            projects.entry(r.project_id.clone()).or_default().push(json!({
-                "session_id": r.id, "title": r.title, "updated_at": r.updated_at,
-                "status": r.status, "source": r.source, "link": self.link(&r.id, None),
-            }));
+            projects
+                .entry(r.project_id.clone())
+                .or_default()
+                .push(json!({
+                    "session_id": r.id, "title": r.title, "updated_at": r.updated_at,
+                    "status": r.status, "source": r.source, "link": self.link(&r.id, None),
+                }));
         }
         let projects: Vec<Value> = projects
             .into_iter()
             .map(|(p, s)| json!({"project_id": p, "sessions": s}))
             .collect();
         answer(json!({"since": args.since, "projects": projects}))
+    }
+
+    #[tool(
+        description = "Resolve provenance pointers (project, session, node ids, commit): the nodes as that commit holds them, the session's title and the turn's project commit; a status per pointer.",
+        annotations(read_only_hint = true, open_world_hint = false)
+    )]
+    async fn provenance_resolve(
+        &self,
+        Parameters(args): Parameters<ProvenanceArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
+        use openprogram_actors::engine::{Pointer, MAX_POINTERS};
+        if args.pointers.len() > MAX_POINTERS {
+            return refused(
+                "invalid_input",
+                format!("at most {MAX_POINTERS} pointers per call"),
+            );
+        }
+        let pointers = args
+            .pointers
+            .into_iter()
+            .map(|p| Pointer {
+                project_id: p.project_id,
+                session_id: p.session_id,
+                node_ids: p.node_ids,
+                commit: p.commit,
+                event_time: p.event_time,
+                ingestion_time: p.ingestion_time,
+            })
+            .collect();
+        let results = self.engine.resolve_provenance(pointers).await;
+        answer(json!({ "results": results }))
     }
 }

@@ -6,6 +6,7 @@ pub mod health;
 pub mod imports;
 pub mod messages;
 pub mod projects;
+pub mod provenance;
 pub mod replay;
 pub mod search;
 pub mod sessions;
@@ -69,6 +70,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
             .route("/imports", web::post().to(imports::run))
             .route("/imports", web::get().to(imports::list))
             .route("/imports/watch", web::post().to(imports::watch))
+            .route("/provenance/resolve", web::post().to(provenance::resolve))
             .route("/projects", web::get().to(projects::list))
             .route("/projects", web::post().to(projects::create))
             .route("/projects/{id}", web::get().to(projects::get))

@@ -23,6 +23,7 @@ mod original_store;
 mod outside;
 mod projects;
 mod protocol;
+mod provenance;
 mod registry;
 mod search;
 mod security;

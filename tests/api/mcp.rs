@@ -57,7 +57,8 @@ fn check(v: &Value, sid: &str) {
             "session_get",
             "turn_get",
             "project_commits",
-            "recent_activity"
+            "recent_activity",
+            "provenance_resolve"
         ])
     );
     assert_eq!(

@@ -265,6 +265,13 @@ fn every_answer_matches_the_openapi_document() {
     c.check("/api/imports/watch", "post", st, &v);
     let (st, v) = s.post("/api/imports/watch", json!({"tool": "nope"}));
     c.check("/api/imports/watch", "post", st, &v);
+    let (st, v) = s.post(
+        "/api/provenance/resolve",
+        json!({"pointers": [{"session_id": "nobody", "node_ids": ["x"]}]}),
+    );
+    c.check("/api/provenance/resolve", "post", st, &v);
+    let (st, v) = s.post("/api/provenance/resolve", json!({"pointers": 1}));
+    c.check("/api/provenance/resolve", "post", st, &v);
     let (st, v) = s.raw_delete(&format!("/api/projects/{pid}"));
     c.check("/api/projects/{id}", "delete", st, &v);
 

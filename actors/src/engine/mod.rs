@@ -8,6 +8,7 @@
 //! relocation) and `transfer` (fork, import, export) hold the rest.
 
 mod projects;
+mod provenance;
 mod search;
 mod sessions;
 mod transfer;
@@ -15,6 +16,7 @@ mod turns;
 mod verify;
 
 pub use projects::Relocation;
+pub use provenance::{Pointer, Resolved, MAX_POINTERS};
 pub use search::{SearchQuery, SearchResult, SessionHits};
 pub use turns::WholeTurn;
 

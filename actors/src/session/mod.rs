@@ -17,6 +17,7 @@ pub mod messages;
 mod naming;
 pub mod node_index;
 pub mod outside;
+pub mod provenance;
 mod queue;
 mod rebind;
 pub mod summary;
