@@ -40,6 +40,15 @@ pub struct Config {
     pub logging: LoggingConfig,
     pub search: SearchConfig,
     pub import: ImportConfig,
+    pub mcp: McpConfig,
+}
+
+#[derive(Debug, Clone, Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct McpConfig {
+    /// The MCP server's write tools (a note, a fork, title/pin/archive):
+    /// off unless turned on.
+    pub allow_writes: bool,
 }
 
 #[derive(Debug, Clone, Deserialize, serde::Serialize)]

@@ -122,7 +122,11 @@ impl Application {
         let addr = listener.local_addr()?;
         let perimeter = web::Data::new(perimeter(config, &state_dir, addr).map_err(dir_err)?);
         let mcp = web::Data::new(crate::mcp::http::McpService::new(
-            crate::mcp::MemoryServer::new(engine.clone(), format!("http://{addr}")),
+            crate::mcp::MemoryServer::new(
+                engine.clone(),
+                format!("http://{addr}"),
+                config.mcp.allow_writes,
+            ),
             config.server.body_limit,
         ));
         let server = http_server(config, state, perimeter, mcp, listener)?;

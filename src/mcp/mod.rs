@@ -34,7 +34,13 @@ pub const TOOLS: &[&str] = &[
     "project_commits",
     "recent_activity",
     "provenance_resolve",
+    "session_note",
+    "session_fork",
+    "session_update",
 ];
+
+/// The tools that write, listed only with `mcp.allow_writes`.
+pub const WRITE_TOOLS: &[&str] = &["session_note", "session_fork", "session_update"];
 
 /// One MCP server over this service's memory.
 #[derive(Clone)]
@@ -46,11 +52,18 @@ pub struct MemoryServer {
 }
 
 impl MemoryServer {
-    pub fn new(engine: Engine, base_url: String) -> MemoryServer {
+    /// `allow_writes`: the write tools too (`mcp.allow_writes`).
+    pub fn new(engine: Engine, base_url: String, allow_writes: bool) -> MemoryServer {
+        let mut tool_router = Self::tool_router();
+        if !allow_writes {
+            for name in WRITE_TOOLS {
+                tool_router.remove_route(name);
+            }
+        }
         MemoryServer {
             engine,
             base_url,
-            tool_router: Self::tool_router(),
+            tool_router,
         }
     }
 

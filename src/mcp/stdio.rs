@@ -96,7 +96,7 @@ fn in_process(args: &McpArgs) -> Result<(), String> {
     let base_url = format!("http://{}", config.server.bind);
     actix_web::rt::System::new().block_on(async move {
         let (engine, _lock) = crate::startup::start_engine(&config).map_err(|e| e.to_string())?;
-        let server = super::MemoryServer::new(engine.clone(), base_url);
+        let server = super::MemoryServer::new(engine.clone(), base_url, config.mcp.allow_writes);
         let served = match server.serve(rmcp::transport::stdio()).await {
             Ok(running) => running
                 .waiting()

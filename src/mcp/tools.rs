@@ -144,6 +144,32 @@ pub struct ProvenanceArgs {
     pub pointers: Vec<PointerArg>,
 }
 
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[schemars(crate = "rmcp::schemars")]
+pub struct NoteArgs {
+    pub session_id: String,
+    /// The note, kept as a runtime node of the session (in its next commit).
+    pub text: String,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[schemars(crate = "rmcp::schemars")]
+pub struct ForkArgs {
+    pub session_id: String,
+    /// The turn commit to fork at (default: the last turn).
+    pub commit: Option<String>,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[schemars(crate = "rmcp::schemars")]
+pub struct UpdateArgs {
+    pub session_id: String,
+    /// A new title (locks it, as a rename does).
+    pub title: Option<String>,
+    pub pinned: Option<bool>,
+    pub archived: Option<bool>,
+}
+
 /// A cursor: the offset of the next page, opaque to clients.
 fn offset_of(cursor: Option<&str>) -> Result<usize, String> {
     match cursor {
@@ -532,5 +558,107 @@ impl MemoryServer {
             .collect();
         let results = self.engine.resolve_provenance(pointers).await;
         answer(json!({ "results": results }))
+    }
+
+    #[tool(
+        description = "Append a note to a session: a runtime node (named mcp/note) kept with the session's next commit. Only with mcp.allow_writes.",
+        annotations(
+            read_only_hint = false,
+            destructive_hint = false,
+            open_world_hint = false
+        )
+    )]
+    async fn session_note(
+        &self,
+        Parameters(args): Parameters<NoteArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
+        use openprogram_actors::node::Role;
+        use openprogram_actors::session::{NewNode, ROOT_CALLER};
+        if args.text.trim().is_empty() {
+            return refused("invalid_input", "a note has text");
+        }
+        let mut metadata = serde_json::Map::new();
+        metadata.insert("display".into(), "runtime".into());
+        metadata.insert("source".into(), "mcp".into());
+        let node = NewNode {
+            id: None,
+            role: Role::System,
+            content: Value::String(args.text),
+            predecessor: None,
+            caller: Some(ROOT_CALLER.into()),
+            metadata,
+            name: Some("mcp/note".into()),
+            output: None,
+            at: None,
+        };
+        match self.engine.append(&args.session_id, node, None).await {
+            Ok(out) => answer(
+                json!({"session_id": args.session_id, "node_id": out.node.id,
+                                     "seq": out.node.seq}),
+            ),
+            Err(e) => failed(e),
+        }
+    }
+
+    #[tool(
+        description = "Fork a session at a turn commit (default: its last turn) into a new session with that history. Only with mcp.allow_writes.",
+        annotations(
+            read_only_hint = false,
+            destructive_hint = false,
+            open_world_hint = false
+        )
+    )]
+    async fn session_fork(
+        &self,
+        Parameters(args): Parameters<ForkArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
+        match self.engine.fork(&args.session_id, args.commit, None).await {
+            Ok(meta) => answer(json!({"session_id": meta.id, "title": meta.title,
+                                     "forked_from": args.session_id,
+                                     "turn_count": meta.turn_count,
+                                     "link": self.link(&meta.id, None)})),
+            Err(e) => failed(e),
+        }
+    }
+
+    #[tool(
+        description = "Set a session's title (locked, as a rename), pin or archive it. Only with mcp.allow_writes.",
+        annotations(
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn session_update(
+        &self,
+        Parameters(args): Parameters<UpdateArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
+        use openprogram_actors::meta::MetaPatch;
+        if args.title.is_none() && args.pinned.is_none() && args.archived.is_none() {
+            return refused("invalid_input", "give a title, pinned or archived");
+        }
+        if let Some(t) = &args.title {
+            if let Err(e) = self.engine.rename_or_regenerate(&args.session_id, t).await {
+                return failed(e);
+            }
+        }
+        let patch = MetaPatch {
+            pinned: args.pinned,
+            archived: args.archived,
+            ..MetaPatch::default()
+        };
+        let meta = if args.pinned.is_some() || args.archived.is_some() {
+            self.engine.update_meta(&args.session_id, patch).await
+        } else {
+            self.engine.meta(&args.session_id).await
+        };
+        match meta {
+            Ok(m) => answer(
+                json!({"session_id": m.id, "title": m.title, "pinned": m.pinned,
+                                  "archived": m.archived}),
+            ),
+            Err(e) => failed(e),
+        }
     }
 }

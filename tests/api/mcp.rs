@@ -143,3 +143,106 @@ fn the_official_python_sdk_searches_and_reads_sessions_over_http_and_stdio() {
     let alone = client(&py, &["stdio", exe, &state, sid]);
     check(&alone, sid);
 }
+
+/// One JSON-RPC call to `/mcp`.
+fn rpc(s: &TestServer, id: u64, method: &str, params: Value) -> Value {
+    let r = ureq::post(&format!("{}/mcp", s.url))
+        .set("Accept", "application/json, text/event-stream")
+        .set("MCP-Protocol-Version", "2025-06-18")
+        .send_json(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
+        .unwrap();
+    r.into_json().unwrap()
+}
+
+fn tool_names(s: &TestServer) -> Vec<String> {
+    rpc(s, 1, "tools/list", json!({}))["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn the_write_tools_exist_only_when_allowed() {
+    let s = TestServer::start();
+    let names = tool_names(&s);
+    assert!(!names
+        .iter()
+        .any(|n| n.starts_with("session_n") || n == "session_fork"));
+    let v = rpc(
+        &s,
+        2,
+        "tools/call",
+        json!({"name": "session_note", "arguments": {"session_id": "x", "text": "t"}}),
+    );
+    assert!(v["error"].is_object(), "{v}");
+
+    let s = TestServer::start_with_env(&[("OPENPROGRAM_MCP_ALLOW_WRITES", "true")]);
+    let names = tool_names(&s);
+    assert_eq!(
+        &names[names.len() - 3..],
+        ["session_note", "session_fork", "session_update"]
+    );
+    s.turn("w1", "Plan the release", "Here is the plan.", &[]);
+    let call = |name: &str, args: Value| -> Value {
+        let v = rpc(
+            &s,
+            3,
+            "tools/call",
+            json!({"name": name, "arguments": args}),
+        );
+        assert_eq!(v["result"]["isError"], false, "{name}: {v}");
+        v["result"]["structuredContent"].clone()
+    };
+    let note = call(
+        "session_note",
+        json!({"session_id": "w1", "text": "Remember the changelog"}),
+    );
+    let notes = s.nodes_named("w1", "mcp/note");
+    assert_eq!(notes.len(), 1);
+    assert_eq!(notes[0]["id"], note["node_id"]);
+    assert_eq!(notes[0]["content"], "Remember the changelog");
+    let upd = call(
+        "session_update",
+        json!({"session_id": "w1", "title": "Release plan", "pinned": true}),
+    );
+    assert_eq!(
+        (upd["title"].as_str(), upd["pinned"].as_bool()),
+        (Some("Release plan"), Some(true))
+    );
+    let (_, meta) = s.get("/api/sessions/w1");
+    assert_eq!(
+        (meta["title"].as_str(), meta["pinned"].as_bool()),
+        (Some("Release plan"), Some(true))
+    );
+    let fork = call("session_fork", json!({"session_id": "w1"}));
+    let fid = fork["session_id"].as_str().unwrap();
+    let (st, forked) = s.get(&format!("/api/sessions/{fid}"));
+    assert_eq!(
+        (st, forked["turn_count"].as_u64()),
+        (200, Some(1)),
+        "{forked}"
+    );
+    call(
+        "session_update",
+        json!({"session_id": "w1", "archived": true}),
+    );
+    let (_, meta) = s.get("/api/sessions/w1");
+    assert_eq!(meta["archived"], true);
+    // Bad input is a tool error, and the server goes on.
+    let v = rpc(
+        &s,
+        4,
+        "tools/call",
+        json!({"name": "session_update", "arguments": {"session_id": "w1"}}),
+    );
+    assert_eq!(v["result"]["isError"], true, "{v}");
+    let v = rpc(
+        &s,
+        5,
+        "tools/call",
+        json!({"name": "session_note", "arguments": {"session_id": "nobody", "text": "x"}}),
+    );
+    assert_eq!(v["result"]["isError"], true, "{v}");
+}
