@@ -1,9 +1,11 @@
-//! The MCP server judged by a client nobody here wrote: the official MCP
-//! Python SDK (`mcp` on PyPI), over the streamable HTTP transport at
-//! `/mcp` and over stdio (`openprogram mcp`, bridged to a running server,
-//! and on its own when none runs). CI installs the SDK
-//! (`OPENPROGRAM_MCP_PYTHON` names its interpreter) and requires this test
-//! to run (`OPENPROGRAM_MCP_REQUIRED=1`).
+//! The MCP server judged by clients nobody here wrote: the official MCP
+//! Python SDK (`mcp` on PyPI) and TypeScript SDK
+//! (`@modelcontextprotocol/sdk` on npm), over the streamable HTTP transport
+//! at `/mcp` and over stdio (`openprogram mcp`, bridged to a running
+//! server, and on its own when none runs). CI installs both SDKs
+//! (`OPENPROGRAM_MCP_PYTHON` names the Python interpreter; `npm install
+//! --prefix tests/mcp`) and requires this test to run
+//! (`OPENPROGRAM_MCP_REQUIRED=1`).
 
 use std::path::Path;
 use std::process::Command;
@@ -30,9 +32,38 @@ fn python() -> Option<String> {
     None
 }
 
-fn client(py: &str, args: &[&str]) -> Value {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/client.py");
-    let out = Command::new(py).arg(script).args(args).output().unwrap();
+/// Node with the TypeScript SDK installed beside the script, or None.
+fn node() -> Option<String> {
+    let sdk = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/mcp/node_modules/@modelcontextprotocol/sdk/package.json");
+    let has_node = Command::new("node")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if has_node && sdk.exists() {
+        return Some("node".into());
+    }
+    assert!(
+        std::env::var("OPENPROGRAM_MCP_REQUIRED").is_err(),
+        "the MCP TypeScript SDK is required here: npm install --prefix tests/mcp"
+    );
+    eprintln!("skipped: no MCP TypeScript SDK (npm install --prefix tests/mcp)");
+    None
+}
+
+/// Run a client script (`client.py` with Python, `client.mjs` with node).
+fn client(interpreter: &str, args: &[&str]) -> Value {
+    let name = if interpreter == "node" {
+        "tests/mcp/client.mjs"
+    } else {
+        "tests/mcp/client.py"
+    };
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join(name);
+    let out = Command::new(interpreter)
+        .arg(script)
+        .args(args)
+        .output()
+        .unwrap();
     assert!(
         out.status.success(),
         "client: {}\n{}",
@@ -116,7 +147,7 @@ fn check(v: &Value, sid: &str) {
 }
 
 #[test]
-fn the_official_python_sdk_searches_and_reads_sessions_over_http_and_stdio() {
+fn the_official_python_and_typescript_sdks_search_and_read_sessions_over_http_and_stdio() {
     let Some(py) = python() else { return };
     let mut s = TestServer::start_process();
     let sid = "mcp-parser";
@@ -133,15 +164,21 @@ fn the_official_python_sdk_searches_and_reads_sessions_over_http_and_stdio() {
     let state = s.state_dir.to_str().unwrap().to_string();
     let exe = env!("CARGO_BIN_EXE_openprogram");
 
-    let http = client(&py, &["http", &format!("{}/mcp", s.url), token.trim(), sid]);
-    check(&http, sid);
-    // stdio, bridged to the running server.
-    let bridged = client(&py, &["stdio", exe, &state, sid]);
-    check(&bridged, sid);
+    let clients: Vec<String> = [Some(py), node()].into_iter().flatten().collect();
+    let url = format!("{}/mcp", s.url);
+    for c in &clients {
+        let http = client(c, &["http", &url, token.trim(), sid]);
+        check(&http, sid);
+        // stdio, bridged to the running server.
+        let bridged = client(c, &["stdio", exe, &state, sid]);
+        check(&bridged, sid);
+    }
     // stdio with no server: the engine in the MCP process itself.
     s.terminate();
-    let alone = client(&py, &["stdio", exe, &state, sid]);
-    check(&alone, sid);
+    for c in &clients {
+        let alone = client(c, &["stdio", exe, &state, sid]);
+        check(&alone, sid);
+    }
 }
 
 /// One JSON-RPC call to `/mcp`.
