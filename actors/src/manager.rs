@@ -177,6 +177,19 @@ impl Handler<Elsewhere> for SessionManager {
     }
 }
 
+/// Where a session's folder is (recorded, or the default place).
+#[derive(Message)]
+#[rtype(result = "std::io::Result<PathBuf>")]
+pub struct Locate(pub String);
+
+impl Handler<Locate> for SessionManager {
+    type Result = std::io::Result<PathBuf>;
+
+    fn handle(&mut self, msg: Locate, _: &mut Self::Context) -> Self::Result {
+        Ok(self.dir_of(&msg.0))
+    }
+}
+
 impl SessionManager {
     fn dir_of(&self, id: &str) -> PathBuf {
         match self.locations.get(id) {

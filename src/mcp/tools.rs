@@ -300,29 +300,26 @@ impl MemoryServer {
             hits.retain(|h| h["branch"].as_str() == Some(b.as_str()));
             hits.truncate(limit);
         }
-        // Each hit's commit: the session's history, read once per session.
-        let mut commits: BTreeMap<String, Vec<(String, u64, String)>> = BTreeMap::new();
+        // Each hit's commit, read from the repositories (no session loaded).
+        let places = hits
+            .iter()
+            .filter_map(|h| {
+                Some((
+                    h["session_id"].as_str()?.to_string(),
+                    h["branch"].as_str()?.to_string(),
+                    h["turn"].as_u64()?,
+                ))
+            })
+            .collect();
+        let commits = self.engine.hit_commits(places).await;
         let mut out = Vec::with_capacity(hits.len());
         for h in &hits {
             let session = h["session_id"].as_str().unwrap_or_default().to_string();
-            if !commits.contains_key(&session) {
-                let rows = match self.engine.history(&session).await {
-                    Ok(hist) => hist
-                        .commits
-                        .into_iter()
-                        .map(|r| (r.branch, r.turn, r.sha))
-                        .collect(),
-                    Err(_) => Vec::new(),
-                };
-                commits.insert(session.clone(), rows);
-            }
             let turn = h["turn"].as_u64();
-            let branch = h["branch"].as_str();
-            let commit = commits.get(&session).and_then(|rows| {
-                rows.iter()
-                    .find(|(b, t, _)| Some(*t) == turn && Some(b.as_str()) == branch)
-                    .map(|(_, _, sha)| sha.clone())
-            });
+            let commit = match (h["branch"].as_str(), turn) {
+                (Some(b), Some(t)) => commits.get(&(session.clone(), b.to_string(), t)).cloned(),
+                _ => None,
+            };
             out.push(json!({
                 "session_id": session, "title": h["title"], "branch": h["branch"], "turn": turn,
                 "commit": commit, "node_id": h["node_id"], "role": h["role"], "tool": h["tool"],

@@ -17,7 +17,7 @@ mod verify;
 
 pub use projects::Relocation;
 pub use provenance::{Pointer, Resolved, MAX_POINTERS};
-pub use search::{SearchQuery, SearchResult, SessionHits};
+pub use search::{HitPlace, SearchQuery, SearchResult, SessionHits};
 pub use turns::WholeTurn;
 
 use std::path::PathBuf;

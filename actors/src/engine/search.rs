@@ -166,3 +166,70 @@ impl Engine {
         .map_err(EngineError::from)
     }
 }
+
+/// A hit's place: session, branch, turn.
+pub type HitPlace = (String, String, u64);
+
+impl Engine {
+    /// The commit of each hit's turn on its branch, read from the
+    /// sessions' repositories directly (a read-only git handle each, on the
+    /// blocking pool): a search over many sessions does not load each
+    /// session it hits. Places not found are left out.
+    pub async fn hit_commits(&self, places: Vec<HitPlace>) -> HashMap<HitPlace, String> {
+        let mut by_session: HashMap<String, Vec<(String, u64)>> = HashMap::new();
+        for (s, b, t) in places {
+            by_session.entry(s).or_default().push((b, t));
+        }
+        let mut dirs = Vec::with_capacity(by_session.len());
+        for (session, wanted) in by_session {
+            if crate::ids::validate("session id", &session).is_err() {
+                continue;
+            }
+            let Ok(dir) = self
+                .ask_manager(crate::manager::Locate(session.clone()))
+                .await
+            else {
+                continue;
+            };
+            dirs.push((session, dir, wanted));
+        }
+        let found = tokio::task::spawn_blocking(move || {
+            let mut out = HashMap::new();
+            for (session, dir, wanted) in dirs {
+                let Ok(repo) = git2::Repository::open(&dir) else {
+                    continue;
+                };
+                for (branch, turn) in wanted {
+                    if let Some(sha) = turn_commit(&repo, &branch, turn) {
+                        out.insert((session.clone(), branch, turn), sha);
+                    }
+                }
+            }
+            out
+        })
+        .await;
+        found.unwrap_or_default()
+    }
+}
+
+/// The commit of turn `turn` on `branch`: back from its tip along first
+/// parents (a turn's number only falls going back).
+fn turn_commit(repo: &git2::Repository, branch: &str, turn: u64) -> Option<String> {
+    let tip = repo
+        .find_reference(&format!("refs/heads/{branch}"))
+        .ok()?
+        .peel_to_commit()
+        .ok()?;
+    let mut cursor = Some(tip);
+    while let Some(c) = cursor {
+        let t = crate::git::Trailers::parse(c.message().unwrap_or("")).turn;
+        if t == turn {
+            return Some(c.id().to_string());
+        }
+        if t < turn {
+            return None;
+        }
+        cursor = c.parent(0).ok();
+    }
+    None
+}
