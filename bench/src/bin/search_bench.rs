@@ -339,7 +339,12 @@ fn main() {
 /// the sessions just made: the time from the request to its whole answer
 /// (each hit with its commit and link), p50 against 25 ms.
 fn bench_mcp(state: &Path, sessions: usize, vocab: &[String]) {
-    let addr = start_server(state, |_| {});
+    // Every session kept (the default caps a state directory at 1,000).
+    let addr = start_server(state, |c| {
+        c.maintenance.max_sessions = 0;
+        c.maintenance.empty_shell_max_age_s = 0.0;
+        c.maintenance.archive_ttl_days = 0.0;
+    });
     let agent = ureq::agent();
     let url = format!("http://{addr}/mcp");
     let mut rng = Rng(7);
@@ -378,6 +383,14 @@ fn bench_mcp(state: &Path, sessions: usize, vocab: &[String]) {
         .collect();
     let (p50, p99) = (pct(&mut times, 0.5), pct(&mut times, 0.99));
     println!();
+    let listed: usize = agent
+        .get(&format!("http://{addr}/api/sessions?limit=1"))
+        .call()
+        .ok()
+        .and_then(|r| r.into_json::<serde_json::Value>().ok())
+        .and_then(|v| v["total"].as_u64())
+        .unwrap_or(0) as usize;
+    assert_eq!(listed, sessions, "every session is served");
     println!("MCP over HTTP on a real server with {sessions} sessions (`sessions_search`, two words, 10 hits with their commits)");
     println!("| target | measured | limit | |");
     println!("|---|---|---|---|");
