@@ -18,6 +18,8 @@ use super::{answer, refused, MemoryServer};
 
 /// Most rows a tool answers with.
 const MAX_LIMIT: usize = 200;
+/// Most turns `session_get` answers with at once.
+const TURNS_PER_ANSWER: u64 = 50;
 
 fn limit(given: Option<u32>, default: usize) -> usize {
     given.map_or(default, |l| (l as usize).clamp(1, MAX_LIMIT))
@@ -89,7 +91,8 @@ pub struct SessionGetArgs {
     pub branch: Option<String>,
     /// First turn (default 1).
     pub from_turn: Option<u64>,
-    /// Last turn (default: the last).
+    /// Last turn (default: the last; at most 50 turns an answer, the rest
+    /// from `next_from_turn`).
     pub to_turn: Option<u64>,
     /// `messages` (default) or `markdown`.
     pub format: Option<String>,
@@ -397,10 +400,11 @@ impl MemoryServer {
             Ok(m) => m,
             Err(e) => return failed(e),
         };
-        let (from, to) = (
-            args.from_turn.unwrap_or(1),
-            args.to_turn.unwrap_or(u64::MAX),
-        );
+        let from = args.from_turn.unwrap_or(1).max(1);
+        let to = args
+            .to_turn
+            .unwrap_or(u64::MAX)
+            .min(from.saturating_add(TURNS_PER_ANSWER - 1));
         let (branch, turns) = match session_turns(
             &self.engine,
             &args.session_id,
@@ -413,9 +417,16 @@ impl MemoryServer {
             Ok(t) => t,
             Err(e) => return failed(e),
         };
+        let last = turns.last().map_or(0, |t| t.turn);
+        // More after `to` on this line: its turn count when it is the one
+        // shown, else as far as a full answer suggests.
+        let more = last == to
+            && args.to_turn.is_none_or(|t| t > to)
+            && (args.branch.is_some() || to < meta.turn_count);
         let mut v = json!({
             "session_id": meta.id, "title": meta.title, "project_id": meta.project_id,
             "branch": branch, "turn_count": meta.turn_count,
+            "next_from_turn": if more { json!(to + 1) } else { Value::Null },
             "link": self.link(&args.session_id, None),
         });
         if markdown_out {

@@ -283,3 +283,39 @@ fn the_write_tools_exist_only_when_allowed() {
     );
     assert_eq!(v["result"]["isError"], true, "{v}");
 }
+
+#[test]
+fn a_long_session_is_read_fifty_turns_at_a_time() {
+    let s = TestServer::start();
+    for n in 1..=55 {
+        let (st, v) = s.post(
+            "/api/sessions/long/turns",
+            json!({"nodes": [
+                {"id": format!("u{n}"), "role": "user", "content": format!("question {n}")},
+                {"id": format!("a{n}"), "role": "assistant", "content": format!("answer {n}")}]}),
+        );
+        assert_eq!(st, 201, "{v}");
+    }
+    let get = |args: Value| -> Value {
+        let v = rpc(
+            &s,
+            9,
+            "tools/call",
+            json!({"name": "session_get", "arguments": args}),
+        );
+        assert_eq!(v["result"]["isError"], false, "{v}");
+        v["result"]["structuredContent"].clone()
+    };
+    let first = get(json!({"session_id": "long"}));
+    let turns = first["turns"].as_array().unwrap();
+    assert_eq!((turns.len(), turns[49]["turn"].as_u64()), (50, Some(50)));
+    assert_eq!(first["next_from_turn"], 51);
+    assert_eq!(turns[0]["nodes"][1]["text"], "answer 1");
+    let rest = get(json!({"session_id": "long", "from_turn": 51}));
+    let turns = rest["turns"].as_array().unwrap();
+    assert_eq!((turns.len(), turns[4]["turn"].as_u64()), (5, Some(55)));
+    assert!(rest["next_from_turn"].is_null(), "{rest}");
+    let exact = get(json!({"session_id": "long", "from_turn": 6, "to_turn": 55}));
+    assert_eq!(exact["turns"].as_array().unwrap().len(), 50);
+    assert!(exact["next_from_turn"].is_null(), "{exact}");
+}
