@@ -10,7 +10,9 @@
 //! and the next request loads it from disk, where nothing of the turn is.
 //! Otherwise (a turn that starts a branch, one a crash left open, a
 //! commit still pending) the nodes are appended one by one, as separate
-//! calls would, with the same answers.
+//! calls would, with the same answers. With no project to ask, appending
+//! and ending are one blocking step; a bound project's commit of the
+//! agent's changes comes between two.
 
 use actix::prelude::*;
 
@@ -137,6 +139,20 @@ impl SessionActor {
     }
 }
 
+/// Where a whole turn stands after its first blocking step.
+enum Step {
+    /// Appended and ended.
+    Done(TurnWritten),
+    /// Appended; the bound project commits the agent's changes, then the
+    /// turn ends.
+    Project {
+        nodes: Vec<Node>,
+        gathered: bool,
+        created: bool,
+        end: EndTurn,
+    },
+}
+
 /// After a failed whole turn whose writes were gathered: the core in
 /// memory holds what the disk does not; drop it (the actor stops, and the
 /// next request loads the session from disk).
@@ -162,6 +178,8 @@ impl Handler<WriteTurn> for SessionActor {
         };
         let baseline = self.baseline_of(Some(project_id).filter(|_| project));
         let store = self.store.clone();
+        // One blocking step when the project has no say (no baseline was
+        // recorded); else the project's commit comes between the two.
         let appended = baseline.into_actor(self).then(move |baseline, act, _| {
             act.blocking(move |slot, dir| {
                 let created = matches!(slot, Slot::Absent);
@@ -171,22 +189,47 @@ impl Handler<WriteTurn> for SessionActor {
                 }
                 let core = slot.live_mut()?;
                 core.check_repository()?;
-                let res = core.append_turn(nodes, baseline);
-                if res.is_err() {
-                    forget_if_gathering(slot);
+                let (nodes, gathered) = match core.append_turn(nodes, baseline) {
+                    Ok(r) => r,
+                    Err(e) => {
+                        forget_if_gathering(slot);
+                        return Err(e);
+                    }
+                };
+                if core.open_turn_baseline().is_some() {
+                    return Ok(Step::Project {
+                        nodes,
+                        gathered,
+                        created,
+                        end,
+                    });
                 }
-                res.map(|(nodes, gathered)| (nodes, gathered, created))
+                match core.end_turn(end, None) {
+                    Ok(outcome) => Ok(Step::Done(TurnWritten {
+                        nodes,
+                        outcome,
+                        created,
+                        gathered,
+                    })),
+                    Err(e) => {
+                        forget_if_gathering(slot);
+                        Err(e)
+                    }
+                }
             })
         });
         let ended = appended.then(
             move |res, act: &mut SessionActor, _| -> ResponseActFuture<SessionActor, _> {
-                let (nodes, gathered, created) = match res {
-                    Ok(r) => r,
+                let (nodes, gathered, created, end) = match res {
+                    Ok(Step::Done(w)) => return Box::pin(fut::ready(Ok(w))),
+                    Ok(Step::Project {
+                        nodes,
+                        gathered,
+                        created,
+                        end,
+                    }) => (nodes, gathered, created, end),
                     Err(e) => return Box::pin(fut::ready(Err(e))),
                 };
-                if created {
-                    act.notify(ChangeKind::Created);
-                }
                 let outcome = act.project_outcome();
                 Box::pin(outcome.into_actor(act).then(move |project, act, _| {
                     act.blocking(move |slot, _| {
@@ -215,6 +258,9 @@ impl Handler<WriteTurn> for SessionActor {
             }
             match &res {
                 Ok(w) => {
+                    if w.created {
+                        act.notify(ChangeKind::Created);
+                    }
                     act.notify(ChangeKind::Updated);
                     act.request_title(w.outcome.title_plan.clone());
                 }
