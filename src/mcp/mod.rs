@@ -9,6 +9,7 @@
 //! read only text). A bad argument is a tool error the agent can read; an
 //! unknown tool or a malformed call is a protocol error; nothing aborts.
 
+mod args;
 pub mod http;
 pub mod stdio;
 mod tools;

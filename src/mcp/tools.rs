@@ -1,7 +1,5 @@
-//! The MCP tools, each a read of the engine (see `mod.rs` for the order
-//! they are listed in). Their arguments are typed: the schemas clients see
-//! are derived from these structs, and a call that does not fit them is
-//! refused by the SDK before it reaches here.
+//! The MCP tools, each a call of the engine (see `mod.rs` for the order
+//! they are listed in, `args.rs` for their typed arguments).
 
 use std::collections::BTreeMap;
 
@@ -9,10 +7,10 @@ use openprogram_actors::engine::SearchQuery;
 use openprogram_actors::registry::ListQuery;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::CallToolResult;
-use rmcp::{schemars, tool, tool_router, ErrorData};
-use serde::Deserialize;
+use rmcp::{tool, tool_router, ErrorData};
 use serde_json::{json, Value};
 
+use super::args::*;
 use super::views::{markdown, one_turn, session_turns};
 use super::{answer, refused, MemoryServer};
 
@@ -28,149 +26,6 @@ fn limit(given: Option<u32>, default: usize) -> usize {
 /// An engine error as a tool error the agent reads.
 fn failed(e: openprogram_actors::EngineError) -> Result<CallToolResult, ErrorData> {
     refused(e.code(), e.to_string())
-}
-
-#[derive(Debug, Deserialize, schemars::JsonSchema)]
-#[schemars(crate = "rmcp::schemars")]
-pub struct SearchArgs {
-    /// Words to look for in every message of every session.
-    pub query: String,
-}
-
-#[derive(Debug, Deserialize, schemars::JsonSchema)]
-#[schemars(crate = "rmcp::schemars")]
-pub struct FetchArgs {
-    /// An id `search` answered with: `<session id>/<turn>`.
-    pub id: String,
-}
-
-#[derive(Debug, Deserialize, schemars::JsonSchema)]
-#[schemars(crate = "rmcp::schemars")]
-pub struct SessionsSearchArgs {
-    /// Words (all must match), "a phrase", prefix*, OR, NOT.
-    pub query: String,
-    /// Only this project's sessions (`default` for those bound to none).
-    pub project_id: Option<String>,
-    /// Only this branch's messages.
-    pub branch: Option<String>,
-    /// `user`, `assistant`, `tool` or `title`.
-    pub role: Option<String>,
-    /// Messages written at or after this time (seconds since the epoch).
-    pub since: Option<f64>,
-    /// Messages written before this time (seconds since the epoch).
-    pub until: Option<f64>,
-    /// true: archived sessions only; false: active ones only.
-    pub archived: Option<bool>,
-    /// Hits per page (1-200, default 10).
-    pub limit: Option<u32>,
-    /// The `next_cursor` of the previous page.
-    pub cursor: Option<String>,
-}
-
-#[derive(Debug, Deserialize, schemars::JsonSchema)]
-#[schemars(crate = "rmcp::schemars")]
-pub struct SessionsListArgs {
-    pub project_id: Option<String>,
-    /// The tool a session came from (`claude-code`, `codex`, …) or `api`.
-    pub source: Option<String>,
-    /// true: archived sessions only; false (default): active ones only.
-    pub archived: Option<bool>,
-    /// Only pinned (true) or unpinned (false) sessions.
-    pub pinned: Option<bool>,
-    /// Rows per page (1-200, default 20); newest activity first.
-    pub limit: Option<u32>,
-    /// The `next_cursor` of the previous page.
-    pub cursor: Option<String>,
-}
-
-#[derive(Debug, Deserialize, schemars::JsonSchema)]
-#[schemars(crate = "rmcp::schemars")]
-pub struct SessionGetArgs {
-    pub session_id: String,
-    /// The branch (default: the one the session shows).
-    pub branch: Option<String>,
-    /// First turn (default 1).
-    pub from_turn: Option<u64>,
-    /// Last turn (default: the last; at most 50 turns an answer, the rest
-    /// from `next_from_turn`).
-    pub to_turn: Option<u64>,
-    /// `messages` (default) or `markdown`.
-    pub format: Option<String>,
-}
-
-#[derive(Debug, Deserialize, schemars::JsonSchema)]
-#[schemars(crate = "rmcp::schemars")]
-pub struct TurnGetArgs {
-    pub session_id: String,
-    /// The turn's number on `branch`.
-    pub turn: Option<u64>,
-    /// Or its commit (at least 7 characters), on any branch.
-    pub commit: Option<String>,
-    /// The branch of `turn` (default: the one the session shows).
-    pub branch: Option<String>,
-}
-
-#[derive(Debug, Deserialize, schemars::JsonSchema)]
-#[schemars(crate = "rmcp::schemars")]
-pub struct ProjectCommitsArgs {
-    pub project_id: String,
-    /// Commits, newest first (1-200, default 20).
-    pub limit: Option<u32>,
-}
-
-#[derive(Debug, Deserialize, schemars::JsonSchema)]
-#[schemars(crate = "rmcp::schemars")]
-pub struct RecentActivityArgs {
-    /// Sessions active at or after this time (seconds since the epoch).
-    pub since: f64,
-    /// Sessions at most (1-200, default 50).
-    pub limit: Option<u32>,
-}
-
-#[derive(Debug, Deserialize, schemars::JsonSchema)]
-#[schemars(crate = "rmcp::schemars")]
-pub struct PointerArg {
-    pub project_id: Option<String>,
-    pub session_id: String,
-    #[serde(default)]
-    pub node_ids: Vec<String>,
-    /// The turn commit the nodes were read at; none: as they are now.
-    pub commit: Option<String>,
-    pub event_time: Option<f64>,
-    pub ingestion_time: Option<f64>,
-}
-
-#[derive(Debug, Deserialize, schemars::JsonSchema)]
-#[schemars(crate = "rmcp::schemars")]
-pub struct ProvenanceArgs {
-    /// Provenance pointers (project, session, node ids, commit, times).
-    pub pointers: Vec<PointerArg>,
-}
-
-#[derive(Debug, Deserialize, schemars::JsonSchema)]
-#[schemars(crate = "rmcp::schemars")]
-pub struct NoteArgs {
-    pub session_id: String,
-    /// The note, kept as a runtime node of the session (in its next commit).
-    pub text: String,
-}
-
-#[derive(Debug, Deserialize, schemars::JsonSchema)]
-#[schemars(crate = "rmcp::schemars")]
-pub struct ForkArgs {
-    pub session_id: String,
-    /// The turn commit to fork at (default: the last turn).
-    pub commit: Option<String>,
-}
-
-#[derive(Debug, Deserialize, schemars::JsonSchema)]
-#[schemars(crate = "rmcp::schemars")]
-pub struct UpdateArgs {
-    pub session_id: String,
-    /// A new title (locks it, as a rename does).
-    pub title: Option<String>,
-    pub pinned: Option<bool>,
-    pub archived: Option<bool>,
 }
 
 /// A cursor: the offset of the next page, opaque to clients.

@@ -3,7 +3,6 @@
 //! the agent's project commit, its nodes), as data or as Markdown.
 
 use openprogram_actors::engine::Engine;
-use openprogram_actors::git::trailers_keys::PROJECT_COMMIT;
 use openprogram_actors::git::Trailers;
 use openprogram_actors::node::{Node, Role};
 use openprogram_actors::session::HistoryRow;
@@ -52,15 +51,6 @@ pub struct TurnView {
     pub nodes: Vec<NodeView>,
 }
 
-/// The trailer value `key` of a commit message.
-fn trailer(message: &str, key: &str) -> Option<String> {
-    message.lines().find_map(|l| {
-        l.strip_prefix(key)
-            .and_then(|r| r.strip_prefix(':'))
-            .map(|v| v.trim().to_string())
-    })
-}
-
 /// The turns of `rows` (commits of one line, oldest first), their nodes
 /// taken from the path that ends at the last one's head.
 async fn turns_of(
@@ -80,16 +70,14 @@ async fn turns_of(
     Ok(rows
         .iter()
         .map(|r| {
-            let (from, to) = (
-                last_seq(r.parent.as_deref()),
-                Trailers::parse(&r.message).last_seq,
-            );
+            let trailers = Trailers::parse(&r.message);
+            let (from, to) = (last_seq(r.parent.as_deref()), trailers.last_seq);
             TurnView {
                 turn: r.turn,
                 branch: r.branch.clone(),
                 commit: r.sha.clone(),
                 committed_at: r.timestamp,
-                project_commit: trailer(&r.message, PROJECT_COMMIT),
+                project_commit: trailers.project_commit,
                 nodes: path
                     .iter()
                     .filter(|n| n.seq > from && n.seq <= to)

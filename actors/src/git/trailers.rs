@@ -12,6 +12,8 @@ pub struct Trailers {
     /// Agent commits: the sequence number the turn started at (unique per
     /// turn across branches, unlike the turn number).
     pub first_seq: Option<u64>,
+    /// Turn commits: the agent's commit in the bound project for the turn.
+    pub project_commit: Option<String>,
 }
 
 pub const TURN: &str = "Openprogram-Turn";
@@ -34,6 +36,7 @@ impl Trailers {
                     SESSION => t.session = Some(value.trim().to_string()),
                     BRANCH => t.branch = Some(value.trim().to_string()),
                     FIRST_SEQ => t.first_seq = value.trim().parse().ok(),
+                    PROJECT_COMMIT => t.project_commit = Some(value.trim().to_string()),
                     _ => {}
                 }
             }

@@ -113,19 +113,10 @@ impl Parser {
     }
 
     fn node(&self, role: Role, text: &str) -> ImportedNode {
-        let mut source = Map::new();
-        source.insert("line".into(), self.line.into());
-        ImportedNode {
-            id: format!("l{}", self.line),
-            role,
-            content: Value::String(text.to_string()),
-            caller: None,
-            name: None,
-            output: None,
-            metadata: Map::new(),
-            source,
-            at: self.at(),
-        }
+        let content = Value::String(text.to_string());
+        let mut node = ImportedNode::new(format!("l{}", self.line), role, content, self.at());
+        node.source.insert("line".into(), self.line.into());
+        node
     }
 
     fn close(&mut self) {

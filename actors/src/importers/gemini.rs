@@ -356,17 +356,7 @@ impl Parser {
 /// A message as a node: its text as content, the rest of the record kept.
 fn message(role: Role, rec: Value, line: u64) -> ImportedNode {
     let Value::Object(mut source) = rec else {
-        return ImportedNode {
-            id: format!("l{line}"),
-            role,
-            content: Value::String(String::new()),
-            caller: None,
-            name: None,
-            output: None,
-            metadata: Map::new(),
-            source: Map::new(),
-            at: 0.0,
-        };
+        return ImportedNode::new(format!("l{line}"), role, Value::String(String::new()), 0.0);
     };
     let id = source
         .remove("id")
@@ -383,17 +373,9 @@ fn message(role: Role, rec: Value, line: u64) -> ImportedNode {
         source.insert("content".into(), content);
     }
     source.insert("line".into(), line.into());
-    ImportedNode {
-        id,
-        role,
-        content: Value::String(text),
-        caller: None,
-        name: None,
-        output: None,
-        metadata: Map::new(),
-        source,
-        at,
-    }
+    let mut node = ImportedNode::new(id, role, Value::String(text), at);
+    node.source = source;
+    node
 }
 
 fn note(rec: Value, line: u64) -> ImportedNode {
@@ -440,17 +422,12 @@ fn reply(rec: Value, line: u64, nodes: &mut Vec<ImportedNode>) {
             .and_then(Value::as_str)
             .and_then(parse_time)
             .unwrap_or(at);
-        nodes.push(ImportedNode {
-            id: format!("{caller}.{n}"),
-            role: Role::Tool,
-            content: args,
-            caller: Some(caller.clone()),
-            name: Some(name),
-            output,
-            metadata: Map::new(),
-            source,
-            at: when,
-        });
+        let mut tool = ImportedNode::new(format!("{caller}.{n}"), Role::Tool, args, when);
+        tool.caller = Some(caller.clone());
+        tool.name = Some(name);
+        tool.output = output;
+        tool.source = source;
+        nodes.push(tool);
     }
 }
 

@@ -123,6 +123,21 @@ pub struct ImportedNode {
 }
 
 impl ImportedNode {
+    /// A node with `content`, nothing else set yet.
+    pub fn new(id: impl Into<String>, role: Role, content: Value, at: f64) -> ImportedNode {
+        ImportedNode {
+            id: id.into(),
+            role,
+            content,
+            caller: None,
+            name: None,
+            output: None,
+            metadata: Map::new(),
+            source: Map::new(),
+            at,
+        }
+    }
+
     pub fn into_new_node(self, tool: Tool, predecessor: Option<String>) -> NewNode {
         let mut metadata = self.metadata;
         let mut source = self.source;

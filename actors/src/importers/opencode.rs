@@ -372,17 +372,7 @@ impl Session {
 }
 
 fn node(id: &str, role: Role, at: f64) -> ImportedNode {
-    ImportedNode {
-        id: id.to_string(),
-        role,
-        content: Value::String(String::new()),
-        caller: None,
-        name: None,
-        output: None,
-        metadata: Map::new(),
-        source: Map::new(),
-        at,
-    }
+    ImportedNode::new(id, role, Value::String(String::new()), at)
 }
 
 /// A user message's text (its parts that are not synthetic), and the

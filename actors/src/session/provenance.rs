@@ -82,17 +82,12 @@ impl SessionCore {
             .collect();
         let message = c.message().unwrap_or("");
         let trailers = Trailers::parse(message);
-        let project_commit = message.lines().find_map(|l| {
-            l.strip_prefix(git::trailers_keys::PROJECT_COMMIT)
-                .and_then(|r| r.strip_prefix(':'))
-                .map(|v| v.trim().to_string())
-        });
         Ok(Some(AtCommit {
             commit: c.id().to_string(),
             turn: trailers.turn,
             branch: trailers.branch,
             committed_at: c.time().seconds(),
-            project_commit,
+            project_commit: trailers.project_commit,
             nodes,
             missing,
         }))
