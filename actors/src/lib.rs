@@ -5,6 +5,7 @@ pub mod engine;
 pub mod error;
 pub mod error_kind;
 pub mod events;
+pub mod feed;
 pub mod fsio;
 pub mod git;
 pub mod ids;

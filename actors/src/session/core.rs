@@ -178,7 +178,26 @@ impl SessionCore {
         f(&mut next);
         next.id = self.meta.id.clone();
         let previous = std::mem::replace(&mut self.meta, next);
-        if let Err(e) = self.write_meta() {
+        let written = self.meta_bytes().and_then(|bytes| {
+            let mut changes = vec![self.meta_change(bytes)];
+            if previous.archived != self.meta.archived {
+                // Archiving is an event of the change feed, durable with it.
+                use crate::feed::{ChangeEvent, ChangeKind};
+                let kind = if self.meta.archived {
+                    ChangeKind::SessionArchived
+                } else {
+                    ChangeKind::SessionUnarchived
+                };
+                let mut e = ChangeEvent::new(kind, &self.meta.id, crate::meta::now());
+                e.project_id = Some(self.meta.project_id.clone());
+                changes.push(wal::Change::Feed {
+                    root: self.dir.clone(),
+                    event: e.to_bytes(),
+                });
+            }
+            self.log_changes(changes)
+        });
+        if let Err(e) = written {
             self.meta = previous;
             return Err(e);
         }

@@ -404,7 +404,7 @@ impl SessionCore {
             .collect();
         paths.push(PathBuf::from(META));
         paths.push(PathBuf::from(layout::GITIGNORE));
-        self.write_commit(paths, &message, a.at)?;
+        self.write_commit(paths, &message, a.at, super::turn::FeedNote::default())?;
         Ok(turns as usize)
     }
 }

@@ -230,7 +230,7 @@ impl SessionCore {
             self.meta.id
         );
         let paths = vec![PathBuf::from(GITIGNORE), PathBuf::from(META)];
-        self.write_commit(paths, &message, self.meta.created_at as i64)?;
+        self.write_commit(paths, &message, self.meta.created_at as i64, FeedNote::default())?;
         Ok(())
     }
 
@@ -299,7 +299,15 @@ impl SessionCore {
         }
         // The commit carries the turn's own end time, so a commit redone
         // after a crash (or backfilled from an older layout) is the same.
-        let commit = self.write_commit(paths, &message, record.ended_at as i64)?;
+        let note = FeedNote {
+            turn: Some(record.number),
+            node_ids: turn_nodes.iter().map(|n| n.id.clone()).collect(),
+            project_commit: match &record.project {
+                Some(ProjectOutcome::Committed { commit }) => Some(commit.clone()),
+                _ => None,
+            },
+        };
+        let commit = self.write_commit(paths, &message, record.ended_at as i64, note)?;
         self.settle(record.last_seq);
         Ok(commit)
     }
@@ -315,9 +323,11 @@ impl SessionCore {
         mut paths: Vec<PathBuf>,
         message: &str,
         at: i64,
+        note: FeedNote,
     ) -> Result<String, SessionError> {
         paths.extend(self.pending_paths.iter().cloned());
         let refs: Vec<&Path> = paths.iter().map(PathBuf::as_path).collect();
+        let time = at;
         let at = Some(at);
         let started = std::time::Instant::now();
         let meta = self.meta_bytes()?;
@@ -345,7 +355,9 @@ impl SessionCore {
         let oid = match prepared {
             Ok(mut p) => {
                 let oid = p.oid;
+                let feed = self.feed_changes(&p, time, note);
                 changes.append(&mut p.changes);
+                changes.extend(feed);
                 self.store.commit(changes)?;
                 self.batch = None;
                 git::finish_commit(&self.repo, &mut self.index, p)?;
@@ -373,7 +385,52 @@ impl SessionCore {
     }
 }
 
+/// What the change feed says about a commit besides what the commit
+/// itself names: the turn it ends, the turn's nodes, the agent's project
+/// commit of that turn.
+#[derive(Default)]
+pub(super) struct FeedNote {
+    pub turn: Option<u64>,
+    pub node_ids: Vec<String>,
+    pub project_commit: Option<String>,
+}
+
 impl SessionCore {
+    /// The change feed events of the commit `p` (logged with it): the
+    /// commit, and the agent's project commit of its turn.
+    fn feed_changes(&self, p: &git::PreparedCommit, at: i64, note: FeedNote) -> Vec<wal::Change> {
+        use crate::feed::{ChangeEvent, ChangeKind};
+        let branch = p.changes.iter().find_map(|c| match c {
+            wal::Change::Ref { name, .. } => {
+                Some(name.strip_prefix("refs/heads/").unwrap_or(name).to_string())
+            }
+            _ => None,
+        });
+        let commit = p.oid.to_string();
+        let mut event = ChangeEvent::new(ChangeKind::Commit, &self.meta.id, at as f64);
+        event.project_id = Some(self.meta.project_id.clone());
+        event.branch = branch;
+        event.turn = note.turn;
+        event.commit = Some(commit.clone());
+        event.node_ids = note.node_ids;
+        let mut out = vec![wal::Change::Feed {
+            root: self.dir.clone(),
+            event: event.to_bytes(),
+        }];
+        if let Some(pc) = note.project_commit {
+            let mut e = ChangeEvent::new(ChangeKind::ProjectCommit, &self.meta.id, at as f64);
+            e.project_id = Some(self.meta.project_id.clone());
+            e.turn = note.turn;
+            e.commit = Some(pc);
+            e.session_commit = Some(commit);
+            out.push(wal::Change::Feed {
+                root: self.dir.clone(),
+                event: e.to_bytes(),
+            });
+        }
+        out
+    }
+
     /// What a project outcome shows in the answer to an end of turn: the
     /// commit, or why there is none (`code`: `dirty_tree` when the user had
     /// uncommitted changes, else `unavailable`), with the project and its

@@ -59,7 +59,7 @@ impl Store {
         fsio::create_private_dir_all(sessions_dir)?;
         let state_dir = sessions_dir.parent().map(PathBuf::from).unwrap_or_default();
         let wal_dir = state_dir.join(wal::DIR);
-        let (log, opening) = match Log::open(&wal_dir) {
+        let (log, opening) = match Log::open(&wal_dir, &state_dir.join(crate::feed::DIR)) {
             Ok((log, replayed)) => (log, Opening::Writable(replayed)),
             Err(error) if fsio::is_disk_full(&error) => {
                 let pending = wal::pending_roots(&wal_dir)?;
@@ -176,9 +176,24 @@ impl Store {
             Err(e) => return Err(e),
         }
         fsio::fsync_dir(parent)?;
-        self.commit(vec![Change::Barrier {
-            root: dir.to_path_buf(),
-        }])?;
+        let id = dir
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let deleted = crate::feed::ChangeEvent::new(
+            crate::feed::ChangeKind::SessionDeleted,
+            &id,
+            crate::meta::now(),
+        );
+        self.commit(vec![
+            Change::Barrier {
+                root: dir.to_path_buf(),
+            },
+            Change::Feed {
+                root: dir.to_path_buf(),
+                event: deleted.to_bytes(),
+            },
+        ])?;
         fs::remove_dir_all(&aside)
     }
 
@@ -188,6 +203,11 @@ impl Store {
     /// a log), then apply them in order.
     pub fn commit(&self, changes: Vec<Change>) -> io::Result<()> {
         self.inner.log.commit(changes)
+    }
+
+    /// The change feed (none without a log).
+    pub fn feed(&self) -> Option<crate::feed::Feed> {
+        self.inner.log.feed()
     }
 
     /// Whether writes go through an open log.

@@ -17,6 +17,7 @@ const PUT: u8 = 1;
 const REMOVE: u8 = 2;
 const REF: u8 = 3;
 const BARRIER: u8 = 4;
+const FEED: u8 = 5;
 
 fn put_bytes(out: &mut Vec<u8>, bytes: &[u8]) {
     out.extend_from_slice(&(bytes.len() as u32).to_le_bytes());
@@ -67,6 +68,11 @@ pub fn encode(changes: &[Change]) -> Vec<u8> {
             Change::Barrier { root } => {
                 payload.push(BARRIER);
                 put_path(&mut payload, root);
+            }
+            Change::Feed { root, event } => {
+                payload.push(FEED);
+                put_path(&mut payload, root);
+                put_bytes(&mut payload, event);
             }
         }
     }
@@ -146,6 +152,10 @@ fn decode_payload(payload: &[u8]) -> Option<Vec<Change>> {
                 }
             }
             BARRIER => Change::Barrier { root: r.path()? },
+            FEED => Change::Feed {
+                root: r.path()?,
+                event: r.bytes()?.to_vec(),
+            },
             _ => return None,
         };
         out.push(change);

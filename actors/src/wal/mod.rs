@@ -21,9 +21,11 @@ mod writer;
 
 use std::io;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 use git2::Oid;
 
+use crate::feed::{self, Feed, FeedWriter, LogPosition};
 pub use replay::{pending_roots, Replayed};
 pub use writer::Ticket;
 
@@ -53,6 +55,10 @@ pub enum Change {
     /// (its files were rewritten and synced outside the log): replay skips
     /// those changes.
     Barrier { root: PathBuf },
+    /// An event for the change feed (`crate::feed`), durable with the
+    /// changes it describes: the log's writer appends it to the feed once
+    /// the entry is flushed, replay once more if a crash came between.
+    Feed { root: PathBuf, event: Vec<u8> },
 }
 
 /// A test of the crash paths, chosen with `OPENPROGRAM_WAL_FAULT`.
@@ -97,18 +103,65 @@ pub const REF_SPARES: &str = "openprogram-spare";
 /// (`close`).
 pub struct Log {
     writer: Option<writer::Wal>,
+    /// The change feed the log appends its entries' events to.
+    feed: Option<FeedLink>,
+}
+
+/// The change feed's appending side, shared by the log's writer thread
+/// and the writes made without the log (after it closed).
+#[derive(Clone)]
+pub struct FeedLink {
+    pub writer: Arc<Mutex<FeedWriter>>,
+    pub shared: Arc<feed::Shared>,
+}
+
+impl FeedLink {
+    /// Append the feed events of `changes` and make them durable (a write
+    /// made without the log).
+    fn append_durably(&self, changes: &[Change]) -> io::Result<()> {
+        let events: Vec<(LogPosition, &[u8])> = changes
+            .iter()
+            .filter_map(|c| match c {
+                Change::Feed { event, .. } => Some((LogPosition::default(), event.as_slice())),
+                _ => None,
+            })
+            .collect();
+        if events.is_empty() {
+            return Ok(());
+        }
+        let mut w = self
+            .writer
+            .lock()
+            .map_err(|_| io::Error::other("change feed: a writer panicked"))?;
+        w.append(&events)?;
+        w.sync()?;
+        let written = w.next_seq() - 1;
+        drop(w);
+        drop(self.shared.written(written, &[]));
+        Ok(())
+    }
 }
 
 impl Log {
     /// Replay the log in `dir` (left by a crash), then start logging
-    /// there. Call before any session of the state directory is read.
-    pub fn open(dir: &Path) -> io::Result<(Log, Replayed)> {
+    /// there. Call before any session of the state directory is read. The
+    /// change feed is in `feed_dir`.
+    pub fn open(dir: &Path, feed_dir: &Path) -> io::Result<(Log, Replayed)> {
         crate::fsio::create_private_dir_all(dir)?;
-        let replayed = replay::replay(dir)?;
-        let writer = writer::Wal::spawn(dir, replayed.last_segment + 1, Fault::from_env())?;
+        let mut feed = FeedWriter::open(feed_dir)?;
+        let replayed = replay::replay(dir, Some(&mut feed))?;
+        // Log positions only grow, also past a clean shutdown that left
+        // no segment: the feed's last record names the last one used.
+        let first = replayed.last_segment.max(feed.last_position().segment) + 1;
+        let link = FeedLink {
+            shared: feed::Shared::new(feed_dir, feed.next_seq() - 1),
+            writer: Arc::new(Mutex::new(feed)),
+        };
+        let writer = writer::Wal::spawn(dir, first, Fault::from_env(), Some(link.clone()))?;
         Ok((
             Log {
                 writer: Some(writer),
+                feed: Some(link),
             },
             replayed,
         ))
@@ -116,7 +169,15 @@ impl Log {
 
     /// No log: each change is written durably on its own.
     pub fn none() -> Log {
-        Log { writer: None }
+        Log {
+            writer: None,
+            feed: None,
+        }
+    }
+
+    /// The change feed's readers' side (none without a log).
+    pub fn feed(&self) -> Option<Feed> {
+        self.feed.as_ref().map(|l| Feed::new(l.shared.clone()))
     }
 
     /// Whether writes go through an open log.
@@ -150,14 +211,24 @@ impl Log {
                 let ticket = match w.append(&changes) {
                     Ok(t) => t,
                     // Closed meanwhile (shutdown): write on its own.
-                    Err(_) if !w.is_open() => return apply_durably(&changes),
+                    Err(_) if !w.is_open() => return self.apply_durably(&changes),
                     Err(e) => return Err(e),
                 };
                 let applied = changes.iter().try_for_each(|c| apply(c, false));
                 drop(ticket);
                 applied
             }
-            None => apply_durably(&changes),
+            None => self.apply_durably(&changes),
+        }
+    }
+
+    /// Without the log: each change written durably on its own, then the
+    /// feed's events.
+    fn apply_durably(&self, changes: &[Change]) -> io::Result<()> {
+        apply_durably(changes)?;
+        match &self.feed {
+            Some(link) => link.append_durably(changes),
+            None => Ok(()),
         }
     }
 }
@@ -173,7 +244,7 @@ fn apply(change: &Change, durable: bool) -> io::Result<()> {
         let path = match change {
             Change::Put { path, .. } | Change::Remove { path, .. } => path.clone(),
             Change::Ref { git_dir, name, .. } => git_dir.join(name),
-            Change::Barrier { root } => root.clone(),
+            Change::Barrier { root } | Change::Feed { root, .. } => root.clone(),
         };
         io::Error::new(e.kind(), format!("{}: {e}", path.display()))
     })
@@ -218,6 +289,6 @@ fn apply_one(change: &Change, durable: bool) -> io::Result<()> {
                 fsio::replace_ref(&path, &spare, body.as_bytes())
             }
         }
-        Change::Barrier { .. } => Ok(()),
+        Change::Barrier { .. } | Change::Feed { .. } => Ok(()),
     }
 }

@@ -16,6 +16,7 @@ use std::path::{Path, PathBuf};
 
 use super::writer::segment_number;
 use super::{entry, Change};
+use crate::feed::{FeedWriter, LogPosition};
 use crate::fsio;
 
 /// What a replay did.
@@ -31,6 +32,8 @@ pub struct Replayed {
     pub torn: bool,
     /// The highest segment number found (new segments are numbered after).
     pub last_segment: u64,
+    /// Change feed events appended (logged, but not in the feed yet).
+    pub feed_events: usize,
 }
 
 /// Replay the log in `dir`; its segments are removed once every change
@@ -39,6 +42,8 @@ pub struct Replayed {
 struct Logged {
     segments: Vec<(u64, PathBuf)>,
     changes: Vec<Change>,
+    /// The change feed's events, with the log position of their entry.
+    feed: Vec<(LogPosition, Vec<u8>)>,
     entries: usize,
     torn: bool,
 }
@@ -55,15 +60,27 @@ fn read_log(dir: &Path) -> io::Result<Logged> {
     let mut logged = Logged {
         segments,
         changes: Vec::new(),
+        feed: Vec::new(),
         entries: 0,
         torn: false,
     };
-    for (_, path) in &logged.segments {
+    for (number, path) in &logged.segments {
         let bytes = fs::read(path)?;
         let (entries, clean) = entry::decode_all(&bytes);
         logged.torn |= !clean;
         logged.entries += entries.len();
-        logged.changes.extend(entries.into_iter().flatten());
+        for (i, changes) in entries.into_iter().enumerate() {
+            let at = LogPosition {
+                segment: *number,
+                entry: i as u32,
+            };
+            for c in &changes {
+                if let Change::Feed { event, .. } = c {
+                    logged.feed.push((at, event.clone()));
+                }
+            }
+            logged.changes.extend(changes);
+        }
     }
     Ok(logged)
 }
@@ -86,7 +103,7 @@ fn live_changes<'c>(changes: &'c [Change], skipped: &mut usize) -> Vec<(&'c Chan
             Change::Put { root, .. } | Change::Remove { root, .. } | Change::Ref { root, .. } => {
                 root
             }
-            Change::Barrier { .. } => continue,
+            Change::Barrier { .. } | Change::Feed { .. } => continue,
         };
         if barrier.get(root).is_some_and(|b| *b > i) || gone.contains(root) {
             *skipped += 1;
@@ -102,7 +119,9 @@ fn live_changes<'c>(changes: &'c [Change], skipped: &mut usize) -> Vec<(&'c Chan
     live
 }
 
-pub fn replay(dir: &Path) -> io::Result<Replayed> {
+/// Replay the log in `dir`; the change feed (`feed`) gets the events of
+/// the entries logged after its last record.
+pub fn replay(dir: &Path, feed: Option<&mut FeedWriter>) -> io::Result<Replayed> {
     let logged = read_log(dir)?;
     let mut out = Replayed {
         segments: logged.segments.len(),
@@ -129,6 +148,20 @@ pub fn replay(dir: &Path) -> io::Result<Replayed> {
             }
         }
     }
+    if let Some(feed) = feed {
+        let after = feed.last_position();
+        let missing: Vec<(LogPosition, &[u8])> = logged
+            .feed
+            .iter()
+            .filter(|(at, _)| *at > after)
+            .map(|(at, e)| (*at, e.as_slice()))
+            .collect();
+        out.feed_events = missing.len();
+        feed.append(&missing)?;
+        if let Ok(m) = fs::metadata(feed.dir()) {
+            filesystems.entry(m.dev()).or_insert(feed.dir().to_path_buf());
+        }
+    }
     for d in filesystems.values() {
         fsio::sync_filesystem(d)?;
     }
@@ -153,7 +186,7 @@ pub fn pending_roots(dir: &Path) -> io::Result<HashSet<PathBuf>> {
         let key = match c {
             Change::Put { path, .. } | Change::Remove { path, .. } => (path.clone(), ""),
             Change::Ref { git_dir, name, .. } => (git_dir.clone(), name.as_str()),
-            Change::Barrier { .. } => continue,
+            Change::Barrier { .. } | Change::Feed { .. } => continue,
         };
         last.insert(key, (c, root));
     }
@@ -228,7 +261,7 @@ fn apply(c: &Change, root: &Path, dry: bool) -> io::Result<bool> {
             fsio::atomic_write_unsynced(&git_dir.join(name), format!("{new}\n").as_bytes())?;
             Ok(true)
         }
-        Change::Barrier { .. } => Ok(false),
+        Change::Barrier { .. } | Change::Feed { .. } => Ok(false),
     }
 }
 
@@ -276,7 +309,7 @@ mod tests {
             ],
         );
         fs::write(wal.join("notes.txt"), "not ours").unwrap();
-        let r = replay(&wal).unwrap();
+        let r = replay(&wal, None).unwrap();
         assert_eq!((r.segments, r.entries, r.applied, r.torn), (2, 4, 2, false));
         assert_eq!(fs::read_to_string(a.join("x/1.json")).unwrap(), "one");
         assert_eq!(fs::read_to_string(a.join("meta.json")).unwrap(), "m2");
@@ -284,6 +317,6 @@ mod tests {
         assert!(!b.join("old.json").exists(), "before its barrier");
         assert!(!tmp.path().join("deleted").exists(), "no folder recreated");
         assert!(wal.join("notes.txt").exists(), "unknown files stay");
-        assert_eq!(replay(&wal).unwrap().segments, 0);
+        assert_eq!(replay(&wal, None).unwrap().segments, 0);
     }
 }

@@ -22,7 +22,8 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
 
 use super::entry;
-use super::{Change, Fault};
+use super::{Change, Fault, FeedLink};
+use crate::feed::LogPosition;
 use crate::fsio;
 
 /// A segment this big is checkpointed.
@@ -36,6 +37,8 @@ const BATCH_BYTES: usize = 8 << 20;
 /// in place; the segment's checkpoint waits for every ticket.
 pub struct Ticket {
     pending: Arc<AtomicUsize>,
+    /// The entry's change feed records, shown to readers once it drops.
+    _feed: Option<crate::feed::Hold>,
 }
 
 impl Drop for Ticket {
@@ -47,6 +50,8 @@ impl Drop for Ticket {
 struct Job {
     bytes: Vec<u8>,
     roots: Vec<PathBuf>,
+    /// The entry's change feed events.
+    feed: Vec<Vec<u8>>,
     reply: Sender<io::Result<Ticket>>,
 }
 
@@ -68,10 +73,15 @@ pub struct Wal {
 impl Wal {
     /// Log in `dir`, the first segment numbered `first` (or after any
     /// segment already there).
-    pub fn spawn(dir: &Path, first: u64, fault: Option<Fault>) -> io::Result<Wal> {
+    pub fn spawn(
+        dir: &Path,
+        first: u64,
+        fault: Option<Fault>,
+        feed: Option<FeedLink>,
+    ) -> io::Result<Wal> {
         let (tx, rx) = crossbeam_channel::unbounded();
         let first = Segment::create(dir, first.max(next_number(dir)?))?;
-        start(dir, first, rx, fault, Arc::default())?;
+        start(dir, first, rx, fault, feed, Arc::default())?;
         Ok(Wal {
             tx,
             open: Arc::new(AtomicBool::new(true)),
@@ -95,9 +105,17 @@ impl Wal {
         let mut roots: Vec<PathBuf> = changes.iter().map(|c| root_of(c).to_path_buf()).collect();
         roots.dedup();
         let (reply, rx) = crossbeam_channel::bounded(1);
+        let feed = changes
+            .iter()
+            .filter_map(|c| match c {
+                Change::Feed { event, .. } => Some(event.clone()),
+                _ => None,
+            })
+            .collect();
         let job = Job {
             bytes: entry::encode(changes),
             roots,
+            feed,
             reply,
         };
         self.tx
@@ -137,6 +155,7 @@ fn start(
     seg: Segment,
     rx: Receiver<Msg>,
     fault: Option<Fault>,
+    feed: Option<FeedLink>,
     flushes: Arc<AtomicU64>,
 ) -> io::Result<()> {
     let (ck_tx, ck_rx) = crossbeam_channel::unbounded::<Sealed>();
@@ -150,7 +169,20 @@ fn start(
     let dir = dir.to_path_buf();
     std::thread::Builder::new()
         .name("wal-writer".into())
-        .spawn(move || run(dir, seg, rx, ck_tx, fault, &flushes))?;
+        .spawn(move || {
+            run(
+                dir,
+                seg,
+                rx,
+                Writer {
+                    checkpoints: ck_tx,
+                    fault,
+                    feed,
+                    feed_backlog: Vec::new(),
+                    flushes,
+                },
+            )
+        })?;
     Ok(())
 }
 
@@ -159,7 +191,8 @@ fn root_of(c: &Change) -> &Path {
         Change::Put { root, .. }
         | Change::Remove { root, .. }
         | Change::Ref { root, .. }
-        | Change::Barrier { root } => root,
+        | Change::Barrier { root }
+        | Change::Feed { root, .. } => root,
     }
 }
 
@@ -188,6 +221,8 @@ struct Segment {
     number: u64,
     file: File,
     size: u64,
+    /// Entries written to it (the next one's position).
+    entries: u32,
     first_entry: Option<Instant>,
     pending: Arc<AtomicUsize>,
     /// A folder on each filesystem written to through this segment.
@@ -212,6 +247,7 @@ impl Segment {
             number,
             file,
             size: 0,
+            entries: 0,
             first_entry: None,
             pending: Arc::new(AtomicUsize::new(0)),
             filesystems,
@@ -235,13 +271,16 @@ impl Segment {
                 || self.first_entry.is_some_and(|t| t.elapsed() >= SEGMENT_AGE))
     }
 
-    fn seal(self) -> Sealed {
+    /// No more entries; `keep`: the checkpoint leaves the segment for
+    /// startup to replay (change feed events of it are not in the feed).
+    fn seal(self, keep: bool) -> Sealed {
         Sealed {
             dir: self.dir,
             path: self.path,
             pending: self.pending,
             filesystems: self.filesystems.into_values().collect(),
             empty: self.size == 0,
+            keep,
         }
     }
 }
@@ -253,6 +292,7 @@ struct Sealed {
     pending: Arc<AtomicUsize>,
     filesystems: Vec<PathBuf>,
     empty: bool,
+    keep: bool,
 }
 
 impl Sealed {
@@ -272,6 +312,10 @@ impl Sealed {
                 }
             }
         }
+        if self.keep {
+            tracing::warn!(path = %self.path.display(), "checkpoint: the change feed lacks events of this segment; it is kept for startup to replay");
+            return;
+        }
         if let Err(e) = fs::remove_file(&self.path).and_then(|_| fsio::fsync_dir(&self.dir)) {
             tracing::warn!(path = %self.path.display(), error = %e, "checkpoint: segment not removed; startup replays it");
         }
@@ -283,14 +327,108 @@ impl Sealed {
     }
 }
 
-fn run(
-    dir: PathBuf,
-    mut seg: Segment,
-    rx: Receiver<Msg>,
+/// The writer thread's own state besides the open segment.
+struct Writer {
     checkpoints: Sender<Sealed>,
     fault: Option<Fault>,
-    flushes: &AtomicU64,
-) {
+    feed: Option<FeedLink>,
+    /// Change feed events of flushed entries that could not be appended
+    /// yet (a full disk): tried again first at the next flush; meanwhile
+    /// the segments holding them are kept for startup to replay.
+    feed_backlog: Vec<(LogPosition, Vec<u8>)>,
+    /// Flushes made.
+    flushes: Arc<AtomicU64>,
+}
+
+impl Writer {
+    /// Start a new segment, handing the current one to the checkpoint
+    /// thread (`poisoned` cleared when it could).
+    fn rotate(&self, dir: &Path, seg: Segment, poisoned: &mut bool) -> Segment {
+        match Segment::create(dir, seg.number + 1) {
+            Ok(next) => {
+                *poisoned = false;
+                let _ = self
+                    .checkpoints
+                    .send(seg.seal(!self.feed_backlog.is_empty()));
+                next
+            }
+            Err(e) => {
+                tracing::error!(error = %e, "cannot start a new log segment; the current one is kept");
+                seg
+            }
+        }
+    }
+
+    /// Append the change feed events of a flushed `batch` (its entries
+    /// numbered from `first_entry` in segment `segment`); the holds that
+    /// keep each job's records from readers until its files are in place,
+    /// in batch order.
+    fn feed_batch(
+        &mut self,
+        segment: u64,
+        first_entry: u32,
+        batch: &[Job],
+    ) -> Vec<Option<crate::feed::Hold>> {
+        let Some(link) = self.feed.clone() else {
+            return batch.iter().map(|_| None).collect();
+        };
+        if batch.iter().all(|j| j.feed.is_empty()) && self.feed_backlog.is_empty() {
+            return batch.iter().map(|_| None).collect();
+        }
+        let backlog = self.feed_backlog.len();
+        let mut events: Vec<(LogPosition, &[u8])> = self
+            .feed_backlog
+            .iter()
+            .map(|(at, e)| (*at, e.as_slice()))
+            .collect();
+        // The index in `events` of each job's first event.
+        let mut starts = Vec::with_capacity(batch.len());
+        for (i, job) in batch.iter().enumerate() {
+            starts.push(events.len());
+            let at = LogPosition {
+                segment,
+                entry: first_entry + i as u32,
+            };
+            events.extend(job.feed.iter().map(|e| (at, e.as_slice())));
+        }
+        let appended = link
+            .writer
+            .lock()
+            .map_err(|_| io::Error::other("change feed: a writer panicked"))
+            .and_then(|mut w| {
+                let first = w.append(&events)?;
+                Ok((first, w.next_seq() - 1))
+            });
+        match appended {
+            Ok((first, written)) => {
+                self.feed_backlog.clear();
+                let applying: Vec<u64> = batch
+                    .iter()
+                    .zip(&starts)
+                    .filter(|(j, _)| !j.feed.is_empty())
+                    .map(|(_, s)| first + *s as u64)
+                    .collect();
+                let mut holds = link.shared.written(written, &applying).into_iter();
+                batch
+                    .iter()
+                    .map(|j| (!j.feed.is_empty()).then(|| holds.next()).flatten())
+                    .collect()
+            }
+            Err(e) => {
+                tracing::error!(error = %e, "change feed: events not appended; tried again at the next flush");
+                let new: Vec<(LogPosition, Vec<u8>)> = events[backlog..]
+                    .iter()
+                    .map(|(at, e)| (*at, e.to_vec()))
+                    .collect();
+                self.feed_backlog.extend(new);
+                batch.iter().map(|_| None).collect()
+            }
+        }
+    }
+}
+
+fn run(dir: PathBuf, mut seg: Segment, rx: Receiver<Msg>, mut w: Writer) {
+    let fault = w.fault;
     let mut batch: Vec<Job> = Vec::new();
     // A failed write may have left a torn entry that no new segment
     // replaced: nothing is acknowledged until one is started.
@@ -300,7 +438,7 @@ fn run(
             Ok(m) => m,
             Err(RecvTimeoutError::Timeout) => {
                 if poisoned || seg.due(fault) {
-                    seg = rotate(&dir, seg, &checkpoints, &mut poisoned);
+                    seg = w.rotate(&dir, seg, &mut poisoned);
                 }
                 continue;
             }
@@ -322,9 +460,10 @@ fn run(
             }
         }
         if poisoned {
-            seg = rotate(&dir, seg, &checkpoints, &mut poisoned);
+            seg = w.rotate(&dir, seg, &mut poisoned);
         }
         if !batch.is_empty() {
+            let first_entry = seg.entries;
             let ok = if poisoned {
                 Err(io::Error::other(
                     "the write-ahead log cannot start a new segment",
@@ -339,12 +478,18 @@ fn run(
                 }
             }
             let failed = ok.is_err();
+            let holds = match &ok {
+                Ok(()) => w.feed_batch(seg.number, first_entry, &batch),
+                Err(_) => Vec::new(),
+            };
+            let mut holds = holds.into_iter();
             for job in batch.drain(..) {
                 let answer = match &ok {
                     Ok(()) => {
                         seg.pending.fetch_add(1, Ordering::SeqCst);
                         Ok(Ticket {
                             pending: seg.pending.clone(),
+                            _feed: holds.next().flatten(),
                         })
                     }
                     Err(e) => Err(io::Error::new(e.kind(), e.to_string())),
@@ -352,12 +497,12 @@ fn run(
                 let _ = job.reply.send(answer);
             }
             metrics::counter!("openprogram_wal_flushes_total").increment(1);
-            flushes.fetch_add(1, Ordering::Relaxed);
+            w.flushes.fetch_add(1, Ordering::Relaxed);
             // A failed write may leave a torn entry: later entries go to a
             // new segment, so that replay reads past it.
             poisoned |= failed;
             if poisoned || seg.due(fault) {
-                seg = rotate(&dir, seg, &checkpoints, &mut poisoned);
+                seg = w.rotate(&dir, seg, &mut poisoned);
             }
         }
         if let Some(done) = close {
@@ -371,7 +516,7 @@ fn run(
                 }
             }
             let number = seg.number;
-            let sealed = seg.seal();
+            let sealed = seg.seal(!w.feed_backlog.is_empty());
             sealed.checkpoint();
             tracing::debug!(segment = number, "write-ahead log closed");
             let _ = done.send(());
@@ -392,23 +537,10 @@ fn flush(seg: &mut Segment, batch: &[Job]) -> io::Result<()> {
     metrics::counter!("openprogram_fsyncs_total").increment(1);
     seg.file.sync_data()?;
     seg.size += all.len() as u64;
+    seg.entries += batch.len() as u32;
     seg.first_entry.get_or_insert_with(Instant::now);
     metrics::histogram!("openprogram_wal_batch_entries").record(batch.len() as f64);
     Ok(())
-}
-
-fn rotate(dir: &Path, seg: Segment, checkpoints: &Sender<Sealed>, poisoned: &mut bool) -> Segment {
-    match Segment::create(dir, seg.number + 1) {
-        Ok(next) => {
-            *poisoned = false;
-            let _ = checkpoints.send(seg.seal());
-            next
-        }
-        Err(e) => {
-            tracing::error!(error = %e, "cannot start a new log segment; the current one is kept");
-            seg
-        }
-    }
 }
 
 #[cfg(test)]

@@ -19,6 +19,7 @@ fn job(changes: &[Change]) -> (Msg, Receiver<io::Result<Ticket>>) {
     let job = Job {
         bytes: entry::encode(changes),
         roots: changes.iter().map(|c| root_of(c).to_path_buf()).collect(),
+        feed: Vec::new(),
         reply,
     };
     (Msg::Append(job), rx)
@@ -57,7 +58,7 @@ fn entries_queued_together_share_one_flush() {
     }
     // The writer starts with all 50 waiting: one write, one fdatasync.
     let flushes = Arc::new(AtomicU64::new(0));
-    start(dir.path(), seg, rx, None, flushes.clone()).unwrap();
+    start(dir.path(), seg, rx, None, None, flushes.clone()).unwrap();
     for a in answers {
         a.recv().unwrap().unwrap();
     }
@@ -81,7 +82,7 @@ fn a_failed_flush_answers_its_whole_batch_and_the_next_goes_to_a_new_segment() {
         })
         .collect();
     let flushes = Arc::new(AtomicU64::new(0));
-    start(dir.path(), seg, rx, None, flushes.clone()).unwrap();
+    start(dir.path(), seg, rx, None, None, flushes.clone()).unwrap();
     for a in answers {
         assert!(
             a.recv().unwrap().is_err(),
@@ -100,7 +101,7 @@ fn a_failed_flush_answers_its_whole_batch_and_the_next_goes_to_a_new_segment() {
 #[test]
 fn a_checkpoint_waits_for_the_files_to_be_written_then_removes_the_segment() {
     let dir = tempfile::tempdir().unwrap();
-    let wal = Arc::new(Wal::spawn(dir.path(), 1, None).unwrap());
+    let wal = Arc::new(Wal::spawn(dir.path(), 1, None, None).unwrap());
     let ticket = wal.append(&[put(dir.path(), "a", b"a".to_vec())]).unwrap();
     assert_eq!(segments(dir.path()), vec![1]);
     let closing = {
@@ -123,7 +124,7 @@ fn a_checkpoint_waits_for_the_files_to_be_written_then_removes_the_segment() {
 #[test]
 fn a_full_segment_is_sealed_and_checkpointed_in_the_background() {
     let dir = tempfile::tempdir().unwrap();
-    let wal = Wal::spawn(dir.path(), 1, None).unwrap();
+    let wal = Wal::spawn(dir.path(), 1, None, None).unwrap();
     let big = vec![b'z'; (SEGMENT_BYTES / 2 + 1) as usize];
     for name in ["one", "two"] {
         drop(wal.append(&[put(dir.path(), name, big.clone())]).unwrap());
