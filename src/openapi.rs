@@ -61,6 +61,8 @@ pub struct ErrorBody {
         crate::routes::imports::list,
         crate::routes::imports::watch,
         crate::routes::provenance::resolve,
+        crate::routes::changes::list,
+        crate::routes::changes::stream,
         crate::observe::metrics::scrape,
         openapi_json,
     ),

@@ -19,6 +19,8 @@ pub enum EngineError {
     Title(#[from] TitleError),
     #[error(transparent)]
     Search(#[from] crate::search::SearchError),
+    #[error(transparent)]
+    Feed(#[from] crate::feed::FeedError),
     /// An actor's mailbox is closed (the engine is stopping).
     #[error("the engine is unavailable, retry")]
     Unavailable,
@@ -49,6 +51,7 @@ impl EngineError {
             EngineError::Project(e) => e.kind(),
             EngineError::Title(e) => e.kind(),
             EngineError::Search(e) => e.kind(),
+            EngineError::Feed(e) => e.kind(),
             EngineError::Unavailable | EngineError::ReadOnly => ErrorKind::Unavailable,
         }
     }
@@ -60,6 +63,7 @@ impl EngineError {
             EngineError::Project(e) => e.code(),
             EngineError::Title(e) => e.code(),
             EngineError::Search(e) => e.code(),
+            EngineError::Feed(e) => e.code(),
             EngineError::Unavailable => "unavailable",
             EngineError::ReadOnly => "storage_full",
         }

@@ -1,6 +1,7 @@
 //! HTTP routes, one module per resource.
 
 pub mod archive;
+pub mod changes;
 pub mod channels;
 pub mod health;
 pub mod imports;
@@ -71,6 +72,8 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
             .route("/imports", web::get().to(imports::list))
             .route("/imports/watch", web::post().to(imports::watch))
             .route("/provenance/resolve", web::post().to(provenance::resolve))
+            .route("/changes", web::get().to(changes::list))
+            .route("/changes/stream", web::get().to(changes::stream))
             .route("/projects", web::get().to(projects::list))
             .route("/projects", web::post().to(projects::create))
             .route("/projects/{id}", web::get().to(projects::get))

@@ -6,6 +6,7 @@
 
 mod bad_input;
 mod branches;
+mod changes;
 mod conversation;
 mod crash;
 mod crash_model;

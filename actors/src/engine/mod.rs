@@ -7,6 +7,7 @@
 //! reads; `sessions` (one session's life), `projects` (projects, binding,
 //! relocation) and `transfer` (fork, import, export) hold the rest.
 
+mod changes;
 mod projects;
 mod provenance;
 mod search;
@@ -15,6 +16,7 @@ mod transfer;
 mod turns;
 mod verify;
 
+pub use changes::{ChangeItem, ChangesPage, MAX_CHANGES, MAX_WAIT};
 pub use projects::Relocation;
 pub use provenance::{Pointer, Resolved, MAX_POINTERS};
 pub use search::{HitPlace, SearchQuery, SearchResult, SessionHits};

@@ -54,6 +54,25 @@ pub enum FeedError {
     Io(#[from] io::Error),
 }
 
+impl FeedError {
+    pub fn kind(&self) -> crate::ErrorKind {
+        match self {
+            FeedError::InvalidCursor(_) => crate::ErrorKind::BadRequest,
+            FeedError::Expired => crate::ErrorKind::NotFound,
+            FeedError::Damaged(_) | FeedError::Io(_) => crate::ErrorKind::Internal,
+        }
+    }
+
+    pub fn code(&self) -> &'static str {
+        match self {
+            FeedError::InvalidCursor(_) => "invalid_cursor",
+            FeedError::Expired => "cursor_expired",
+            FeedError::Damaged(_) => "feed_damaged",
+            FeedError::Io(_) => "storage_error",
+        }
+    }
+}
+
 /// One event as a reader gets it.
 #[derive(Debug, Clone)]
 pub struct Item {

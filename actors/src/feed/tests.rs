@@ -34,7 +34,9 @@ fn read_all(feed: &Feed, limit: usize) -> Vec<u64> {
 }
 
 fn writer_feed(dir: &Path, segment_bytes: u64) -> (FeedWriter, Feed) {
-    let w = FeedWriter::open(dir).unwrap().with_segment_bytes(segment_bytes);
+    let w = FeedWriter::open(dir)
+        .unwrap()
+        .with_segment_bytes(segment_bytes);
     let shared = Shared::new(dir, w.next_seq() - 1);
     (w, Feed::new(shared))
 }

@@ -230,7 +230,12 @@ impl SessionCore {
             self.meta.id
         );
         let paths = vec![PathBuf::from(GITIGNORE), PathBuf::from(META)];
-        self.write_commit(paths, &message, self.meta.created_at as i64, FeedNote::default())?;
+        self.write_commit(
+            paths,
+            &message,
+            self.meta.created_at as i64,
+            FeedNote::default(),
+        )?;
         Ok(())
     }
 

@@ -159,7 +159,9 @@ pub fn replay(dir: &Path, feed: Option<&mut FeedWriter>) -> io::Result<Replayed>
         out.feed_events = missing.len();
         feed.append(&missing)?;
         if let Ok(m) = fs::metadata(feed.dir()) {
-            filesystems.entry(m.dev()).or_insert(feed.dir().to_path_buf());
+            filesystems
+                .entry(m.dev())
+                .or_insert(feed.dir().to_path_buf());
         }
     }
     for d in filesystems.values() {
