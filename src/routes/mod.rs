@@ -10,6 +10,7 @@ pub mod projects;
 pub mod provenance;
 pub mod replay;
 pub mod search;
+pub mod session_store;
 pub mod sessions;
 pub mod turns;
 
@@ -73,6 +74,23 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
             .route("/imports/watch", web::post().to(imports::watch))
             .route("/provenance/resolve", web::post().to(provenance::resolve))
             .route("/changes", web::get().to(changes::list))
+            .route(
+                "/session-store/append",
+                web::post().to(session_store::append),
+            )
+            .route("/session-store/load", web::post().to(session_store::load))
+            .route(
+                "/session-store/sessions",
+                web::get().to(session_store::sessions),
+            )
+            .route(
+                "/session-store/subkeys",
+                web::get().to(session_store::subkeys),
+            )
+            .route(
+                "/session-store/delete",
+                web::post().to(session_store::delete),
+            )
             .route("/changes/stream", web::get().to(changes::stream))
             .route("/projects", web::get().to(projects::list))
             .route("/projects", web::post().to(projects::create))

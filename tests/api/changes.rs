@@ -45,7 +45,10 @@ fn commits_archiving_and_deletion_come_in_order_with_a_long_poll() {
     let (st, turn) = s.post("/api/sessions/feed1/turns", whole("feed1", 1));
     assert_eq!(st, 201, "{turn}");
     let (woken, waited) = poll.join().unwrap();
-    assert!(waited < Duration::from_secs(10), "woken by the turn: {waited:?}");
+    assert!(
+        waited < Duration::from_secs(10),
+        "woken by the turn: {waited:?}"
+    );
     assert!(!woken["events"].as_array().unwrap().is_empty(), "{woken}");
 
     s.post("/api/sessions/archive", json!({"session_id": "feed1"}));
@@ -63,7 +66,11 @@ fn commits_archiving_and_deletion_come_in_order_with_a_long_poll() {
     assert!(init["turn"].is_null(), "the session's first commit: {init}");
     let t1 = &events[1]["event"];
     assert_eq!(
-        (t1["turn"].as_u64(), t1["commit"].as_str(), t1["branch"].as_str()),
+        (
+            t1["turn"].as_u64(),
+            t1["commit"].as_str(),
+            t1["branch"].as_str()
+        ),
         (Some(1), turn["commit"].as_str(), Some("main"))
     );
     assert_eq!(t1["node_ids"], json!(["feed1-u1", "feed1-a1"]));
@@ -155,7 +162,10 @@ fn the_stream_sends_each_event_once_and_resumes_from_last_event_id() {
         .unwrap();
     let mut reader = BufReader::new(resp.into_reader());
     let resumed = sse_events(&mut reader, 2);
-    let turns: Vec<_> = resumed.iter().map(|e| e.1["event"]["turn"].clone()).collect();
+    let turns: Vec<_> = resumed
+        .iter()
+        .map(|e| e.1["event"]["turn"].clone())
+        .collect();
     assert_eq!(turns, [json!(2), json!(3)]);
 }
 

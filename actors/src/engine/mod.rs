@@ -11,6 +11,7 @@ mod changes;
 mod projects;
 mod provenance;
 mod search;
+mod session_store;
 mod sessions;
 mod transfer;
 mod turns;
@@ -20,6 +21,10 @@ pub use changes::{ChangeItem, ChangesPage, MAX_CHANGES, MAX_WAIT};
 pub use projects::Relocation;
 pub use provenance::{Pointer, Resolved, MAX_POINTERS};
 pub use search::{HitPlace, SearchQuery, SearchResult, SessionHits};
+pub use session_store::{
+    StoreAppended, StoreKey, StoredSession, MAX_ENTRIES as MAX_STORE_ENTRIES,
+    SOURCE as STORE_SOURCE,
+};
 pub use turns::WholeTurn;
 
 use std::path::PathBuf;

@@ -20,6 +20,51 @@ pub struct LoadFigures {
     /// CPU time of the whole process (server and clients), user and
     /// kernel, over the load: less moved by the disk than the rate is.
     pub cpu: Option<(f64, f64)>,
+    /// The change feed's lag behind acknowledged turns: from a turn's
+    /// acknowledgement to its commit's event reaching a reader that
+    /// long-polls `/api/changes` (sorted; 0 when it came first).
+    pub feed_lags: Vec<Duration>,
+    /// Acknowledged turns whose commit never reached the reader.
+    pub feed_missing: usize,
+}
+
+/// Follow the change feed from `cursor` until `stop`, noting when each
+/// commit's event arrived.
+fn follow_feed(
+    url: &str,
+    mut cursor: String,
+    stop: &std::sync::atomic::AtomicBool,
+) -> std::collections::HashMap<String, Instant> {
+    use std::sync::atomic::Ordering;
+    let agent = ureq::AgentBuilder::new()
+        .timeout(Duration::from_secs(30))
+        .build();
+    let mut seen = std::collections::HashMap::new();
+    loop {
+        let stopping = stop.load(Ordering::SeqCst);
+        let page: serde_json::Value = match agent
+            .get(&format!(
+                "{url}/api/changes?since={cursor}&limit=1000&wait=1"
+            ))
+            .call()
+        {
+            Ok(r) => r.into_json().unwrap_or_default(),
+            Err(_) => return seen,
+        };
+        let now = Instant::now();
+        let events = page["events"].as_array().cloned().unwrap_or_default();
+        for e in &events {
+            if let Some(c) = e["event"]["commit"].as_str() {
+                seen.insert(c.to_string(), now);
+            }
+        }
+        if let Some(c) = page["next_cursor"].as_str() {
+            cursor = c.to_string();
+        }
+        if stopping && events.is_empty() {
+            return seen;
+        }
+    }
 }
 
 /// User and kernel CPU seconds this process has used (`/proc/self/stat`,
@@ -61,24 +106,47 @@ pub fn bench_load(dir: &Path, sessions: usize, turns_each: usize) -> LoadFigures
             .unwrap_or_default()
     };
     let before = scrape();
+    let cursor: serde_json::Value = ureq::get(&format!("{url}/api/changes?since=latest"))
+        .call()
+        .ok()
+        .and_then(|r| r.into_json().ok())
+        .unwrap_or_default();
+    let cursor = cursor["next_cursor"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    let stop = std::sync::atomic::AtomicBool::new(false);
     let cpu_before = cpu_seconds();
     let start = Instant::now();
-    let mut all: Vec<Duration> = std::thread::scope(|scope| {
+    let (turns, seen) = std::thread::scope(|scope| {
+        let follower = scope.spawn(|| follow_feed(&url, cursor, &stop));
         let handles: Vec<_> = (0..sessions)
             .map(|i| {
                 let url = url.clone();
                 scope.spawn(move || {
                     let s = HttpSession::at(&url, &format!("load-{i}"));
-                    (0..turns_each).map(|t| s.turn(t, "")).collect::<Vec<_>>()
+                    (0..turns_each).map(|t| s.turn_acked(t)).collect::<Vec<_>>()
                 })
             })
             .collect();
-        handles
+        let turns: Vec<(Duration, String, Instant)> = handles
             .into_iter()
             .flat_map(|h| h.join().expect("client thread"))
-            .collect()
+            .collect();
+        stop.store(true, std::sync::atomic::Ordering::SeqCst);
+        (turns, follower.join().expect("feed reader"))
     });
     let seconds = start.elapsed().as_secs_f64();
+    let mut feed_lags = Vec::new();
+    let mut feed_missing = 0;
+    for (_, commit, acked) in &turns {
+        match seen.get(commit) {
+            Some(at) => feed_lags.push(at.saturating_duration_since(*acked)),
+            None => feed_missing += 1,
+        }
+    }
+    feed_lags.sort();
+    let mut all: Vec<Duration> = turns.iter().map(|t| t.0).collect();
     let cpu = match (cpu_before, cpu_seconds()) {
         (Some((u0, s0)), Some((u1, s1))) => Some((u1 - u0, s1 - s0)),
         _ => None,
@@ -101,6 +169,8 @@ pub fn bench_load(dir: &Path, sessions: usize, turns_each: usize) -> LoadFigures
         p99: at(0.99),
         entries_per_flush,
         cpu,
+        feed_lags,
+        feed_missing,
     }
 }
 
@@ -142,6 +212,17 @@ pub fn report(dir: &Path, load_sessions: usize, load_turns: usize, http_turns: u
             ms(f.p99),
             if ms(f.p99) <= 100.0 { "PASS" } else { "FAIL" }
         );
+        if !f.feed_lags.is_empty() {
+            let lag99 = ms(percentile(&f.feed_lags, 0.99));
+            println!(
+                "| change feed lag behind acknowledged turns under that load, p99 (p50 {:.1} ms, max {:.1} ms, {} of {} events missing) | {lag99:.1} ms | < 1000 ms, none missing | {} |",
+                ms(percentile(&f.feed_lags, 0.5)),
+                ms(*f.feed_lags.last().unwrap_or(&Duration::ZERO)),
+                f.feed_missing,
+                f.turns,
+                if lag99 < 1000.0 && f.feed_missing == 0 { "PASS" } else { "FAIL" }
+            );
+        }
     }
     if http_turns > 0 {
         let HttpTurns {

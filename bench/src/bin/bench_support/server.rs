@@ -111,4 +111,28 @@ impl HttpSession {
         self.post("/turns", json!({}));
         start.elapsed()
     }
+
+    /// A turn as `turn`, and the commit it made with when its end was
+    /// acknowledged.
+    pub fn turn_acked(&self, t: usize) -> (Duration, String, Instant) {
+        let start = Instant::now();
+        self.post(
+            "/messages",
+            json!({"role": "user", "content": format!("question {t}")}),
+        );
+        let a = self.post("/messages", json!({"role": "assistant", "content": ""}));
+        let aid = a["node"]["id"].as_str().expect("id").to_string();
+        self.post(
+            "/messages",
+            json!({"role": "tool", "name": "read", "caller": aid, "content": "file"}),
+        );
+        self.agent
+            .request("PATCH", &format!("{}/messages/{aid}", self.base))
+            .send_json(json!({"content": "the answer"}))
+            .expect("patch");
+        let end = self.post("/turns", json!({}));
+        let acked = Instant::now();
+        let commit = end["commit"].as_str().unwrap_or_default().to_string();
+        (acked - start, commit, acked)
+    }
 }
