@@ -28,6 +28,7 @@ mod provenance;
 mod registry;
 mod search;
 mod security;
+mod session_store;
 mod titles;
 mod wal;
 mod whole_turn;
