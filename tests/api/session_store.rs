@@ -259,6 +259,7 @@ fn the_python_adapter_passes_the_sdk_conformance_suite() {
         run_client(&s, &python, &["clients/python/tests/run_sdk.py"], &root).unwrap_or_default();
     assert!(out.contains("conformance: ok"), "{out}");
     assert!(out.contains("import and read back: ok"), "{out}");
+    assert!(out.contains("client: ok"), "{out}");
 }
 
 /// The TypeScript adapter, type-checked against the SDK's `SessionStore`

@@ -24,7 +24,7 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "src"))
 import claude_agent_sdk as sdk  # noqa: E402
 from claude_agent_sdk.testing import run_session_store_conformance  # noqa: E402
 
-from openprogram_memory import Client, OpenProgramSessionStore  # noqa: E402
+from openprogram_memory import ApiError, Client, OpenProgramSessionStore  # noqa: E402
 
 
 def transcript(sid: str, cwd: str) -> list[dict]:
@@ -156,6 +156,36 @@ async def main() -> None:
         texts = json.dumps(client.messages(row["id"]))
         assert "Declare it as a constant" in texts
     print("import and read back: ok")
+
+    # The REST client's own calls.
+    sid = "py-" + uuid.uuid4().hex[:12]
+    start = client.changes("latest")["next_cursor"]
+    client.append(sid, {"role": "user", "content": "Where is the parser?"})
+    reply = client.append(sid, {"role": "assistant", "content": "In src/parse.rs, zanzibar."})
+    client.append(sid, {"role": "tool", "name": "grep", "caller": reply["node"]["id"], "content": "fn parse"})
+    one = client.end_turn(sid, idempotency_key=f"{sid}-1")
+    assert one["turn"] == 1 and len(one["commit"]) == 40, one
+    assert client.end_turn(sid, idempotency_key=f"{sid}-1")["commit"] == one["commit"], "a retried end is the same turn"
+    two = client.whole_turn(sid, [{"role": "user", "content": "And the lexer?"}, {"role": "assistant", "content": "src/lex.rs"}])
+    assert two["turn"] == 2, two
+    page = client.changes(start, wait=5)
+    commits = [c["event"]["commit"] for c in page["events"] if c["event"]["session_id"] == sid]
+    assert one["commit"] in commits and two["commit"] in commits, page
+    bundle = client.export(sid)
+    assert bundle.startswith(b"# v2 git bundle"), bundle[:40]
+    for _ in range(100):
+        hits = client.search("zanzibar")
+        if hits.get("total", 0) >= 1:
+            break
+        await asyncio.sleep(0.1)
+    else:
+        raise AssertionError(f"not found by search: {hits}")
+    try:
+        client.end_turn(sid)
+        raise AssertionError("an end with no open turn is refused")
+    except ApiError as e:
+        assert e.status == 409 and e.code == "no_open_turn", e
+    print("client: ok")
 
 
 if __name__ == "__main__":

@@ -118,4 +118,28 @@ const [row] = await client.storeSessions(`${store.namespace}/${projectKey}`);
 const meta = await client.session(row.id);
 assert.equal(meta.turn_count, 2);
 assert.equal(meta.source, "claude-agent-sdk");
+
+// The REST client's own calls.
+const id = `ts-${randomUUID().slice(0, 8)}`;
+const start = (await client.changes("latest")).next_cursor;
+await client.append(id, { role: "user", content: "Where is the parser?" });
+const reply = await client.append(id, { role: "assistant", content: "In src/parse.rs, quokka." });
+await client.append(id, { role: "tool", name: "grep", caller: reply.node.id, content: "fn parse" });
+const one = await client.endTurn(id, {}, `${id}-1`);
+assert.equal(one.turn, 1);
+assert.equal((await client.endTurn(id, {}, `${id}-1`)).commit, one.commit);
+const two = await client.wholeTurn(id, [{ role: "user", content: "And the lexer?" }, { role: "assistant", content: "src/lex.rs" }]);
+assert.equal(two.turn, 2);
+const page = await client.changes(start, 100, 5);
+const commits = page.events.filter((c) => c.event.session_id === id).map((c) => c.event.commit);
+assert.ok(commits.includes(one.commit) && commits.includes(two.commit));
+const bundle = await client.export(id);
+assert.equal(new TextDecoder().decode(bundle.slice(0, 15)), "# v2 git bundle");
+let found = 0;
+for (let i = 0; i < 100 && !found; i++) {
+  found = (await client.search("quokka")).total ?? 0;
+  if (!found) await new Promise((r) => setTimeout(r, 100));
+}
+assert.ok(found >= 1, "found by search");
+await assert.rejects(client.endTurn(id), (err) => err instanceof ApiError && err.status === 409 && err.code === "no_open_turn");
 console.log("typescript session store: ok");
