@@ -152,6 +152,23 @@ fn role_of(entry: &Value) -> Role {
     }
 }
 
+/// The title a batch sets: the user's last `custom-title`, else the last
+/// `ai-title` (and whether the user gave it).
+fn title_of(entries: &[Value]) -> Option<(String, bool)> {
+    let last = |kind: &str, field: &str| {
+        entries
+            .iter()
+            .rev()
+            .filter(|e| e.get("type").and_then(Value::as_str) == Some(kind))
+            .find_map(|e| e.get(field).and_then(Value::as_str))
+            .map(|t| t.trim().to_string())
+            .filter(|t| !t.is_empty())
+    };
+    last("custom-title", "customTitle")
+        .map(|t| (t, true))
+        .or_else(|| last("ai-title", "aiTitle").map(|t| (t, false)))
+}
+
 /// The batch's last answer is final: the model stopped for good.
 fn ends_turn(entry: &Value) -> bool {
     entry.get("type").and_then(Value::as_str) == Some("assistant")
@@ -201,6 +218,7 @@ impl Engine {
             Err(e) if e.is_unknown_session() => self.store_create(key).await?,
             Err(e) => return Err(e),
         };
+        let title = title_of(&entries);
         let mut open = meta.open_turn.is_some();
         // Assistant nodes of this batch by their id (tool results name
         // theirs through `parentUuid`).
@@ -278,6 +296,18 @@ impl Engine {
                 out.commits
                     .push(self.end_turn(&id, EndTurn::default()).await?.commit);
                 open = false;
+            }
+        }
+        if let Some((title, by_user)) = title {
+            let current = self.meta(&id).await?;
+            let keep = current.title == title || (current.user_titled && !by_user);
+            if !keep && crate::meta::check_title(&title).is_ok() {
+                let patch = crate::meta::MetaPatch {
+                    title: Some(title),
+                    user_titled: by_user.then_some(true),
+                    ..crate::meta::MetaPatch::default()
+                };
+                self.update_meta(&id, patch).await?;
             }
         }
         Ok(out)
