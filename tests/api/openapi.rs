@@ -275,6 +275,33 @@ fn every_answer_matches_the_openapi_document() {
     let (st, v) = s.raw_delete(&format!("/api/projects/{pid}"));
     c.check("/api/projects/{id}", "delete", st, &v);
 
+    // The change feed and the session store of agent SDKs.
+    let (st, v) = s.get("/api/changes?limit=5");
+    c.check("/api/changes", "get", st, &v);
+    let (st, v) = s.get("/api/changes?since=nonsense");
+    c.check("/api/changes", "get", st, &v);
+    let key = json!({"project_key": "oa-proj", "session_id": "oa-sess"});
+    let entries = json!([{"type": "user", "uuid": "oa-u1", "message": {"role": "user", "content": "hi"}},
+        {"type": "assistant", "uuid": "oa-a1", "message": {"role": "assistant", "content": [{"type": "text", "text": "hello"}], "stop_reason": "end_turn"}}]);
+    let (st, v) = s.post(
+        "/api/session-store/append",
+        json!({"key": key, "entries": entries}),
+    );
+    c.check("/api/session-store/append", "post", st, &v);
+    let (st, v) = s.post(
+        "/api/session-store/append",
+        json!({"key": key, "entries": [{"no": "type"}]}),
+    );
+    c.check("/api/session-store/append", "post", st, &v);
+    let (st, v) = s.post("/api/session-store/load", json!({"key": key}));
+    c.check("/api/session-store/load", "post", st, &v);
+    let (st, v) = s.get("/api/session-store/sessions?project_key=oa-proj");
+    c.check("/api/session-store/sessions", "get", st, &v);
+    let (st, v) = s.get("/api/session-store/subkeys?project_key=oa-proj&session_id=oa-sess");
+    c.check("/api/session-store/subkeys", "get", st, &v);
+    let (st, v) = s.post("/api/session-store/delete", json!({"key": key}));
+    c.check("/api/session-store/delete", "post", st, &v);
+
     // Errors have their schema too.
     let (st, v) = s.get("/api/sessions/nope");
     c.check("/api/sessions/{id}", "get", st, &v);
@@ -293,7 +320,8 @@ fn every_answer_matches_the_openapi_document() {
     let mut seen = c.checked.clone();
     seen.sort();
     seen.dedup();
-    // Every JSON operation but the document itself, the export (a bundle)
-    // and the metrics (text) was answered and checked.
-    assert_eq!(seen.len(), operations - 3, "{seen:?}");
+    // Every JSON operation but the document itself, the export (a bundle),
+    // the change feed's stream (server-sent events) and the metrics (text)
+    // was answered and checked.
+    assert_eq!(seen.len(), operations - 4, "{seen:?}");
 }
