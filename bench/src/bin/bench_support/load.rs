@@ -119,7 +119,13 @@ pub fn bench_load(dir: &Path, sessions: usize, turns_each: usize) -> LoadFigures
     let cpu_before = cpu_seconds();
     let start = Instant::now();
     let (turns, seen) = std::thread::scope(|scope| {
-        let follower = scope.spawn(|| follow_feed(&url, cursor, &stop));
+        // BENCH_NO_FEED=1: no reader of the feed (its cost apart).
+        let follower = scope.spawn(|| {
+            if std::env::var_os("BENCH_NO_FEED").is_some() {
+                return std::collections::HashMap::new();
+            }
+            follow_feed(&url, cursor, &stop)
+        });
         let handles: Vec<_> = (0..sessions)
             .map(|i| {
                 let url = url.clone();
