@@ -61,6 +61,7 @@ pub struct ErrorBody {
         crate::routes::imports::list,
         crate::routes::imports::watch,
         crate::routes::provenance::resolve,
+        crate::routes::turns::stop_run,
         crate::routes::changes::list,
         crate::routes::changes::stream,
         crate::routes::session_store::append,

@@ -33,6 +33,8 @@ pub struct AppState {
     pub imports: crate::routes::imports::Runs,
     /// The live mirrors running (`[import] watch`, `POST /api/imports/watch`).
     pub mirrors: openprogram_actors::importers::watch::Mirrors,
+    /// The agent runtimes connected as runners, and their runs.
+    pub runners: std::sync::Arc<crate::ws::runners::Runners>,
 }
 
 /// Written to `<state>/server.json` so the CLI and tests find the server.
@@ -101,6 +103,11 @@ impl Application {
         crate::observe::metrics::install();
         let mirrors = start_mirror(config, &engine)?;
         let (shutdown, shutdown_rx) = tokio::sync::watch::channel(false);
+        let runners = std::sync::Arc::new(crate::ws::runners::Runners::default());
+        actix_web::rt::spawn(crate::ws::runners::follow_turns(
+            runners.clone(),
+            engine.subscribe(),
+        ));
         let state = web::Data::new(AppState {
             engine: engine.clone(),
             ws_frame_limit: config.server.body_limit,
@@ -113,6 +120,7 @@ impl Application {
             llm: !config.llm.base_url.trim().is_empty(),
             imports: Default::default(),
             mirrors,
+            runners,
         });
         let listener =
             TcpListener::bind(&config.server.bind).map_err(|source| StartupError::Bind {

@@ -149,6 +149,10 @@ pub struct TurnRecord {
     /// The `Idempotency-Key` the turn was ended with, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub idempotency_key: Option<String>,
+    /// How the turn ended when not `ok`: `failed`, `needs_input`, or
+    /// `cancelled` (stopped by the user: `POST …/runs/stop`, WS `stop_run`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outcome: Option<String>,
 }
 
 fn default_agent() -> String {

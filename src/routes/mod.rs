@@ -40,6 +40,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
                 web::patch().to(messages::update),
             )
             .route("/sessions/{id}/turns", web::post().to(turns::end_turn))
+            .route("/sessions/{id}/runs/stop", web::post().to(turns::stop_run))
             .route("/sessions/{id}/export", web::get().to(sessions::export))
             .route("/sessions/{id}/fork", web::post().to(sessions::fork))
             .route("/sessions/{id}/branches", web::get().to(replay::branches))

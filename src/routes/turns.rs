@@ -136,3 +136,15 @@ pub fn announce_skipped(engine: &Engine, id: &str, outcome: &TurnOutcome) {
         }),
     );
 }
+
+/// `POST /api/sessions/{id}/runs/stop`: stop the running turn. The runner
+/// answering it is told (`run_cancelled`); the turn ends `cancelled` (the
+/// session `failed`), its nodes kept and committed.
+#[utoipa::path(post, path = "/api/sessions/{id}/runs/stop", tag = "messages", summary = "Stop the running turn (its runner is told; the turn ends cancelled, committed)", params(("id" = String, Path, description = "session id")), responses((status = 200, description = "the turn ended: {turn, commit, short_sha, status}", body = crate::schemas::TurnAnswer), (status = 404, description = "unknown_session", body = crate::openapi::ErrorBody), (status = 409, description = "no_open_turn", body = crate::openapi::ErrorBody)))]
+pub async fn stop_run(
+    state: web::Data<AppState>,
+    id: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    let outcome = crate::ws::runners::stop(&state, &id).await?;
+    Ok(HttpResponse::Ok().json(outcome))
+}

@@ -140,6 +140,7 @@ async fn dispatch(c: &Call<'_>, v: Value) -> Result<Frames, Value> {
             "projects are not removed from the web client; a project's folder, repository and sessions stay (DELETE /api/projects/{id} unregisters it)",
         )),
         "chat" => chat(c, v).await,
+        "stop_run" => stop_run(c, v).await,
         "write_turn" => write_turn(c, v).await,
         "search_sessions" => search(c, v).await,
         other => Err(c.error("unknown_action", &format!("unknown action '{other}'"))),
@@ -204,6 +205,25 @@ async fn write_turn(c: &Call<'_>, mut v: Value) -> Result<Frames, Value> {
 }
 
 #[derive(Deserialize)]
+struct StopRun {
+    session_id: String,
+}
+
+/// `stop_run {session_id}` → `run_stopped {session_id, turn, commit,
+/// status}`: the runner is told (`run_cancelled`), the open turn ends
+/// `cancelled`, its nodes committed.
+async fn stop_run(c: &Call<'_>, v: Value) -> Result<Frames, Value> {
+    let m: StopRun = c.parse(v)?;
+    let out = super::runners::stop(c.state, &m.session_id)
+        .await
+        .map_err(|e| c.fail(e))?;
+    Ok(vec![frame(
+        "run_stopped",
+        json!({"session_id": m.session_id, "turn": out.turn, "commit": out.commit, "status": out.status}),
+    )])
+}
+
+#[derive(Deserialize)]
 struct Chat {
     #[serde(default)]
     session_id: Option<String>,
@@ -262,15 +282,27 @@ async fn chat(c: &Call<'_>, v: Value) -> Result<Frames, Value> {
     let permission_mode = m.permission_mode.unwrap_or_else(|| "ask".into());
     let execution_id = format!("exec_{}", openprogram_actors::ids::new_id());
     let ack = match posted {
-        Ok(Posted::Appended(out)) => json!({
-            "session_id": session_id,
-            "msg_id": out.node.id,
-            "text": out.node.text(),
-            "execution_id": execution_id,
-            "permission_mode": permission_mode,
-            "turn": out.turn,
-            "queued": false,
-        }),
+        Ok(Posted::Appended(out)) => {
+            // A message that opened a turn goes to the runners.
+            let runner = match out.turn.filter(|_| out.created) {
+                Some(turn) => {
+                    let req =
+                        super::runners::request_for(c.engine(), &session_id, turn, &out.node).await;
+                    super::runners::dispatch(c.state, req).await
+                }
+                None => Value::Null,
+            };
+            json!({
+                "session_id": session_id,
+                "msg_id": out.node.id,
+                "text": out.node.text(),
+                "execution_id": execution_id,
+                "permission_mode": permission_mode,
+                "turn": out.turn,
+                "queued": false,
+                "runner": runner,
+            })
+        }
         Ok(Posted::Queued {
             message_id,
             position,

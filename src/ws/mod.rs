@@ -17,6 +17,7 @@ mod contexts;
 mod files;
 mod frames;
 mod projects;
+pub mod runners;
 mod runtime;
 mod sessions;
 mod transcript;
@@ -103,12 +104,19 @@ impl SlowActions {
     }
 }
 
-/// Counts the client out of `openprogram_ws_clients` however it ends.
-struct ClientGone;
+/// Counts the client out of `openprogram_ws_clients` however it ends,
+/// and unregisters it if it was a runner (its runs are offered again).
+struct ClientGone {
+    state: Arc<AppState>,
+    runner: Option<u64>,
+}
 
 impl Drop for ClientGone {
     fn drop(&mut self) {
         metrics::gauge!("openprogram_ws_clients").decrement(1.0);
+        if let Some(id) = self.runner {
+            self.state.runners.unregister(id);
+        }
     }
 }
 
@@ -123,7 +131,12 @@ async fn run(
     let (slow, mut replies) = SlowActions::new(state.clone());
     let mut shutdown = state.shutdown.clone();
     metrics::gauge!("openprogram_ws_clients").increment(1.0);
-    let _gone = ClientGone;
+    let mut gone = ClientGone {
+        state: state.clone(),
+        runner: None,
+    };
+    // Frames for this client as a runner (run offers, cancellations).
+    let (runner_tx, mut runner_rx) = mpsc::channel::<String>(runners::RUNNER_QUEUE);
     loop {
         tokio::select! {
             // The server is stopping: a close frame at once ("going away").
@@ -134,12 +147,17 @@ async fn run(
             msg = stream.recv() => {
                 last_seen = Instant::now();
                 let frames = match msg {
-                    Some(Ok(AggregatedMessage::Text(text))) => match slow.try_spawn(text.to_string()) {
-                        // Quick actions run in order, their reply before
-                        // the broadcasts they cause.
-                        Some(text) => actions::handle(&state, &text).await,
-                        None => continue,
-                    },
+                    Some(Ok(AggregatedMessage::Text(text))) => {
+                        match runners::connection_action(&state, &text, &runner_tx, &mut gone.runner).await {
+                            Some(frames) => frames,
+                            None => match slow.try_spawn(text.to_string()) {
+                                // Quick actions run in order, their reply
+                                // before the broadcasts they cause.
+                                Some(text) => actions::handle(&state, &text).await,
+                                None => continue,
+                            },
+                        }
+                    }
                     Some(Ok(AggregatedMessage::Binary(_))) => vec![actions::error_frame("binary frames are not supported; send JSON text")],
                     Some(Ok(AggregatedMessage::Ping(bytes))) => {
                         if session.pong(&bytes).await.is_err() { break; }
@@ -155,6 +173,9 @@ async fn run(
                 for frame in frames {
                     if !send(&mut session, &frame).await { return; }
                 }
+            }
+            Some(frame) = runner_rx.recv() => {
+                if !send(&mut session, &frame).await { return; }
             }
             Some(frames) = replies.recv() => {
                 for frame in frames {

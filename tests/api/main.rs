@@ -26,6 +26,7 @@ mod projects;
 mod protocol;
 mod provenance;
 mod registry;
+mod runners;
 mod search;
 mod security;
 mod session_store;

@@ -275,6 +275,13 @@ fn every_answer_matches_the_openapi_document() {
     let (st, v) = s.raw_delete(&format!("/api/projects/{pid}"));
     c.check("/api/projects/{id}", "delete", st, &v);
 
+    // Stopping a run: one open turn, then nothing to stop.
+    s.append("oa-stop", json!({"role": "user", "content": "long job"}));
+    let (st, v) = s.post("/api/sessions/oa-stop/runs/stop", json!({}));
+    c.check("/api/sessions/{id}/runs/stop", "post", st, &v);
+    let (st, v) = s.post("/api/sessions/oa-stop/runs/stop", json!({}));
+    c.check("/api/sessions/{id}/runs/stop", "post", st, &v);
+
     // The change feed and the session store of agent SDKs.
     let (st, v) = s.get("/api/changes?limit=5");
     c.check("/api/changes", "get", st, &v);

@@ -119,6 +119,9 @@ impl Engine {
             .await?;
         if let Posted::Appended(o) = &out {
             metrics::counter!("openprogram_appends_total").increment(1);
+            if o.created {
+                self.announce_node("node_appended", id, &o.node, o.turn);
+            }
             if let Some(pid) = project_id.filter(|_| o.created && o.node.seq == 1) {
                 self.attach(&pid, id).await;
             }
@@ -133,14 +136,40 @@ impl Engine {
         patch: NodePatch,
     ) -> Result<Node, EngineError> {
         self.writable()?;
-        self.call(
-            id,
-            UpdateNode {
-                node_id: node_id.to_string(),
-                patch,
-            },
-        )
-        .await
+        let node = self
+            .call(
+                id,
+                UpdateNode {
+                    node_id: node_id.to_string(),
+                    patch,
+                },
+            )
+            .await?;
+        self.announce_node("node_updated", id, &node, None);
+        Ok(node)
+    }
+
+    /// Live replies: every node appended or filled is broadcast to the
+    /// WebSocket clients (`node_appended`, `node_updated`), so a UI shows
+    /// a reply while it is written. The hub is bounded: a client that
+    /// falls behind is resynced, never queued without end.
+    pub(super) fn announce_node(&self, kind: &str, id: &str, node: &Node, turn: Option<u64>) {
+        let mut data = serde_json::json!({"session_id": id, "node": node});
+        if let Some(t) = turn {
+            data["turn"] = t.into();
+        }
+        self.publish(kind, data);
+    }
+
+    /// `turn_ended {session_id, turn, commit, status}` to every client.
+    pub(super) fn announce_end(&self, id: &str, outcome: &TurnOutcome) {
+        if !outcome.repeated {
+            self.publish(
+                "turn_ended",
+                serde_json::json!({"session_id": id, "turn": outcome.turn,
+                    "commit": outcome.commit, "status": outcome.status}),
+            );
+        }
     }
 
     /// End the open turn. A skipped project commit is in the outcome
@@ -152,6 +181,7 @@ impl Engine {
         if !outcome.repeated {
             metrics::counter!("openprogram_turns_total").increment(1);
         }
+        self.announce_end(id, &outcome);
         Ok(outcome)
     }
 

@@ -158,6 +158,14 @@ impl Engine {
         if !written.outcome.repeated {
             metrics::counter!("openprogram_turns_total").increment(1);
         }
+        // A live turn is shown as it lands; an import's are not (a bulk
+        // import would flood every client).
+        if project && !written.outcome.repeated {
+            for n in &written.nodes {
+                self.announce_node("node_appended", id, n, Some(written.outcome.turn));
+            }
+            self.announce_end(id, &written.outcome);
+        }
         if written.created {
             self.attach(&project_id, id).await;
         }

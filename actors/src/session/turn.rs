@@ -81,6 +81,7 @@ impl SessionCore {
             ended_at,
             project: project.clone(),
             idempotency_key,
+            outcome: req.outcome.recorded(),
         };
         let (status, unread) = self.status_after(interrupted, req.outcome, req.background);
         self.meta.status = status;
@@ -153,7 +154,7 @@ impl SessionCore {
         let background = background || self.meta.channel.is_some();
         match (interrupted, outcome, background) {
             (true, _, _) => (Status::Idle, self.meta.unread),
-            (_, Outcome::Failed, _) => (Status::Failed, self.meta.unread),
+            (_, Outcome::Failed | Outcome::Cancelled, _) => (Status::Failed, self.meta.unread),
             (_, Outcome::NeedsInput, _) => (Status::NeedsInput, self.meta.unread),
             (_, Outcome::Ok, true) => (Status::Done, true),
             (_, Outcome::Ok, false) => (Status::Idle, self.meta.unread),

@@ -57,6 +57,21 @@ pub enum Outcome {
     Ok,
     Failed,
     NeedsInput,
+    /// Stopped by the user: the session ends `failed`, the turn record
+    /// says `cancelled`.
+    Cancelled,
+}
+
+impl Outcome {
+    /// What the turn record keeps (nothing for `ok`).
+    pub fn recorded(self) -> Option<String> {
+        match self {
+            Outcome::Ok => None,
+            Outcome::Failed => Some("failed".into()),
+            Outcome::NeedsInput => Some("needs_input".into()),
+            Outcome::Cancelled => Some("cancelled".into()),
+        }
+    }
 }
 
 /// The end-of-turn call, with what the client reports about the turn.

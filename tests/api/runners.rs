@@ -1,0 +1,230 @@
+//! Runners over a real WebSocket: a user message from the composer is
+//! offered to the registered runners, exactly one claims it, its reply is
+//! seen live by another client, a runner that dies releases its run, the
+//! user can stop a run, and with no runner the session waits instead of
+//! "running" forever.
+
+use serde_json::{json, Value};
+
+use crate::helpers::{git, turn_commits, TestServer};
+use crate::ws::WsClient;
+
+fn register(s: &TestServer, name: &str) -> WsClient {
+    let mut r = WsClient::connect(s);
+    r.send(json!({"action": "register_runner", "name": name, "sessions": "all"}));
+    let ok = r.expect("runner_registered", |_| true);
+    assert_eq!(ok["data"]["name"], name);
+    r
+}
+
+fn chat(ui: &mut WsClient, session: &str, text: &str) -> Value {
+    ui.send(json!({"action": "chat", "session_id": session, "text": text}));
+    ui.expect("chat_ack", |f| f["data"]["session_id"] == session)
+}
+
+fn requested(r: &mut WsClient, session: &str) -> Value {
+    r.expect("run_requested", |f| f["data"]["session_id"] == session)["data"].clone()
+}
+
+fn claim(r: &mut WsClient, req: &Value) -> Value {
+    r.send(
+        json!({"action": "claim_run", "session_id": req["session_id"], "msg_id": req["msg_id"]}),
+    );
+    r.next_where(|f| f["type"] == "run_claimed" || f["type"] == "action_error")
+}
+
+#[test]
+fn a_runner_claims_streams_fifty_pieces_and_a_second_client_sees_them_in_order() {
+    let s = TestServer::start();
+    let mut runner = register(&s, "stream-runner");
+    let mut ui = WsClient::connect(&s);
+    let mut watcher = WsClient::connect(&s);
+    let ack = chat(&mut ui, "live", "Tell me a story");
+    assert_eq!(
+        ack["data"]["runner"],
+        json!({"offered": 1, "waiting": false})
+    );
+    let req = requested(&mut runner, "live");
+    assert_eq!(
+        (req["turn"].as_u64(), req["text"].as_str()),
+        (Some(1), Some("Tell me a story"))
+    );
+    assert!(req["history_cursor"].is_string(), "{req}");
+    assert_eq!(claim(&mut runner, &req)["type"], "run_claimed");
+    let (_, meta) = s.get("/api/sessions/live");
+    assert_eq!(meta["status"], "running");
+
+    // The runner writes its reply with the ordinary calls, streaming it.
+    let a = s.append("live", json!({"role": "assistant", "content": ""}));
+    let aid = a["node"]["id"].as_str().unwrap().to_string();
+    let mut text = String::new();
+    for i in 0..50 {
+        text.push_str(&format!("w{i} "));
+        let (st, _) = s.patch(
+            &format!("/api/sessions/live/messages/{aid}"),
+            json!({"content": text}),
+        );
+        assert_eq!(st, 200);
+    }
+    let end = s.end_turn("live", json!({}));
+
+    let frames = watcher.frames_until("turn_ended", |f| f["data"]["session_id"] == "live");
+    let appended: Vec<&Value> = frames
+        .iter()
+        .filter(|f| f["type"] == "node_appended" && f["data"]["session_id"] == "live")
+        .collect();
+    assert_eq!(
+        appended.len(),
+        2,
+        "the user message and the reply: {appended:?}"
+    );
+    let pieces: Vec<usize> = frames
+        .iter()
+        .filter(|f| f["type"] == "node_updated" && f["data"]["node"]["id"] == aid.as_str())
+        .map(|f| f["data"]["node"]["content"].as_str().unwrap().len())
+        .collect();
+    assert_eq!(pieces.len(), 50, "every piece");
+    assert!(pieces.windows(2).all(|w| w[0] < w[1]), "in order");
+    assert_eq!(frames.last().unwrap()["data"]["commit"], end["commit"]);
+    assert_eq!(turn_commits(&s.session_dir("live"), "HEAD"), "1");
+    // The run is over: a claim now is refused.
+    assert_eq!(claim(&mut runner, &req)["data"]["code"], "unknown_run");
+}
+
+#[test]
+fn two_runners_racing_for_one_message_exactly_one_claims() {
+    let s = TestServer::start();
+    let mut r1 = register(&s, "r1");
+    let mut r2 = register(&s, "r2");
+    let mut ui = WsClient::connect(&s);
+    let ack = chat(&mut ui, "race", "Who answers?");
+    assert_eq!(ack["data"]["runner"]["offered"], 2);
+    let q1 = requested(&mut r1, "race");
+    let q2 = requested(&mut r2, "race");
+    assert_eq!(q1, q2);
+    r1.send(json!({"action": "claim_run", "session_id": "race", "msg_id": q1["msg_id"]}));
+    r2.send(json!({"action": "claim_run", "session_id": "race", "msg_id": q2["msg_id"]}));
+    let a1 = r1.next_where(|f| f["type"] == "run_claimed" || f["type"] == "action_error");
+    let a2 = r2.next_where(|f| f["type"] == "run_claimed" || f["type"] == "action_error");
+    let claimed = [&a1, &a2]
+        .iter()
+        .filter(|f| f["type"] == "run_claimed")
+        .count();
+    assert_eq!(claimed, 1, "{a1} {a2}");
+    let refused = if a1["type"] == "action_error" {
+        &a1
+    } else {
+        &a2
+    };
+    assert_eq!(refused["data"]["code"], "run_taken");
+}
+
+#[test]
+fn a_runner_killed_mid_run_releases_it_and_its_partial_reply_stays() {
+    let s = TestServer::start();
+    let mut r1 = register(&s, "dies");
+    let mut ui = WsClient::connect(&s);
+    chat(&mut ui, "crashy", "Long task");
+    let req = requested(&mut r1, "crashy");
+    assert_eq!(claim(&mut r1, &req)["type"], "run_claimed");
+    s.append(
+        "crashy",
+        json!({"id": "partial", "role": "assistant", "content": "half of it"}),
+    );
+    drop(r1);
+    // A runner connecting later is offered the released run.
+    let mut r2 = register(&s, "takes-over");
+    let again = requested(&mut r2, "crashy");
+    assert_eq!(again["msg_id"], req["msg_id"]);
+    assert_eq!(claim(&mut r2, &again)["type"], "run_claimed");
+    s.append(
+        "crashy",
+        json!({"role": "assistant", "content": "the rest"}),
+    );
+    s.end_turn("crashy", json!({}));
+    let dir = s.session_dir("crashy");
+    let files = git(&dir, &["ls-tree", "-r", "--name-only", "HEAD"]);
+    assert!(
+        files.contains("partial"),
+        "the partial reply is committed: {files}"
+    );
+}
+
+#[test]
+fn stopping_a_run_tells_the_runner_and_ends_the_turn_cancelled() {
+    let s = TestServer::start();
+    let mut runner = register(&s, "stoppable");
+    let mut ui = WsClient::connect(&s);
+    chat(&mut ui, "stopme", "Count to a million");
+    let req = requested(&mut runner, "stopme");
+    claim(&mut runner, &req);
+    s.append(
+        "stopme",
+        json!({"id": "so-far", "role": "assistant", "content": "1 2 3"}),
+    );
+    ui.send(json!({"action": "stop_run", "session_id": "stopme"}));
+    let stopped = ui.expect("run_stopped", |_| true);
+    assert_eq!(stopped["data"]["status"], "failed");
+    let cancelled = runner.expect("run_cancelled", |f| f["data"]["session_id"] == "stopme");
+    assert_eq!(cancelled["data"]["msg_id"], req["msg_id"]);
+    let (_, meta) = s.get("/api/sessions/stopme");
+    assert_eq!(
+        (
+            meta["status"].as_str(),
+            meta["last_turn"]["outcome"].as_str()
+        ),
+        (Some("failed"), Some("cancelled")),
+        "{meta}"
+    );
+    let files = git(
+        &s.session_dir("stopme"),
+        &["ls-tree", "-r", "--name-only", "HEAD"],
+    );
+    assert!(files.contains("so-far"), "{files}");
+    // Nothing left to stop.
+    let (st, v) = s.post("/api/sessions/stopme/runs/stop", json!({}));
+    assert_eq!((st, v["code"].as_str()), (409, Some("no_open_turn")));
+}
+
+#[test]
+fn with_no_runner_the_message_waits_and_a_runner_connecting_later_answers() {
+    let s = TestServer::start();
+    let mut ui = WsClient::connect(&s);
+    let ack = chat(&mut ui, "lonely", "Anyone there?");
+    assert_eq!(
+        ack["data"]["runner"],
+        json!({"offered": 0, "waiting": true})
+    );
+    let (_, meta) = s.get("/api/sessions/lonely");
+    assert_eq!(
+        meta["status"], "needs_input",
+        "not running: nothing would end it"
+    );
+    let mut runner = WsClient::connect(&s);
+    runner.send(
+        json!({"action": "register_runner", "name": "late", "sessions": {"sessions": ["lonely"]}}),
+    );
+    let reg = runner.expect("runner_registered", |_| true);
+    assert_eq!(reg["data"]["offered"], 1);
+    let req = requested(&mut runner, "lonely");
+    assert_eq!(req["text"], "Anyone there?");
+    assert_eq!(claim(&mut runner, &req)["type"], "run_claimed");
+    s.append("lonely", json!({"role": "assistant", "content": "Here."}));
+    let end = s.end_turn("lonely", json!({}));
+    assert_eq!(end["status"], "idle");
+    // A runner scoped to other sessions is not offered this one.
+    let mut other = WsClient::connect(&s);
+    other.send(json!({"action": "register_runner", "name": "elsewhere", "sessions": {"projects": ["nope"]}}));
+    assert_eq!(
+        other.expect("runner_registered", |_| true)["data"]["offered"],
+        0
+    );
+    let ack = chat(&mut ui, "lonely", "Again?");
+    assert_eq!(ack["data"]["runner"]["offered"], 1, "only the late runner");
+    // Not a runner: claim refused.
+    other.send(
+        json!({"action": "claim_run", "session_id": "lonely", "msg_id": ack["data"]["msg_id"]}),
+    );
+    let refused = other.next_where(|f| f["type"] == "action_error");
+    assert_eq!(refused["data"]["code"], "unknown_run");
+}
