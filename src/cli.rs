@@ -69,6 +69,10 @@ pub enum Command {
     /// (search, sessions, turns, project commits, recent activity): through
     /// the running server, or on a stopped server's state directory.
     Mcp(McpArgs),
+    /// Run a built-in runner against the running server: `llm` answers the
+    /// web UI's composer with the configured `llm.*` endpoint (streaming,
+    /// no tools) until stopped.
+    Runner(RunnerArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     Completions {
         #[arg(value_enum)]
@@ -118,6 +122,26 @@ pub struct ImportArgs {
     /// mirrors until interrupted.
     #[arg(long, conflicts_with_all = ["dry_run", "since"])]
     pub watch: bool,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct RunnerArgs {
+    /// Which runner (only `llm` is built in).
+    #[arg(value_enum)]
+    pub kind: RunnerKind,
+    #[command(flatten)]
+    pub target: ServerTarget,
+    /// A TOML file overlaid on the defaults (for `llm.*`).
+    #[arg(long, value_name = "FILE", env = "OPENPROGRAM_CONFIG")]
+    pub config: Option<PathBuf>,
+    /// The name the runner registers with.
+    #[arg(long, default_value = "llm")]
+    pub name: String,
+}
+
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum RunnerKind {
+    Llm,
 }
 
 #[derive(Debug, clap::Args)]

@@ -41,6 +41,15 @@ pub struct Config {
     pub search: SearchConfig,
     pub import: ImportConfig,
     pub mcp: McpConfig,
+    pub runner: RunnerSection,
+}
+
+#[derive(Debug, Clone, Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RunnerSection {
+    /// `"llm"`: `serve` also starts the built-in runner (answers the
+    /// composer with `llm.*`); empty: none.
+    pub builtin: String,
 }
 
 #[derive(Debug, Clone, Deserialize, serde::Serialize)]

@@ -9,6 +9,7 @@ pub mod mcp;
 pub mod observe;
 pub mod openapi;
 pub mod routes;
+pub mod runner;
 pub mod schemas;
 pub mod security;
 pub mod startup;

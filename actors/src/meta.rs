@@ -153,6 +153,9 @@ pub struct TurnRecord {
     /// `cancelled` (stopped by the user: `POST …/runs/stop`, WS `stop_run`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub outcome: Option<String>,
+    /// Why the turn failed, as its runner said.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
 }
 
 fn default_agent() -> String {

@@ -60,6 +60,16 @@ impl Client {
         Ok(Client { base, agent, token })
     }
 
+    /// The server's base URL.
+    pub fn base(&self) -> &str {
+        &self.base
+    }
+
+    /// The token sent, if any.
+    pub fn token(&self) -> Option<&str> {
+        self.token.as_deref()
+    }
+
     /// POST `body` as it is to `path` with `headers`: the answer's status,
     /// content type and body (an MCP message goes through unread).
     pub fn post_raw(

@@ -9,6 +9,7 @@ pub mod import;
 pub mod migrate;
 pub mod progress;
 pub mod projects;
+pub mod runner;
 pub mod search;
 pub mod serve;
 pub mod sessions;
@@ -35,6 +36,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Search(args) => search::run(&args),
         Command::Import(args) => import::run(&args),
         Command::Mcp(args) => crate::mcp::stdio::run(&args),
+        Command::Runner(args) => runner::run(&args),
         Command::Completions { shell } => {
             use clap::CommandFactory;
             let mut cmd = Cli::command();

@@ -324,11 +324,10 @@ pub async fn connection_action(
             Err(e) => vec![e],
         },
         "claim_run" => match c.parse::<Claim>(v) {
-            Ok(claim) => match id
-                .map(|me| state.runners.claim(me, &claim.session_id, &claim.msg_id))
-            {
-                None => vec![c.error("not_a_runner", "register_runner first")],
-                Some(Err(code)) => vec![c.error(
+            Ok(claim) => {
+                match id.map(|me| state.runners.claim(me, &claim.session_id, &claim.msg_id)) {
+                    None => vec![c.error("not_a_runner", "register_runner first")],
+                    Some(Err(code)) => vec![c.error(
                     code,
                     match code {
                         "run_taken" => "another runner claimed this run",
@@ -338,17 +337,18 @@ pub async fn connection_action(
                         _ => "register_runner first",
                     },
                 )],
-                Some(Ok(req)) => {
-                    let patch = openprogram_actors::meta::MetaPatch {
-                        status: Some(openprogram_actors::meta::Status::Running),
-                        ..Default::default()
-                    };
-                    if let Err(e) = state.engine.update_meta(&req.session_id, patch).await {
-                        tracing::warn!(session = %req.session_id, error = %e, "claimed run: status not set");
+                    Some(Ok(req)) => {
+                        let patch = openprogram_actors::meta::MetaPatch {
+                            status: Some(openprogram_actors::meta::Status::Running),
+                            ..Default::default()
+                        };
+                        if let Err(e) = state.engine.update_meta(&req.session_id, patch).await {
+                            tracing::warn!(session = %req.session_id, error = %e, "claimed run: status not set");
+                        }
+                        vec![super::frames::frame("run_claimed", json!(req))]
                     }
-                    vec![super::frames::frame("run_claimed", json!(req))]
                 }
-            },
+            }
             Err(e) => vec![e],
         },
         _ => return None,

@@ -473,10 +473,18 @@ fn chat_acks_with_the_original_fields_refuses_a_busy_session_and_broadcasts_the_
     let s = TestServer::start();
     let mut c = WsClient::connect(&s);
     let mut other = WsClient::connect(&s);
+    // A runner answers: the session is busy while it runs.
+    let mut runner = WsClient::connect(&s);
+    runner.send(json!({"action": "register_runner", "name": "busy", "sessions": "all"}));
+    runner.expect("runner_registered", |_| true);
     c.send(
         json!({"action": "chat", "session_id": "ch", "text": "hello there", "request_id": "q1"}),
     );
     let ack = c.expect("chat_ack", |_| true);
+    let req = runner.expect("run_requested", |_| true);
+    runner
+        .send(json!({"action": "claim_run", "session_id": "ch", "msg_id": req["data"]["msg_id"]}));
+    runner.expect("run_claimed", |_| true);
     assert_eq!(ack["request_id"], "q1");
     has_all(
         &ack["data"],

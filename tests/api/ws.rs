@@ -265,8 +265,16 @@ fn draft_chat_lands_inside_the_project_and_binding_freezes() {
     let list = c.expect("projects_list", |v| v["data"]["session_id"] == "d1");
     assert_eq!(list["data"]["projects"].as_array().unwrap().len(), 2);
 
+    // A runner answers: the session is busy while it runs.
+    let mut runner = WsClient::connect(&s);
+    runner.send(json!({"action": "register_runner", "name": "busy", "sessions": "all"}));
+    runner.expect("runner_registered", |_| true);
     c.send(json!({"action": "chat", "session_id": "d1", "project_id": pid, "content": "first words", "message_id": "m1"}));
     let ack = c.expect("chat_ack", |_| true);
+    let req = runner.expect("run_requested", |_| true);
+    runner
+        .send(json!({"action": "claim_run", "session_id": "d1", "msg_id": req["data"]["msg_id"]}));
+    runner.expect("run_claimed", |_| true);
     assert_eq!(
         (
             ack["data"]["session_id"].as_str(),

@@ -82,6 +82,7 @@ impl SessionCore {
             project: project.clone(),
             idempotency_key,
             outcome: req.outcome.recorded(),
+            error: req.error.map(|e| e.chars().take(2000).collect()),
         };
         let (status, unread) = self.status_after(interrupted, req.outcome, req.background);
         self.meta.status = status;

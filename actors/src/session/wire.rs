@@ -95,6 +95,10 @@ pub struct EndTurn {
     pub context: Option<Value>,
     #[serde(default)]
     pub context_id: Option<String>,
+    /// Why the turn failed (with `outcome: failed`): kept in the turn
+    /// record (at most 2,000 characters).
+    #[serde(default)]
+    pub error: Option<String>,
     /// The turn the client means to end. Naming the turn that was just
     /// ended (a retry after a lost answer) returns its commit again.
     #[serde(default)]
