@@ -46,6 +46,17 @@ pub fn is_ui_path(path: &str) -> bool {
         || path.starts_with("/s/")
         || path == "/projects"
         || path.starts_with("/projects/")
+        || path == RUNNERS_DOC
+}
+
+/// The runners' walk-through, linked from the composer's "no agent
+/// connected" notice (served as text: it carries no data).
+const RUNNERS_DOC: &str = "/docs/RUNNERS.md";
+
+async fn runners_doc() -> HttpResponse {
+    secured(HttpResponse::Ok())
+        .content_type("text/plain; charset=utf-8")
+        .body(include_str!("../../docs/RUNNERS.md"))
 }
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
@@ -54,7 +65,8 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .route("/projects", web::get().to(page))
         .route("/projects/{tail:.*}", web::get().to(page))
         .route("/favicon.ico", web::get().to(favicon))
-        .route("/assets/{name}", web::get().to(asset));
+        .route("/assets/{name}", web::get().to(asset))
+        .route(RUNNERS_DOC, web::get().to(runners_doc));
 }
 
 fn secured(mut b: actix_web::HttpResponseBuilder) -> actix_web::HttpResponseBuilder {

@@ -11,12 +11,14 @@
 mod helpers;
 
 mod browser;
+mod runner;
 
 use std::path::Path;
 use std::process::Command;
 
 use browser::Browser;
 use helpers::{Options, TestServer};
+use runner::Runner;
 use serde_json::{json, Value};
 
 fn now() -> f64 {
@@ -240,6 +242,8 @@ fn git(dir: &Path, args: &[&str]) -> String {
 #[test]
 fn replay_prev_next_timeline_and_sending_from_an_old_commit_makes_a_branch() {
     let server = TestServer::start();
+    // An agent runtime answers what is sent from the composer.
+    let _runner = Runner::claiming(&server.url);
     for i in 1..=4 {
         server.turn("rp", &format!("question {i}"), &format!("answer {i}"), &[]);
     }
@@ -995,4 +999,74 @@ fn the_sidebar_filters_sessions_by_the_tool_they_came_from() {
         "const t = document.getElementById('session-list').textContent; return !t.includes('From Claude Code') && t.includes('Written here')",
         "only this service's session",
     );
+}
+
+/// With no agent connected, a message from the composer is kept and the
+/// composer says so (with the way to connect one) instead of "running"
+/// forever; a runner connecting later takes it, and the Stop button ends
+/// the run (the turn `cancelled`, committed).
+#[test]
+fn a_message_nobody_answers_says_so_and_a_run_can_be_stopped() {
+    let server = TestServer::start();
+    server.turn("na", "first question", "first answer", &[]);
+    let Some(b) = Browser::start(1280, 800) else {
+        return;
+    };
+    b.goto(&format!("{}/s/na", server.url));
+    b.wait_js(
+        "return document.getElementById('messages').textContent.includes('first answer')",
+        "the session",
+    );
+    b.type_into("#composer-text", "is anyone there?");
+    b.click("#send");
+    b.wait_js(
+        "const n = document.getElementById('composer-note'); return n.textContent.startsWith('No agent connected — your message is saved') && !!document.getElementById('no-agent-link')",
+        "the no-agent notice",
+    );
+    b.screenshot("no-agent-connected");
+    let (_, meta) = server.get("/api/sessions/na");
+    assert_eq!(meta["status"], "needs_input", "not running: {meta}");
+    assert_eq!(
+        b.js("return document.getElementById('send').disabled", vec![]),
+        json!(false)
+    );
+    // The notice's link serves the runners' walk-through.
+    let (st, _, doc) = server.get_bytes("/docs/RUNNERS.md");
+    assert_eq!(st, 200);
+    assert!(String::from_utf8_lossy(&doc).contains("register_runner"));
+
+    // A runner connects: it is offered the waiting message and claims it.
+    let _runner = Runner::claiming(&server.url);
+    b.wait_js(
+        "return !document.getElementById('stop').hidden",
+        "the Stop button while the run is active",
+    );
+    server.append(
+        "na",
+        json!({"id": "na-partial", "role": "assistant", "content": "let me think"}),
+    );
+    b.wait_js(
+        "return document.getElementById('messages').textContent.includes('let me think')",
+        "the reply shown while it is written",
+    );
+    b.screenshot("run-active-stop-button");
+    b.click("#stop");
+    b.wait_js(
+        "return document.getElementById('stop').hidden",
+        "the run stopped",
+    );
+    let (_, meta) = server.get("/api/sessions/na");
+    assert_eq!(
+        (
+            meta["status"].as_str(),
+            meta["last_turn"]["outcome"].as_str()
+        ),
+        (Some("failed"), Some("cancelled")),
+        "{meta}"
+    );
+    let files = git(
+        &server.session_dir("na"),
+        &["ls-tree", "-r", "--name-only", "HEAD"],
+    );
+    assert!(files.contains("na-partial"), "{files}");
 }

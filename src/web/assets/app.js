@@ -110,6 +110,21 @@ ws.on('session_updated', (m) => {
     if ('status' in m.data && m.data.status !== wasStatus) loadSession();
   }
 });
+// Live replies: the open session's nodes are shown as a runner writes
+// them (appends, streamed fills, the end of the turn), read again at most
+// every 150 ms.
+let liveTimer = null;
+const live = (m) => {
+  const d = m.data || {};
+  if (d.session_id !== state.sessionId || liveTimer) return;
+  liveTimer = setTimeout(() => {
+    liveTimer = null;
+    loadSession();
+  }, 150);
+};
+ws.on('node_appended', live);
+ws.on('node_updated', live);
+ws.on('turn_ended', live);
 ws.on('session_deleted', (m) => {
   const id = m.session_id || (m.data && m.data.session_id);
   sidebar.remove(id);

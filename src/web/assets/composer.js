@@ -4,6 +4,9 @@
 
 const $ = (id) => document.getElementById(id);
 const RUN_ACTIVE = 'a run is currently active in this session — wait for it to finish or stop it first';
+const NO_AGENT = 'No agent connected — your message is saved. Connect an agent: ';
+// Sessions whose last message waits for a runner (the chat ack said so).
+const waiting = new Set();
 
 // `ctx`: `state` (the open session, the new chat's project, the
 // projects), `rowOf(id)` (its sidebar row), `listProject()` (the sidebar's
@@ -12,6 +15,20 @@ const RUN_ACTIVE = 'a run is currently active in this session — wait for it to
 export function setUpComposer(ctx) {
   const update = () => composerState(ctx);
   $('queue').addEventListener('change', update);
+  $('stop').addEventListener('click', async () => {
+    const id = ctx.state.sessionId;
+    if (!id) return;
+    $('stop').disabled = true;
+    try {
+      await ctx.ws.request('stop_run', { session_id: id });
+      await ctx.reload();
+    } catch (err) {
+      $('composer-note').textContent = err.message;
+    } finally {
+      $('stop').disabled = false;
+      update();
+    }
+  });
   $('composer-text').addEventListener('keydown', (e) => {
     if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) {
       e.preventDefault();
@@ -34,6 +51,8 @@ export function setUpComposer(ctx) {
       const d = reply.data || {};
       if (reply.type === 'chat_ack') {
         $('composer-text').value = '';
+        if (d.runner && d.runner.waiting) waiting.add(d.session_id);
+        else waiting.delete(d.session_id);
         if (!state.sessionId) ctx.navigate(`/s/${encodeURIComponent(d.session_id)}`);
         else await ctx.reload();
       } else {
@@ -60,4 +79,18 @@ function composerState(ctx) {
   const where = !state.sessionId && state.newChatProject ? `New chat in ${proj ? proj.name : state.newChatProject}` : '';
   $('composer-note').textContent = running ? (queue ? 'A turn is running: your message will be queued.' : RUN_ACTIVE) : where;
   $('queue').parentElement.hidden = !running;
+  $('stop').hidden = !running;
+  // A message nobody answers yet: say so, and how to connect an agent.
+  if (!running && row && row.status === 'needs_input' && waiting.has(state.sessionId)) {
+    const note = $('composer-note');
+    note.textContent = NO_AGENT;
+    const link = document.createElement('a');
+    link.href = '/docs/RUNNERS.md';
+    link.textContent = 'docs/RUNNERS.md';
+    link.id = 'no-agent-link';
+    note.append(link, ' (or run `openprogram runner llm`).');
+  } else if (row && ['idle', 'done', 'failed'].includes(row.status)) {
+    // Answered (or stopped): nothing waits any more.
+    waiting.delete(state.sessionId);
+  }
 }
