@@ -156,6 +156,7 @@ impl Application {
                 state_dir.display()
             );
         }
+        start_builtin_runner(config, addr, &state_dir);
         tracing::info!(url = %info.url, state_dir = %state_dir.display(), "openprogram listening");
         Ok(Application {
             server,
@@ -447,4 +448,39 @@ fn http_server(
         server = server.workers(config.server.workers);
     }
     Ok(server.listen(listener)?.run())
+}
+
+/// `[runner] builtin = "llm"`: the built-in runner, on a thread of its own,
+/// connected to this server over loopback like any other runner.
+fn start_builtin_runner(config: &Config, addr: std::net::SocketAddr, state_dir: &std::path::Path) {
+    match config.runner.builtin.trim() {
+        "" => {}
+        "llm" if config.llm.base_url.trim().is_empty() => {
+            tracing::warn!("runner.builtin = \"llm\" but no LLM is configured (llm.base_url): no runner started");
+        }
+        "llm" => {
+            let ip = if addr.ip().is_unspecified() {
+                std::net::IpAddr::from([127, 0, 0, 1])
+            } else {
+                addr.ip()
+            };
+            let cfg = crate::runner::RunnerConfig {
+                url: format!("http://{}", std::net::SocketAddr::new(ip, addr.port())),
+                token: crate::security::token::read(state_dir),
+                name: "llm".into(),
+                llm: config.llm.clone(),
+            };
+            let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+            let spawned = std::thread::Builder::new()
+                .name("runner-llm".into())
+                .spawn(move || crate::runner::run(cfg, stop));
+            if let Err(e) = spawned {
+                tracing::warn!(error = %e, "the built-in runner did not start");
+            }
+        }
+        other => tracing::warn!(
+            runner = other,
+            "unknown runner.builtin (only \"llm\" is built in): no runner started"
+        ),
+    }
 }

@@ -113,6 +113,23 @@ fn handle(stream: TcpStream, shared: &Shared) {
     std::thread::sleep(shared.delay);
     shared.in_flight.fetch_sub(1, Ordering::SeqCst);
     let (status, content) = (shared.reply)(n, &body);
+    if status == 200 && body["stream"] == true {
+        // Server-sent chunks, a word each, as OpenAI streams.
+        let mut stream = stream;
+        let _ = write!(
+            stream,
+            "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n"
+        );
+        for word in content.split_inclusive(' ') {
+            let chunk = json!({"id": "chatcmpl-test", "object": "chat.completion.chunk",
+                "choices": [{"index": 0, "delta": {"content": word}, "finish_reason": null}]});
+            let _ = write!(stream, "data: {chunk}\n\n");
+            let _ = stream.flush();
+            std::thread::sleep(Duration::from_millis(30));
+        }
+        let _ = write!(stream, "data: [DONE]\n\n");
+        return;
+    }
     let payload = if status == 200 {
         json!({"id": "chatcmpl-test", "object": "chat.completion",
                "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}]})

@@ -228,3 +228,122 @@ fn with_no_runner_the_message_waits_and_a_runner_connecting_later_answers() {
     let refused = other.next_where(|f| f["type"] == "action_error");
     assert_eq!(refused["data"]["code"], "unknown_run");
 }
+
+/// `openprogram runner llm` as its own process against the server: the
+/// composer's message answered by the stand-in LLM, streamed (several
+/// fills before the end), committed; the LLM down: the turn ends `failed`
+/// with the error in the turn record.
+#[test]
+fn the_built_in_runner_streams_the_llms_answer_and_reports_its_failure() {
+    use crate::fake_llm::FakeLlm;
+    let answer = "The parser lives in src/parse.rs and the lexer in src/lex.rs, both tested.";
+    let llm = FakeLlm::start(std::time::Duration::ZERO, move |_, body| {
+        let last = body["messages"]
+            .as_array()
+            .and_then(|m| m.last())
+            .cloned()
+            .unwrap_or_default();
+        if last["content"] == "fail please" {
+            (500, "the model is overloaded".to_string())
+        } else {
+            (200, answer.to_string())
+        }
+    });
+    let s = TestServer::start();
+    let mut runner = std::process::Command::new(crate::helpers::server_bin())
+        .args(["runner", "llm", "--url", &s.url])
+        .env("OPENPROGRAM_LLM_BASE_URL", &llm.base_url)
+        .env("OPENPROGRAM_LLM_MODEL", "stand-in")
+        .env("OPENPROGRAM_STATE_DIR", &s.state_dir)
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("runner process");
+    let mut ui = WsClient::connect(&s);
+    // Wait for the runner to register (a chat before that would wait too).
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let ack = loop {
+        let ack = chat(&mut ui, "llm1", "Where is the parser?");
+        if ack["data"]["runner"]["offered"] == 1 || std::time::Instant::now() > deadline {
+            break ack;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    };
+    assert_eq!(ack["data"]["runner"]["offered"], 1, "{ack}");
+    let frames = ui.frames_until("turn_ended", |f| f["data"]["session_id"] == "llm1");
+    let fills = frames
+        .iter()
+        .filter(|f| f["type"] == "node_updated" && f["data"]["session_id"] == "llm1")
+        .count();
+    assert!(fills >= 2, "streamed in pieces: {fills} fills");
+    let (_, msgs) = s.get("/api/sessions/llm1/messages");
+    let last = msgs["messages"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(
+        (last["role"].as_str(), last["content"].as_str()),
+        (Some("assistant"), Some(answer))
+    );
+    let (_, meta) = s.get("/api/sessions/llm1");
+    assert_eq!(meta["status"], "idle");
+    assert!(
+        turn_commits(&s.session_dir("llm1"), "HEAD")
+            .parse::<u32>()
+            .unwrap()
+            >= 1
+    );
+    let asked = llm.requests();
+    let sent = &asked.last().unwrap().1;
+    assert_eq!(sent["stream"], true);
+    assert_eq!(
+        sent["messages"].as_array().unwrap().last().unwrap()["content"],
+        "Where is the parser?"
+    );
+
+    // The LLM fails: the turn ends failed, saying why.
+    chat(&mut ui, "llm2", "fail please");
+    ui.frames_until("turn_ended", |f| f["data"]["session_id"] == "llm2");
+    let (_, meta) = s.get("/api/sessions/llm2");
+    assert_eq!(meta["status"], "failed", "{meta}");
+    assert_eq!(meta["last_turn"]["outcome"], "failed");
+    assert!(
+        meta["last_turn"]["error"]
+            .as_str()
+            .unwrap_or("")
+            .contains("overloaded"),
+        "{meta}"
+    );
+    let _ = runner.kill();
+    let _ = runner.wait();
+}
+
+/// `[runner] builtin = "llm"`: `serve` starts the built-in runner itself.
+#[test]
+fn serve_starts_the_built_in_runner_when_configured() {
+    use crate::fake_llm::FakeLlm;
+    let llm = FakeLlm::replying(std::time::Duration::ZERO, "Hello from the stand-in.");
+    let s = TestServer::start_with_env(&[
+        ("OPENPROGRAM_RUNNER_BUILTIN", "llm"),
+        ("OPENPROGRAM_LLM_BASE_URL", &llm.base_url),
+        ("OPENPROGRAM_LLM_MODEL", "stand-in"),
+    ]);
+    let mut ui = WsClient::connect(&s);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let mut n = 0;
+    loop {
+        n += 1;
+        let ack = chat(&mut ui, &format!("b{n}"), "hi");
+        if ack["data"]["runner"]["offered"] == 1 {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the built-in runner registers"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    let sid = format!("b{n}");
+    ui.frames_until("turn_ended", |f| f["data"]["session_id"] == sid.as_str());
+    let (_, msgs) = s.get(&format!("/api/sessions/{sid}/messages"));
+    assert!(
+        msgs.to_string().contains("Hello from the stand-in."),
+        "{msgs}"
+    );
+}
