@@ -347,3 +347,59 @@ fn serve_starts_the_built_in_runner_when_configured() {
         "{msgs}"
     );
 }
+
+/// The Python client's example runner (`clients/python/examples/
+/// tool_runner.py`, on the `websockets` package) answers a composer
+/// message with a tool call recorded as a tool node of its answer.
+#[test]
+fn the_python_example_runner_records_its_tool_call_as_a_tool_node() {
+    let Ok(python) = std::env::var("OPENPROGRAM_SDK_PYTHON") else {
+        assert!(
+            std::env::var("OPENPROGRAM_SDK_REQUIRED").is_err(),
+            "OPENPROGRAM_SDK_PYTHON is not set"
+        );
+        eprintln!("skipped: OPENPROGRAM_SDK_PYTHON is not set");
+        return;
+    };
+    let s = TestServer::start();
+    let root = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let mut child = std::process::Command::new(&python)
+        .arg("clients/python/examples/tool_runner.py")
+        .arg("--once")
+        .current_dir(&root)
+        .env("OPENPROGRAM_URL", &s.url)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("python");
+    // It says when it has registered.
+    let mut out = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    std::io::BufRead::read_line(&mut out, &mut line).unwrap();
+    assert_eq!(line.trim(), "registered");
+    let mut ui = WsClient::connect(&s);
+    let ack = chat(&mut ui, "py-run", "count these four words");
+    assert_eq!(ack["data"]["runner"]["offered"], 1, "{ack}");
+    let status = child.wait().expect("the runner exits after one run");
+    assert!(status.success());
+    let (_, nodes) = s.get("/api/sessions/py-run/nodes");
+    let nodes = nodes["nodes"].as_array().unwrap().clone();
+    let tool = nodes
+        .iter()
+        .find(|n| n["role"] == "tool")
+        .expect("a tool node");
+    let caller = nodes
+        .iter()
+        .find(|n| n["id"] == tool["caller"])
+        .expect("its caller");
+    assert_eq!(
+        (caller["role"].as_str(), tool["name"].as_str()),
+        (Some("assistant"), Some("word_count"))
+    );
+    assert_eq!(tool["output"], json!({"words": 4}));
+    let (_, msgs) = s.get("/api/sessions/py-run/messages");
+    assert!(
+        msgs.to_string().contains("Your message has 4 words."),
+        "{msgs}"
+    );
+    assert_eq!(turn_commits(&s.session_dir("py-run"), "HEAD"), "1");
+}
