@@ -345,6 +345,7 @@ pub async fn connection_action(
                         if let Err(e) = state.engine.update_meta(&req.session_id, patch).await {
                             tracing::warn!(session = %req.session_id, error = %e, "claimed run: status not set");
                         }
+                        name_runner(state, &req).await;
                         vec![super::frames::frame("run_claimed", json!(req))]
                     }
                 }
@@ -423,4 +424,23 @@ pub async fn stop(
         ..Default::default()
     };
     state.engine.end_turn(session_id, end).await
+}
+
+/// The turn names its runner: `metadata.runner` on the user message (a
+/// node of the open turn), shown by the web UI.
+async fn name_runner(state: &crate::startup::AppState, req: &RunRequest) {
+    let name = state.runners.claimer(&req.session_id).unwrap_or_default();
+    let mut metadata = serde_json::Map::new();
+    metadata.insert("runner".into(), Value::String(name));
+    let patch = openprogram_actors::session::NodePatch {
+        metadata: Some(metadata),
+        ..Default::default()
+    };
+    if let Err(e) = state
+        .engine
+        .update_node(&req.session_id, &req.msg_id, patch)
+        .await
+    {
+        tracing::warn!(session = %req.session_id, error = %e, "claimed run: the runner is not named on the turn");
+    }
 }

@@ -87,6 +87,16 @@ fn a_runner_claims_streams_fifty_pieces_and_a_second_client_sees_them_in_order()
     assert!(pieces.windows(2).all(|w| w[0] < w[1]), "in order");
     assert_eq!(frames.last().unwrap()["data"]["commit"], end["commit"]);
     assert_eq!(turn_commits(&s.session_dir("live"), "HEAD"), "1");
+    // The turn names its runner (on the user message).
+    let (_, nodes) = s.get("/api/sessions/live/nodes");
+    let user = nodes["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|n| n["role"] == "user")
+        .unwrap()
+        .clone();
+    assert_eq!(user["metadata"]["runner"], "stream-runner", "{user}");
     // The run is over: a claim now is refused.
     assert_eq!(claim(&mut runner, &req)["data"]["code"], "unknown_run");
 }

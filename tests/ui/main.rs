@@ -1049,6 +1049,10 @@ fn a_message_nobody_answers_says_so_and_a_run_can_be_stopped() {
         "return document.getElementById('messages').textContent.includes('let me think')",
         "the reply shown while it is written",
     );
+    b.wait_js(
+        "return document.getElementById('messages').textContent.includes('answered by test-runner')",
+        "the runner's name on the turn",
+    );
     b.screenshot("run-active-stop-button");
     b.click("#stop");
     b.wait_js(

@@ -85,6 +85,10 @@ export function renderConversation(container, chain, allNodes, { onSwitch, time,
     const head = el('header', 'msg-head');
     head.append(el('span', 'who', n.role === 'user' ? 'You' : n.role === 'assistant' ? 'Assistant' : n.name || n.role));
     if (n.created_at) head.append(el('time', 'when', time(n.created_at)));
+    // The runner that took this message (set when it claimed the run).
+    if (n.role === 'user' && n.metadata && typeof n.metadata.runner === 'string') {
+      head.append(el('span', 'runner', `answered by ${n.metadata.runner}`));
+    }
     const sibs = siblingsOf(n, allNodes);
     if (sibs.length > 1) {
       const i = sibs.findIndex((s) => s.id === n.id);
