@@ -170,6 +170,22 @@ impl Runners {
         n
     }
 
+    /// Whether a run of `session_id` is known.
+    pub fn has_run(&self, session_id: &str) -> bool {
+        self.lock().runs.contains_key(session_id)
+    }
+
+    /// Keep `req` as a waiting run (offered to runners that register).
+    pub fn keep_waiting(&self, req: RunRequest) {
+        self.lock()
+            .runs
+            .entry(req.session_id.clone())
+            .or_insert(Run {
+                req,
+                claimed_by: None,
+            });
+    }
+
     /// Whether any registered runner matches `req`.
     pub fn has_runner_for(&self, req: &RunRequest) -> bool {
         self.lock().runners.values().any(|r| r.scope.matches(req))
@@ -311,6 +327,8 @@ pub async fn connection_action(
                 if let Some(old) = id.take() {
                     state.runners.unregister(old);
                 }
+                // Messages left waiting by an earlier run of the server.
+                recover_waiting(state).await;
                 let (new, offered) = state
                     .runners
                     .register(r.name.clone(), r.sessions, tx.clone());
@@ -442,5 +460,42 @@ async fn name_runner(state: &crate::startup::AppState, req: &RunRequest) {
         .await
     {
         tracing::warn!(session = %req.session_id, error = %e, "claimed run: the runner is not named on the turn");
+    }
+}
+
+/// At most this many waiting sessions are recovered at a registration.
+const RECOVER_AT_MOST: usize = 100;
+
+/// The runs a restart forgot: sessions waiting for a runner (`needs_input`
+/// with their turn still open on a user message) are kept as waiting runs,
+/// so the runner registering now is offered them.
+async fn recover_waiting(state: &crate::startup::AppState) {
+    use openprogram_actors::meta::Status;
+    let query = openprogram_actors::registry::ListQuery {
+        status: Some(Status::NeedsInput),
+        limit: openprogram_actors::limit::ListLimit::largest(),
+        ..Default::default()
+    };
+    let Ok(page) = state.engine.list(query).await else {
+        return;
+    };
+    for row in page.sessions.into_iter().take(RECOVER_AT_MOST) {
+        if state.runners.has_run(&row.id) {
+            continue;
+        }
+        let Ok(meta) = state.engine.meta(&row.id).await else {
+            continue;
+        };
+        let Some(open) = meta.open_turn else {
+            continue;
+        };
+        let Ok(nodes) = state.engine.nodes(&row.id).await else {
+            continue;
+        };
+        let Some(user) = nodes.iter().find(|n| n.id == open.user_node) else {
+            continue;
+        };
+        let req = request_for(&state.engine, &row.id, open.number, user).await;
+        state.runners.keep_waiting(req);
     }
 }

@@ -101,6 +101,27 @@ fn a_runner_claims_streams_fifty_pieces_and_a_second_client_sees_them_in_order()
     assert_eq!(claim(&mut runner, &req)["data"]["code"], "unknown_run");
 }
 
+/// A message waiting for a runner when the server restarts is offered to
+/// the first runner that registers after it.
+#[test]
+fn a_message_waiting_across_a_restart_is_offered_to_the_next_runner() {
+    let mut s = TestServer::start_process();
+    let mut ui = WsClient::connect(&s);
+    let ack = chat(&mut ui, "waits", "Still there after a restart?");
+    assert_eq!(ack["data"]["runner"]["waiting"], true);
+    drop(ui);
+    s.terminate();
+    s.spawn();
+    let (_, meta) = s.get("/api/sessions/waits");
+    assert_eq!(meta["status"], "needs_input", "{meta}");
+    let mut runner = register(&s, "after-restart");
+    let req = requested(&mut runner, "waits");
+    assert_eq!(req["text"], "Still there after a restart?");
+    assert_eq!(claim(&mut runner, &req)["type"], "run_claimed");
+    s.append("waits", json!({"role": "assistant", "content": "Yes."}));
+    s.end_turn("waits", json!({}));
+}
+
 #[test]
 fn two_runners_racing_for_one_message_exactly_one_claims() {
     let s = TestServer::start();
