@@ -106,6 +106,7 @@ impl Application {
         let runners = std::sync::Arc::new(crate::ws::runners::Runners::default());
         actix_web::rt::spawn(crate::ws::runners::follow_turns(
             runners.clone(),
+            engine.clone(),
             engine.subscribe(),
         ));
         let state = web::Data::new(AppState {

@@ -76,6 +76,9 @@ struct Runner {
 struct Run {
     req: RunRequest,
     claimed_by: Option<u64>,
+    /// The reply as the original web client has been sent it (its
+    /// `chat_response` stream): the assistant node and its text so far.
+    streamed: Option<(String, String)>,
 }
 
 #[derive(Default)]
@@ -165,6 +168,7 @@ impl Runners {
             Run {
                 req,
                 claimed_by: None,
+                streamed: None,
             },
         );
         n
@@ -183,6 +187,7 @@ impl Runners {
             .or_insert(Run {
                 req,
                 claimed_by: None,
+                streamed: None,
             });
     }
 
@@ -235,44 +240,109 @@ impl Runners {
         inner.runners.get(&by).map(|r| r.name.clone())
     }
 
-    /// The turn of `session_id` ended: its run is over.
-    pub fn finish(&self, session_id: &str) {
-        self.lock().runs.remove(session_id);
+    /// The turn of `session_id` ended: its run is over. The user message
+    /// it answered and the reply's text, for the original client's
+    /// closing `chat_response`.
+    pub fn finish(&self, session_id: &str) -> Option<(String, String)> {
+        let run = self.lock().runs.remove(session_id)?;
+        let text = run.streamed.map(|(_, t)| t).unwrap_or_default();
+        Some((run.req.msg_id, text))
+    }
+
+    /// An assistant node of `session_id` now reads `text`: what the
+    /// original client has not been sent yet (the user message it answers,
+    /// the new text), when a run is answering that session. A reply that
+    /// starts over (another node, or text that does not extend what was
+    /// sent) is sent whole.
+    pub fn stream(&self, session_id: &str, node_id: &str, text: &str) -> Option<(String, String)> {
+        let mut inner = self.lock();
+        let run = inner.runs.get_mut(session_id)?;
+        let delta = match &run.streamed {
+            Some((id, sent)) if id == node_id && text.starts_with(sent.as_str()) => {
+                text[sent.len()..].to_string()
+            }
+            Some((id, sent)) if id != node_id && !sent.is_empty() => format!("\n\n{text}"),
+            _ => text.to_string(),
+        };
+        let whole = match &run.streamed {
+            Some((id, sent)) if id != node_id && !sent.is_empty() => format!("{sent}\n\n{text}"),
+            _ => text.to_string(),
+        };
+        run.streamed = Some((node_id.to_string(), whole));
+        (!delta.is_empty()).then(|| (run.req.msg_id.clone(), delta))
     }
 
     /// The user stops the run of `session_id`: the runner answering it is
-    /// told (`run_cancelled`). Whether there was a run.
-    pub fn cancel(&self, session_id: &str) -> bool {
+    /// told (`run_cancelled`). The user message of the run, if there was
+    /// one.
+    pub fn cancel(&self, session_id: &str) -> Option<String> {
         let mut inner = self.lock();
-        let Some(run) = inner.runs.remove(session_id) else {
-            return false;
-        };
+        let run = inner.runs.remove(session_id)?;
         if let Some(r) = run.claimed_by.and_then(|by| inner.runners.get(&by)) {
             let _ = r.tx.try_send(text_frame(
                 "run_cancelled",
                 json!({"session_id": session_id, "msg_id": run.req.msg_id}),
             ));
         }
-        true
+        Some(run.req.msg_id)
     }
 }
 
 /// Follow the engine's events: a run ends with its turn.
+///
+/// The original web client shows a reply live from `chat_response`
+/// frames: each fill of the run's assistant node is also sent as
+/// `chat_response {type: "stream_event", msg_id, session_id, event: {type:
+/// "text", text: <the new text>}}`, and the end as `chat_response {type:
+/// "result", msg_id, session_id, content}` (`msg_id`: the user message).
 pub async fn follow_turns(
     runners: std::sync::Arc<Runners>,
+    engine: openprogram_actors::Engine,
     mut events: tokio::sync::broadcast::Receiver<openprogram_actors::events::Event>,
 ) {
     use tokio::sync::broadcast::error::RecvError;
     loop {
-        match events.recv().await {
-            Ok(ev) if ev.frame.contains("\"turn_ended\"") => {
-                let v: Value = serde_json::from_str(&ev.frame).unwrap_or_default();
-                if let Some(sid) = v["data"]["session_id"].as_str() {
-                    runners.finish(sid);
-                }
-            }
-            Ok(_) | Err(RecvError::Lagged(_)) => {}
+        let ev = match events.recv().await {
+            Ok(ev) => ev,
+            Err(RecvError::Lagged(_)) => continue,
             Err(RecvError::Closed) => return,
+        };
+        let kind = ["\"turn_ended\"", "\"node_updated\"", "\"node_appended\""]
+            .into_iter()
+            .find(|k| ev.frame.contains(k));
+        let Some(kind) = kind else {
+            continue;
+        };
+        let v: Value = serde_json::from_str(&ev.frame).unwrap_or_default();
+        let data = &v["data"];
+        let Some(sid) = data["session_id"].as_str() else {
+            continue;
+        };
+        if kind == "\"turn_ended\"" {
+            if let Some((msg_id, text)) = runners.finish(sid) {
+                engine.publish(
+                    "chat_response",
+                    json!({"type": "result", "msg_id": msg_id, "session_id": sid, "content": text}),
+                );
+            }
+            continue;
+        }
+        let node = &data["node"];
+        if node["role"] != "assistant" {
+            continue;
+        }
+        let text = match &node["content"] {
+            Value::String(s) => s.clone(),
+            Value::Null => String::new(),
+            other => other.to_string(),
+        };
+        let id = node["id"].as_str().unwrap_or_default();
+        if let Some((msg_id, delta)) = runners.stream(sid, id, &text) {
+            engine.publish(
+                "chat_response",
+                json!({"type": "stream_event", "msg_id": msg_id, "session_id": sid,
+                       "event": {"type": "text", "text": delta}}),
+            );
         }
     }
 }
@@ -436,7 +506,13 @@ pub async fn stop(
     state: &crate::startup::AppState,
     session_id: &str,
 ) -> Result<openprogram_actors::session::TurnOutcome, openprogram_actors::EngineError> {
-    state.runners.cancel(session_id);
+    if let Some(msg_id) = state.runners.cancel(session_id) {
+        // The original web client closes the reply it was streaming.
+        state.engine.publish(
+            "chat_response",
+            json!({"type": "cancelled", "msg_id": msg_id, "session_id": session_id}),
+        );
+    }
     let end = openprogram_actors::session::EndTurn {
         outcome: openprogram_actors::session::Outcome::Cancelled,
         ..Default::default()

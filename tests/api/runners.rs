@@ -86,6 +86,18 @@ fn a_runner_claims_streams_fifty_pieces_and_a_second_client_sees_them_in_order()
     assert_eq!(pieces.len(), 50, "every piece");
     assert!(pieces.windows(2).all(|w| w[0] < w[1]), "in order");
     assert_eq!(frames.last().unwrap()["data"]["commit"], end["commit"]);
+    // The original web client's stream of the same reply: `chat_response`
+    // stream events whose text adds up to the reply, then its result.
+    let original = watcher.frames_until("chat_response", |f| f["data"]["type"] == "result");
+    let mut streamed = String::new();
+    for f in frames.iter().chain(original.iter()) {
+        if f["type"] == "chat_response" && f["data"]["type"] == "stream_event" {
+            assert_eq!(f["data"]["msg_id"], req["msg_id"]);
+            streamed.push_str(f["data"]["event"]["text"].as_str().unwrap());
+        }
+    }
+    assert_eq!(streamed, text);
+    assert_eq!(original.last().unwrap()["data"]["content"], text.as_str());
     assert_eq!(turn_commits(&s.session_dir("live"), "HEAD"), "1");
     // The turn names its runner (on the user message).
     let (_, nodes) = s.get("/api/sessions/live/nodes");
@@ -194,8 +206,19 @@ fn stopping_a_run_tells_the_runner_and_ends_the_turn_cancelled() {
         json!({"id": "so-far", "role": "assistant", "content": "1 2 3"}),
     );
     ui.send(json!({"action": "stop_run", "session_id": "stopme"}));
-    let stopped = ui.expect("run_stopped", |_| true);
+    let before = ui.frames_until("run_stopped", |_| true);
+    let stopped = before.last().unwrap();
     assert_eq!(stopped["data"]["status"], "failed");
+    // The original web client's reply is closed (the broadcast may come
+    // before or after the answer).
+    let is_cancelled = |f: &Value| {
+        f["type"] == "chat_response"
+            && f["data"]["type"] == "cancelled"
+            && f["data"]["msg_id"] == req["msg_id"]
+    };
+    if !before.iter().any(is_cancelled) {
+        ui.expect("chat_response", is_cancelled);
+    }
     let cancelled = runner.expect("run_cancelled", |f| f["data"]["session_id"] == "stopme");
     assert_eq!(cancelled["data"]["msg_id"], req["msg_id"]);
     let (_, meta) = s.get("/api/sessions/stopme");
