@@ -258,9 +258,10 @@ impl Runners {
         let mut inner = self.lock();
         let run = inner.runs.get_mut(session_id)?;
         let delta = match &run.streamed {
-            Some((id, sent)) if id == node_id && text.starts_with(sent.as_str()) => {
-                text[sent.len()..].to_string()
-            }
+            Some((id, sent)) if id == node_id && text.starts_with(sent.as_str()) => text
+                .strip_prefix(sent.as_str())
+                .unwrap_or_default()
+                .to_string(),
             Some((id, sent)) if id != node_id && !sent.is_empty() => format!("\n\n{text}"),
             _ => text.to_string(),
         };
