@@ -145,6 +145,6 @@ pub async fn stop_run(
     state: web::Data<AppState>,
     id: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
-    let outcome = crate::ws::runners::stop(&state, &id).await?;
+    let outcome = crate::ws::runs::stop(&state, &id).await?;
     Ok(HttpResponse::Ok().json(outcome))
 }

@@ -214,7 +214,7 @@ struct StopRun {
 /// `cancelled`, its nodes committed.
 async fn stop_run(c: &Call<'_>, v: Value) -> Result<Frames, Value> {
     let m: StopRun = c.parse(v)?;
-    let out = super::runners::stop(c.state, &m.session_id)
+    let out = super::runs::stop(c.state, &m.session_id)
         .await
         .map_err(|e| c.fail(e))?;
     Ok(vec![frame(
@@ -287,8 +287,8 @@ async fn chat(c: &Call<'_>, v: Value) -> Result<Frames, Value> {
             let runner = match out.turn.filter(|_| out.created) {
                 Some(turn) => {
                     let req =
-                        super::runners::request_for(c.engine(), &session_id, turn, &out.node).await;
-                    super::runners::dispatch(c.state, req).await
+                        super::runs::request_for(c.engine(), &session_id, turn, &out.node).await;
+                    super::runs::dispatch(c.state, req).await
                 }
                 None => Value::Null,
             };

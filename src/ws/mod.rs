@@ -18,6 +18,7 @@ mod files;
 mod frames;
 mod projects;
 pub mod runners;
+pub mod runs;
 mod runtime;
 mod sessions;
 mod transcript;
@@ -148,7 +149,7 @@ async fn run(
                 last_seen = Instant::now();
                 let frames = match msg {
                     Some(Ok(AggregatedMessage::Text(text))) => {
-                        match runners::connection_action(&state, &text, &runner_tx, &mut gone.runner).await {
+                        match runs::connection_action(&state, &text, &runner_tx, &mut gone.runner).await {
                             Some(frames) => frames,
                             None => match slow.try_spawn(text.to_string()) {
                                 // Quick actions run in order, their reply
