@@ -54,10 +54,19 @@ impl Client {
                 info.url
             }
         };
+        Ok(Client::new(base, token))
+    }
+
+    /// A client of the server at `base` (`http://host:port`).
+    pub fn new(base: String, token: Option<String>) -> Client {
         let agent = ureq::AgentBuilder::new()
             .timeout(Duration::from_secs(30))
             .build();
-        Ok(Client { base, agent, token })
+        Client {
+            base: base.trim_end_matches('/').to_string(),
+            agent,
+            token,
+        }
     }
 
     /// The server's base URL.

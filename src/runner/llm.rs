@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 use super::RunnerError;
+use crate::commands::client::Client;
 
 /// How often the streamed answer is written (pieces in between are joined).
 const PIECE_EVERY: Duration = Duration::from_millis(100);
@@ -21,41 +22,8 @@ pub struct Llm {
     pub agent: ureq::Agent,
 }
 
-/// The server's REST API as the runner uses it.
-pub struct Api {
-    pub base: String,
-    pub token: Option<String>,
-    pub agent: ureq::Agent,
-}
-
-impl Api {
-    fn req(&self, method: &str, path: &str) -> ureq::Request {
-        let r = self.agent.request(method, &format!("{}{path}", self.base));
-        match &self.token {
-            Some(t) => r.set("Authorization", &format!("Bearer {t}")),
-            None => r,
-        }
-    }
-
-    fn call(&self, method: &str, path: &str, body: Option<Value>) -> Result<Value, RunnerError> {
-        let r = self.req(method, path);
-        let res = match body {
-            Some(b) => r.send_json(b),
-            None => r.call(),
-        };
-        match res {
-            Ok(r) => r.into_json().map_err(|e| RunnerError::Api(e.to_string())),
-            Err(ureq::Error::Status(code, r)) => Err(RunnerError::Api(format!(
-                "{code}: {}",
-                r.into_string().unwrap_or_default()
-            ))),
-            Err(e) => Err(RunnerError::Api(e.to_string())),
-        }
-    }
-}
-
 /// The session's current branch as chat messages.
-fn conversation(api: &Api, session: &str) -> Result<Vec<Value>, RunnerError> {
+fn conversation(api: &Client, session: &str) -> Result<Vec<Value>, RunnerError> {
     let page = api.call("GET", &format!("/api/sessions/{session}/messages"), None)?;
     Ok(page["messages"]
         .as_array()
@@ -160,7 +128,12 @@ impl Llm {
 
 /// Answer the claimed run of `session`; the turn ends `failed` with the
 /// error when the LLM fails. Nothing more is written once `cancelled`.
-pub fn run(api: &Api, llm: &Llm, session: &str, cancelled: &AtomicBool) -> Result<(), RunnerError> {
+pub fn run(
+    api: &Client,
+    llm: &Llm,
+    session: &str,
+    cancelled: &AtomicBool,
+) -> Result<(), RunnerError> {
     let meta = api.call("GET", &format!("/api/sessions/{session}"), None)?;
     let model = meta["model"]
         .as_str()
@@ -178,6 +151,7 @@ pub fn run(api: &Api, llm: &Llm, session: &str, cancelled: &AtomicBool) -> Resul
     let answered = llm.answer(&model, messages, cancelled, |text| {
         api.call("PATCH", &path, Some(json!({"content": text})))
             .map(|_| ())
+            .map_err(RunnerError::from)
     });
     if cancelled.load(Ordering::SeqCst) {
         return Ok(());

@@ -13,6 +13,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{json, Value};
+
+use crate::commands::client::Client;
 use tungstenite::client::IntoClientRequest;
 use tungstenite::stream::MaybeTlsStream;
 use tungstenite::{Message, WebSocket};
@@ -20,7 +22,7 @@ use tungstenite::{Message, WebSocket};
 #[derive(Debug, thiserror::Error)]
 pub enum RunnerError {
     #[error("server: {0}")]
-    Api(String),
+    Api(#[from] crate::commands::client::ClientError),
     #[error("{0}")]
     Llm(String),
     #[error("websocket: {0}")]
@@ -67,11 +69,7 @@ pub fn run(cfg: RunnerConfig, stop: Arc<AtomicBool>) {
         .timeout_connect(Duration::from_secs(10))
         .timeout_read(Duration::from_secs(cfg.llm.timeout.max(1) * 6))
         .build();
-    let api = Arc::new(llm::Api {
-        base: cfg.url.trim_end_matches('/').to_string(),
-        token: cfg.token.clone(),
-        agent: agent.clone(),
-    });
+    let api = Arc::new(Client::new(cfg.url.clone(), cfg.token.clone()));
     let model = Arc::new(llm::Llm {
         base_url: cfg.llm.base_url.clone(),
         model: cfg.llm.model.clone(),
@@ -97,7 +95,7 @@ pub fn run(cfg: RunnerConfig, stop: Arc<AtomicBool>) {
 
 fn serve(
     mut sock: Socket,
-    api: &Arc<llm::Api>,
+    api: &Arc<Client>,
     model: &Arc<llm::Llm>,
     stop: &AtomicBool,
 ) -> Result<(), RunnerError> {

@@ -79,14 +79,7 @@ pub async fn handle(state: &AppState, text: &str) -> Vec<String> {
             request_id.as_ref(),
         );
     };
-    let c = Call {
-        state,
-        action: &action,
-        session_id: obj
-            .get("session_id")
-            .and_then(Value::as_str)
-            .map(str::to_owned),
-    };
+    let c = Call::for_frame(state, &action, obj);
     let frames = match dispatch(&c, v).await {
         Ok(frames) => frames,
         Err(error) => vec![error],

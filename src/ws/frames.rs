@@ -52,7 +52,24 @@ pub struct Call<'a> {
     pub session_id: Option<String>,
 }
 
-impl Call<'_> {
+impl<'a> Call<'a> {
+    /// The call of `action`, naming the frame's `session_id` (`fields`: the
+    /// frame without its `action`).
+    pub fn for_frame(
+        state: &'a AppState,
+        action: &'a str,
+        fields: &serde_json::Map<String, Value>,
+    ) -> Call<'a> {
+        Call {
+            state,
+            action,
+            session_id: fields
+                .get("session_id")
+                .and_then(Value::as_str)
+                .map(str::to_owned),
+        }
+    }
+
     pub fn engine(&self) -> &openprogram_actors::Engine {
         &self.state.engine
     }

@@ -158,11 +158,16 @@ impl Runners {
         }
     }
 
-    /// A user message to answer: offered to the matching runners; how many
-    /// got it (0: it waits for one).
-    pub fn offer(&self, req: RunRequest) -> usize {
+    /// A user message to answer: offered to the matching runners. How many
+    /// match it (0: it waits for one), and how many were sent it.
+    pub fn offer(&self, req: RunRequest) -> (usize, usize) {
         let mut inner = self.lock();
-        let n = inner.offer(&req, None);
+        let matching = inner
+            .runners
+            .values()
+            .filter(|r| r.scope.matches(&req))
+            .count();
+        let sent = inner.offer(&req, None);
         inner.runs.insert(
             req.session_id.clone(),
             Run {
@@ -171,7 +176,12 @@ impl Runners {
                 streamed: None,
             },
         );
-        n
+        (matching, sent)
+    }
+
+    /// Whether any run is waiting or being answered.
+    pub fn has_runs(&self) -> bool {
+        !self.lock().runs.is_empty()
     }
 
     /// Whether a run of `session_id` is known.
@@ -189,11 +199,6 @@ impl Runners {
                 claimed_by: None,
                 streamed: None,
             });
-    }
-
-    /// Whether any registered runner matches `req`.
-    pub fn has_runner_for(&self, req: &RunRequest) -> bool {
-        self.lock().runners.values().any(|r| r.scope.matches(req))
     }
 
     /// `runner` claims the run of `session_id` for `msg_id`.
@@ -314,6 +319,10 @@ pub async fn follow_turns(
         let Some(kind) = kind else {
             continue;
         };
+        // Nothing to follow while no run is waiting or answered.
+        if !runners.has_runs() {
+            continue;
+        }
         let v: Value = serde_json::from_str(&ev.frame).unwrap_or_default();
         let data = &v["data"];
         let Some(sid) = data["session_id"].as_str() else {

@@ -43,14 +43,7 @@ pub async fn connection_action(
     let obj = v.as_object_mut()?;
     let request_id = obj.remove("request_id");
     let action = obj.remove("action")?.as_str()?.to_string();
-    let c = super::frames::Call {
-        state,
-        action: &action,
-        session_id: obj
-            .get("session_id")
-            .and_then(Value::as_str)
-            .map(str::to_owned),
-    };
+    let c = super::frames::Call::for_frame(state, &action, obj);
     let frames = match action.as_str() {
         "register_runner" => match c.parse::<Register>(v) {
             Ok(r) if r.name.trim().is_empty() || r.name.len() > 200 => {
@@ -148,10 +141,9 @@ pub async fn request_for(
 /// session waits (`needs_input`: not `running`, which nothing would end).
 /// The ack's `runner` field: `{offered, waiting}`.
 pub async fn dispatch(state: &crate::startup::AppState, req: RunRequest) -> Value {
-    let matching = state.runners.has_runner_for(&req);
     let session_id = req.session_id.clone();
-    let offered = state.runners.offer(req);
-    if !matching {
+    let (matching, offered) = state.runners.offer(req);
+    if matching == 0 {
         let patch = openprogram_actors::meta::MetaPatch {
             status: Some(openprogram_actors::meta::Status::NeedsInput),
             ..Default::default()
@@ -160,7 +152,7 @@ pub async fn dispatch(state: &crate::startup::AppState, req: RunRequest) -> Valu
             tracing::warn!(session = %session_id, error = %e, "waiting message: status not set");
         }
     }
-    json!({"offered": offered, "waiting": !matching})
+    json!({"offered": offered, "waiting": matching == 0})
 }
 
 /// Stop the run of `session_id`: its runner is told, the open turn ends

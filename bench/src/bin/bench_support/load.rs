@@ -131,7 +131,9 @@ pub fn bench_load(dir: &Path, sessions: usize, turns_each: usize) -> LoadFigures
                 let url = url.clone();
                 scope.spawn(move || {
                     let s = HttpSession::at(&url, &format!("load-{i}"));
-                    (0..turns_each).map(|t| s.turn_acked(t)).collect::<Vec<_>>()
+                    (0..turns_each)
+                        .map(|t| s.turn_acked(t, ""))
+                        .collect::<Vec<_>>()
                 })
             })
             .collect();

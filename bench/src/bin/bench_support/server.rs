@@ -92,7 +92,14 @@ impl HttpSession {
         start.elapsed()
     }
 
+    /// One full turn (user, assistant placeholder, tool, fill, end).
     pub fn turn(&self, t: usize, words: &str) -> Duration {
+        self.turn_acked(t, words).0
+    }
+
+    /// A turn as `turn`, and the commit it made with when its end was
+    /// acknowledged.
+    pub fn turn_acked(&self, t: usize, words: &str) -> (Duration, String, Instant) {
         let start = Instant::now();
         self.post(
             "/messages",
@@ -107,28 +114,6 @@ impl HttpSession {
         self.agent
             .request("PATCH", &format!("{}/messages/{aid}", self.base))
             .send_json(json!({"content": format!("the answer {words}")}))
-            .expect("patch");
-        self.post("/turns", json!({}));
-        start.elapsed()
-    }
-
-    /// A turn as `turn`, and the commit it made with when its end was
-    /// acknowledged.
-    pub fn turn_acked(&self, t: usize) -> (Duration, String, Instant) {
-        let start = Instant::now();
-        self.post(
-            "/messages",
-            json!({"role": "user", "content": format!("question {t}")}),
-        );
-        let a = self.post("/messages", json!({"role": "assistant", "content": ""}));
-        let aid = a["node"]["id"].as_str().expect("id").to_string();
-        self.post(
-            "/messages",
-            json!({"role": "tool", "name": "read", "caller": aid, "content": "file"}),
-        );
-        self.agent
-            .request("PATCH", &format!("{}/messages/{aid}", self.base))
-            .send_json(json!({"content": "the answer"}))
             .expect("patch");
         let end = self.post("/turns", json!({}));
         let acked = Instant::now();
