@@ -11,6 +11,9 @@ pub struct ApiError {
     pub status: StatusCode,
     pub code: &'static str,
     pub message: String,
+    /// What a refusal names beyond its message (paths, commits): merged
+    /// into the body.
+    pub details: Option<serde_json::Value>,
 }
 
 impl ApiError {
@@ -19,7 +22,23 @@ impl ApiError {
             status,
             code,
             message: message.into(),
+            details: None,
         }
+    }
+
+    /// The error's JSON body: `{error, code}` and any details.
+    pub fn body(&self) -> serde_json::Value {
+        let mut body = serde_json::json!({"error": self.message, "code": self.code});
+        if let (Some(serde_json::Value::Object(extra)), Some(obj)) =
+            (&self.details, body.as_object_mut())
+        {
+            for (k, v) in extra {
+                if k != "code" && k != "message" {
+                    obj.insert(k.clone(), v.clone());
+                }
+            }
+        }
+        body
     }
 
     pub fn bad_request(code: &'static str, message: impl Into<String>) -> ApiError {
@@ -48,7 +67,7 @@ impl ResponseError for ApiError {
         if self.status == StatusCode::SERVICE_UNAVAILABLE {
             resp.insert_header(("Retry-After", "2"));
         }
-        resp.json(serde_json::json!({"error": self.message, "code": self.code}))
+        resp.json(self.body())
     }
 }
 
@@ -69,7 +88,9 @@ impl From<EngineError> for ApiError {
         if kind.is_server_side() {
             tracing::error!(code = e.code(), error = %e, "request failed");
         }
-        ApiError::new(status, e.code(), e.client_message())
+        let mut api = ApiError::new(status, e.code(), e.client_message());
+        api.details = e.details();
+        api
     }
 }
 

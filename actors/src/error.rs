@@ -90,6 +90,15 @@ impl EngineError {
         }
     }
 
+    /// What a refusal names beyond its message (paths, commits), merged
+    /// into the error's body.
+    pub fn details(&self) -> Option<serde_json::Value> {
+        match self {
+            EngineError::Project(e) => e.details(),
+            _ => None,
+        }
+    }
+
     /// Whether the session does not exist.
     pub fn is_unknown_session(&self) -> bool {
         matches!(self, EngineError::Session(SessionError::NotFound))

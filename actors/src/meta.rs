@@ -113,6 +113,38 @@ pub struct ProjectBaseline {
     /// Why the agent's changes cannot be committed, when not clean.
     #[serde(default)]
     pub reason: Option<String>,
+    /// The working tree when the turn began, as a tree object in the
+    /// project's repository (HEAD's tree when clean): what the turn's end
+    /// is compared with to find the agent's files.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tree: Option<String>,
+}
+
+impl ProjectBaseline {
+    /// A baseline that records nothing of the tree (the project was not
+    /// reachable): the agent's changes cannot be told from the user's.
+    pub fn unknown(reason: impl Into<String>) -> ProjectBaseline {
+        ProjectBaseline {
+            clean: false,
+            dirty_paths: Vec::new(),
+            reason: Some(reason.into()),
+            tree: None,
+        }
+    }
+}
+
+/// An agent turn kept off the user's branch (the tree was dirty when it
+/// began): its commit on the user's HEAD under a private ref.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct HeldTurn {
+    /// `refs/openprogram/sessions/<session>/turn-<n>`.
+    #[serde(rename = "ref")]
+    pub reference: String,
+    pub commit: String,
+    /// The files the agent changed in the turn (the user's own
+    /// uncommitted files left out).
+    pub files: Vec<String>,
 }
 
 /// What happened to the project at the end of a turn.
@@ -122,11 +154,17 @@ pub struct ProjectBaseline {
 pub enum ProjectOutcome {
     Committed {
         commit: String,
+        /// The files the commit holds (this turn's own).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        files: Vec<String>,
     },
     NoChanges,
     Skipped {
         reason: String,
         dirty_paths: Vec<String>,
+        /// Where the agent's changes of the turn were kept instead.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        held: Option<HeldTurn>,
     },
 }
 

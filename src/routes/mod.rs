@@ -13,6 +13,7 @@ pub mod search;
 pub mod session_store;
 pub mod sessions;
 pub mod turns;
+pub mod undo;
 
 use actix_web::web;
 
@@ -41,6 +42,14 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
             )
             .route("/sessions/{id}/turns", web::post().to(turns::end_turn))
             .route("/sessions/{id}/runs/stop", web::post().to(turns::stop_run))
+            .route(
+                "/sessions/{id}/turns/{n}/revert",
+                web::get().to(undo::preview),
+            )
+            .route(
+                "/sessions/{id}/turns/{n}/revert",
+                web::post().to(undo::revert),
+            )
             .route("/sessions/{id}/export", web::get().to(sessions::export))
             .route("/sessions/{id}/fork", web::post().to(sessions::fork))
             .route("/sessions/{id}/branches", web::get().to(replay::branches))
@@ -98,6 +107,14 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
             .route("/projects/{id}", web::get().to(projects::get))
             .route("/projects/{id}", web::delete().to(projects::unbind))
             .route("/projects/{id}/commits", web::get().to(projects::commits))
+            .route(
+                "/projects/{id}/agent-turns",
+                web::get().to(undo::agent_turns),
+            )
+            .route(
+                "/projects/{id}/agent-turns/{session}/{turn}/apply",
+                web::post().to(undo::apply),
+            )
             .route(
                 "/projects/{id}/relocate",
                 web::post().to(projects::relocate),

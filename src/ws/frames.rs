@@ -83,7 +83,16 @@ impl<'a> Call<'a> {
     /// (the one mapping in `crate::error`).
     pub fn fail(&self, e: EngineError) -> Value {
         let e = ApiError::from(e);
-        self.error(e.code, &e.message)
+        let mut frame = self.error(e.code, &e.message);
+        if let (Some(Value::Object(extra)), Some(data)) = (
+            &e.details,
+            frame.get_mut("data").and_then(Value::as_object_mut),
+        ) {
+            for (k, v) in extra {
+                data.entry(k.clone()).or_insert_with(|| v.clone());
+            }
+        }
+        frame
     }
 
     /// The frame's fields as `T`; keys `T` does not name are ignored.

@@ -15,6 +15,7 @@ mod session_store;
 mod sessions;
 mod transfer;
 mod turns;
+mod undo;
 mod verify;
 
 pub use changes::{ChangeItem, ChangesPage, MAX_CHANGES, MAX_WAIT};
@@ -26,6 +27,7 @@ pub use session_store::{
     SOURCE as STORE_SOURCE,
 };
 pub use turns::WholeTurn;
+pub use undo::{Undone, MAX_REVERT_TURNS};
 
 use std::path::PathBuf;
 use std::time::Duration;

@@ -107,6 +107,7 @@ impl Engine {
         if let Some(pid) = &project_id {
             self.place(id, pid).await?;
         }
+        let claimed = claimed_files(&node);
         let out = self
             .call(
                 id,
@@ -117,6 +118,9 @@ impl Engine {
                 },
             )
             .await?;
+        if let (Some(files), Posted::Appended(_)) = (claimed, &out) {
+            self.claim_files(id, files).await;
+        }
         if let Posted::Appended(o) = &out {
             metrics::counter!("openprogram_appends_total").increment(1);
             if o.created {
@@ -177,6 +181,7 @@ impl Engine {
     /// it to the clients.
     pub async fn end_turn(&self, id: &str, req: EndTurn) -> Result<TurnOutcome, EngineError> {
         self.writable()?;
+        req.check_files()?;
         let outcome = self.call(id, EndTurnMsg(req)).await?;
         if !outcome.repeated {
             metrics::counter!("openprogram_turns_total").increment(1);
@@ -342,5 +347,42 @@ impl Engine {
             self.set_membership(&pid, id, false).await;
         }
         Ok(())
+    }
+}
+
+/// The files a node says the agent is changing (`metadata.files`, a list
+/// of paths inside the project), at most `MAX_TURN_FILES`.
+fn claimed_files(node: &NewNode) -> Option<Vec<String>> {
+    let list = node.metadata.get("files")?.as_array()?;
+    let files: Vec<String> = list
+        .iter()
+        .filter_map(|v| v.as_str())
+        .take(crate::session::MAX_TURN_FILES)
+        .map(str::to_owned)
+        .collect();
+    let check = EndTurn {
+        files: Some(files),
+        ..EndTurn::default()
+    };
+    // Paths that could not be inside a project are not claims.
+    check.check_files().ok()?;
+    check.files.filter(|f| !f.is_empty())
+}
+
+impl Engine {
+    /// An open turn of a project-bound session claims `files` (see
+    /// `project::actor::ClaimFiles`).
+    async fn claim_files(&self, id: &str, files: Vec<String>) {
+        let Ok(meta) = self.meta(id).await else {
+            return;
+        };
+        if meta.project_id == crate::project::DEFAULT_PROJECT || meta.open_turn.is_none() {
+            return;
+        }
+        let claim = crate::project::actor::ClaimFiles {
+            session_id: id.to_string(),
+            files,
+        };
+        crate::project::turn::claim(self.projects.clone(), meta.project_id, claim).await;
     }
 }

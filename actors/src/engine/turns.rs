@@ -112,6 +112,7 @@ impl Engine {
         self.writable()?;
         ids::validate("session id", id)?;
         crate::meta::check_title(&create.title).map_err(SessionError::Invalid)?;
+        end.check_files()?;
         let user = check(&mut nodes)?;
         let user_id = nodes[user].id.clone().unwrap_or_default();
         let exists = match self.meta(id).await {

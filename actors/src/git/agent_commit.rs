@@ -13,10 +13,12 @@ pub enum AgentCommit {
     Refused(String),
 }
 
-/// Commit every change in a user's working tree with `git add -A`
-/// semantics through the repository's real index (so the user's
-/// `git status` stays correct), attributed to the agent. Never resets,
-/// cleans or rewrites anything; no hooks run (libgit2 runs none).
+/// Commit the agent's changes in a user's working tree through the
+/// repository's real index (so the user's `git status` stays correct),
+/// attributed to the agent: the files `paths` as they are now (added,
+/// changed or removed), or with `None` every change (`git add -A`
+/// semantics). Never resets, cleans or rewrites anything; no hooks run
+/// (libgit2 runs none).
 ///
 /// Idempotent per turn: if HEAD already is this session's commit for the
 /// turn that started at sequence `first_seq` (an earlier attempt whose
@@ -29,6 +31,7 @@ pub fn agent_commit(
     message: &str,
     session_id: &str,
     (turn, first_seq): (u64, u64),
+    paths: Option<&[String]>,
 ) -> Result<AgentCommit, git2::Error> {
     if repo.state() != RepositoryState::Clean {
         return Ok(AgentCommit::Refused(format!(
@@ -47,8 +50,13 @@ pub fn agent_commit(
         }
     }
     let mut index = repo.index()?;
-    index.add_all(["*"], IndexAddOption::DEFAULT, None)?;
-    index.update_all(["*"], None)?;
+    match paths {
+        None => {
+            index.add_all(["*"], IndexAddOption::DEFAULT, None)?;
+            index.update_all(["*"], None)?;
+        }
+        Some(paths) => stage_paths(repo, &mut index, paths)?,
+    }
     let tree_oid = index.write_tree()?;
     let unchanged = match &parent {
         Some(p) => p.tree_id() == tree_oid,
@@ -63,4 +71,22 @@ pub fn agent_commit(
     let oid = repo.commit(Some("HEAD"), author, author, message, &tree, &parents)?;
     index.write()?;
     Ok(AgentCommit::Committed(oid))
+}
+
+/// Stage exactly `paths`: a file present in the work tree is added as it
+/// is, a missing one removed from the index.
+fn stage_paths(repo: &Repository, index: &mut git2::Index, paths: &[String]) -> Result<(), git2::Error> {
+    let Some(top) = repo.workdir() else {
+        return Err(git2::Error::from_str("the repository has no work tree"));
+    };
+    for p in paths {
+        let rel = std::path::Path::new(p);
+        let present = std::fs::symlink_metadata(top.join(rel)).is_ok_and(|m| !m.is_dir());
+        if present {
+            index.add_path(rel)?;
+        } else if index.get_path(rel, 0).is_some() {
+            index.remove_path(rel)?;
+        }
+    }
+    Ok(())
 }

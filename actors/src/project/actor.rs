@@ -2,21 +2,32 @@
 //! (status, the agent's commits, the log) goes through it, one at a time,
 //! on a blocking thread, so concurrent sessions never race in one repo.
 
+use std::collections::{BTreeSet, HashMap};
 use std::path::PathBuf;
 
 use actix::prelude::*;
 use serde::Serialize;
 
+use super::agent_turn::{self, TurnEnd, AGENT_EMAIL};
+use super::agent_turns::{self, SessionTurns};
+use super::undo::{self, Landed, RevertPreview};
 use super::error::ProjectError;
-use crate::git::{self, AgentCommit, CommitInfo, TreeState};
+use crate::git::{self, CommitInfo};
+use crate::meta::{ProjectBaseline, ProjectOutcome};
 
 pub struct ProjectActor {
     path: PathBuf,
+    /// Files named by open turns, per session (in memory: claims of
+    /// turns open across a restart are gone, see `agent_turn`).
+    claims: HashMap<String, BTreeSet<String>>,
 }
 
 impl ProjectActor {
     pub fn new(path: PathBuf) -> ProjectActor {
-        ProjectActor { path }
+        ProjectActor {
+            path,
+            claims: HashMap::new(),
+        }
     }
 
     fn blocking<R, F>(&self, f: F) -> AtomicResponse<Self, Result<R, ProjectError>>
@@ -43,67 +54,60 @@ impl Actor for ProjectActor {
     type Context = Context<Self>;
 }
 
-/// The working tree's state (recorded when a turn begins).
+/// The working tree when a turn begins (its baseline).
 #[derive(Message)]
-#[rtype(result = "Result<TreeState, ProjectError>")]
-pub struct Status;
+#[rtype(result = "Result<ProjectBaseline, ProjectError>")]
+pub struct Baseline;
 
-impl Handler<Status> for ProjectActor {
-    type Result = AtomicResponse<Self, Result<TreeState, ProjectError>>;
+impl Handler<Baseline> for ProjectActor {
+    type Result = AtomicResponse<Self, Result<ProjectBaseline, ProjectError>>;
 
-    fn handle(&mut self, _: Status, _: &mut Context<Self>) -> Self::Result {
-        self.blocking(|repo| Ok(git::worktree_status(repo)?))
+    fn handle(&mut self, _: Baseline, _: &mut Context<Self>) -> Self::Result {
+        self.blocking(agent_turn::baseline)
     }
 }
 
-/// Commit the agent's changes at the end of a turn.
+/// An open turn names files the agent is changing (a node's
+/// `metadata.files`): another session's turn ending meanwhile leaves them
+/// out of its commit.
 #[derive(Message)]
-#[rtype(result = "Result<AgentCommit, ProjectError>")]
-pub struct CommitTurn {
+#[rtype(result = "()")]
+pub struct ClaimFiles {
     pub session_id: String,
-    pub turn: u64,
-    /// Where the turn started (its identity across retry branches).
-    pub first_seq: u64,
-    pub user_text: String,
-    pub model: Option<String>,
+    pub files: Vec<String>,
 }
 
-/// Author/committer name of agent commits.
-pub fn agent_name(model: Option<&str>) -> String {
-    format!(
-        "agent ({} via OpenProgram)",
-        model.filter(|m| !m.is_empty()).unwrap_or("unknown model")
-    )
+impl Handler<ClaimFiles> for ProjectActor {
+    type Result = ();
+
+    fn handle(&mut self, msg: ClaimFiles, _: &mut Context<Self>) {
+        let claimed = self.claims.entry(msg.session_id).or_default();
+        for f in msg.files {
+            if claimed.len() >= crate::session::MAX_TURN_FILES {
+                break;
+            }
+            claimed.insert(f.trim_start_matches("./").to_string());
+        }
+    }
 }
 
-pub const AGENT_EMAIL: &str = "agent@openprogram.local";
+/// End a turn in the project: the agent's commit, or its held turn, or
+/// why neither (see `agent_turn`). The session's claims end with it.
+#[derive(Message)]
+#[rtype(result = "Result<ProjectOutcome, ProjectError>")]
+pub struct CommitTurn(pub TurnEnd);
 
 impl Handler<CommitTurn> for ProjectActor {
-    type Result = AtomicResponse<Self, Result<AgentCommit, ProjectError>>;
+    type Result = AtomicResponse<Self, Result<ProjectOutcome, ProjectError>>;
 
     fn handle(&mut self, msg: CommitTurn, _: &mut Context<Self>) -> Self::Result {
-        self.blocking(move |repo| {
-            let sig = git2::Signature::now(&agent_name(msg.model.as_deref()), AGENT_EMAIL)?;
-            let message = format!(
-                "[agent {}] turn {}: {}\n\n{}: {}\n{}: {}\n{}: {}\n",
-                msg.session_id,
-                msg.turn,
-                crate::node::one_line_prefix(&msg.user_text, 60),
-                git::trailers_keys::SESSION,
-                msg.session_id,
-                git::trailers_keys::TURN,
-                msg.turn,
-                git::trailers_keys::FIRST_SEQ,
-                msg.first_seq,
-            );
-            Ok(git::agent_commit(
-                repo,
-                &sig,
-                &message,
-                &msg.session_id,
-                (msg.turn, msg.first_seq),
-            )?)
-        })
+        let mut end = msg.0;
+        let own = self.claims.remove(&end.session_id).unwrap_or_default();
+        if let (Some(files), false) = (&mut end.files, own.is_empty()) {
+            files.extend(own);
+        }
+        let others: BTreeSet<String> = self.claims.values().flatten().cloned().collect();
+        self.blocking(move |repo| agent_turn::end_turn(repo, &end, &others))
     }
 }
 
@@ -168,5 +172,59 @@ impl Handler<SetPath> for ProjectActor {
 
     fn handle(&mut self, msg: SetPath, _: &mut Context<Self>) {
         self.path = msg.0;
+    }
+}
+
+/// Every session's agent turns, committed and held (`agent_turns`).
+#[derive(Message)]
+#[rtype(result = "Result<Vec<SessionTurns>, ProjectError>")]
+pub struct AgentTurns {
+    pub limit: usize,
+}
+
+impl Handler<AgentTurns> for ProjectActor {
+    type Result = AtomicResponse<Self, Result<Vec<SessionTurns>, ProjectError>>;
+
+    fn handle(&mut self, msg: AgentTurns, _: &mut Context<Self>) -> Self::Result {
+        self.blocking(move |repo| agent_turns::agent_turns(repo, msg.limit))
+    }
+}
+
+/// What undoing turns of a session would do, and what stands in the way.
+#[derive(Message)]
+#[rtype(result = "Result<RevertPreview, ProjectError>")]
+pub struct PreviewRevert {
+    pub session_id: String,
+    pub turns: Vec<u64>,
+}
+
+impl Handler<PreviewRevert> for ProjectActor {
+    type Result = AtomicResponse<Self, Result<RevertPreview, ProjectError>>;
+
+    fn handle(&mut self, msg: PreviewRevert, _: &mut Context<Self>) -> Self::Result {
+        self.blocking(move |repo| Ok(undo::preview_revert(repo, &msg.session_id, &msg.turns)?.0))
+    }
+}
+
+/// Undo turns of a session as one new commit, or pick a held turn onto
+/// the branch (`held: true`, one turn).
+#[derive(Message)]
+#[rtype(result = "Result<Landed, ProjectError>")]
+pub struct Land {
+    pub session_id: String,
+    pub turns: Vec<u64>,
+    pub model: Option<String>,
+    pub held: bool,
+}
+
+impl Handler<Land> for ProjectActor {
+    type Result = AtomicResponse<Self, Result<Landed, ProjectError>>;
+
+    fn handle(&mut self, msg: Land, _: &mut Context<Self>) -> Self::Result {
+        self.blocking(move |repo| match (msg.held, msg.turns.as_slice()) {
+            (true, [turn]) => undo::apply(repo, &msg.session_id, *turn, msg.model.as_deref()),
+            (true, _) => Err(ProjectError::InvalidPath("one held turn at a time".into())),
+            (false, turns) => undo::revert(repo, &msg.session_id, turns, msg.model.as_deref()),
+        })
     }
 }

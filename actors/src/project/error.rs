@@ -21,6 +21,44 @@ pub enum ProjectError {
     /// Internal: a change that changed nothing (not broadcast).
     #[error("nothing changed")]
     Unchanged,
+    /// No agent commit or held turn of that session and turn.
+    #[error("{0}")]
+    NoAgentTurn(String),
+    /// An undo or apply that cannot be done as asked (nothing changed).
+    #[error("{}", .0.message)]
+    Refused(Box<Refusal>),
+}
+
+/// Why an undo or apply was refused, with what stands in the way.
+#[derive(Debug, Clone, serde::Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct Refusal {
+    /// `dirty_tree`, `changed_since`, `merge_commit`, `not_on_branch`,
+    /// `conflict`, `nothing_to_apply`.
+    pub code: &'static str,
+    pub message: String,
+    /// The files concerned (dirty, conflicting, or changed since).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub paths: Vec<String>,
+    /// Later commits that touched the same files.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub commits: Vec<crate::git::LaterCommit>,
+}
+
+impl Refusal {
+    pub fn new(code: &'static str, message: impl Into<String>) -> Refusal {
+        Refusal {
+            code,
+            message: message.into(),
+            paths: Vec::new(),
+            commits: Vec::new(),
+        }
+    }
+
+    pub fn with_paths(mut self, paths: Vec<String>) -> Refusal {
+        self.paths = paths;
+        self
+    }
 }
 
 impl ProjectError {
@@ -32,6 +70,8 @@ impl ProjectError {
             ProjectError::Git(_) | ProjectError::Io(_) => ErrorKind::Internal,
             ProjectError::Unavailable => ErrorKind::Unavailable,
             ProjectError::Unchanged => ErrorKind::Conflict,
+            ProjectError::NoAgentTurn(_) => ErrorKind::NotFound,
+            ProjectError::Refused(_) => ErrorKind::Conflict,
         }
     }
 
@@ -44,6 +84,16 @@ impl ProjectError {
             ProjectError::Git(_) | ProjectError::Io(_) => "storage_error",
             ProjectError::Unavailable => "unavailable",
             ProjectError::Unchanged => "unchanged",
+            ProjectError::NoAgentTurn(_) => "no_agent_turn",
+            ProjectError::Refused(r) => r.code,
+        }
+    }
+
+    /// What a refusal names (paths, commits), for the error's body.
+    pub fn details(&self) -> Option<serde_json::Value> {
+        match self {
+            ProjectError::Refused(r) => serde_json::to_value(r).ok(),
+            _ => None,
         }
     }
 }

@@ -5,24 +5,21 @@
 
 use actix::prelude::*;
 
-use super::actor::{CommitTurn, Status};
+use super::actor::{Baseline, ClaimFiles, CommitTurn};
+use super::agent_turn::TurnEnd;
 use super::registry::Lookup;
 use super::{ProjectError, ProjectRegistry};
-use crate::git::AgentCommit;
 use crate::meta::{ProjectBaseline, ProjectOutcome};
 
 fn not_clean(reason: String) -> ProjectBaseline {
-    ProjectBaseline {
-        clean: false,
-        dirty_paths: Vec::new(),
-        reason: Some(reason),
-    }
+    ProjectBaseline::unknown(reason)
 }
 
 fn skipped(reason: String, dirty_paths: Vec<String>) -> ProjectOutcome {
     ProjectOutcome::Skipped {
         reason,
         dirty_paths,
+        held: None,
     }
 }
 
@@ -33,43 +30,38 @@ pub async fn baseline(projects: Addr<ProjectRegistry>, project_id: String) -> Pr
         Ok(Err(e)) => return not_clean(format!("project unavailable: {e}")),
         Err(_) => return not_clean("project service unavailable".into()),
     };
-    match actor.send(Status).await {
-        Ok(Ok(state)) if state.is_clean() => ProjectBaseline {
-            clean: true,
-            dirty_paths: Vec::new(),
-            reason: None,
-        },
-        Ok(Ok(state)) => ProjectBaseline {
-            clean: false,
-            reason: Some(
-                state
-                    .busy
-                    .unwrap_or_else(|| "you had uncommitted changes when the turn began".into()),
-            ),
-            dirty_paths: state.dirty,
-        },
+    match actor.send(Baseline).await {
+        Ok(Ok(baseline)) => baseline,
         Ok(Err(e @ ProjectError::PathMissing(_))) => not_clean(e.to_string()),
         Ok(Err(e)) => not_clean(format!("project status failed: {e}")),
         Err(_) => not_clean("project service unavailable".into()),
     }
 }
 
+/// Files an open turn names while it runs (see `ClaimFiles`).
+pub async fn claim(projects: Addr<ProjectRegistry>, project_id: String, claim: ClaimFiles) {
+    if let Ok(Ok((_, actor))) = projects.send(Lookup(project_id)).await {
+        actor.do_send(claim);
+    }
+}
+
 /// What the project does at the end of a turn, given its baseline: the
-/// agent's changes are committed only when the tree was clean at the start.
-/// Without a project service (an engine embedded without projects) the
-/// commit is skipped.
+/// agent's changes are committed when the tree was clean at the start,
+/// held under the session's private ref when it was not. Without a
+/// project service (an engine embedded without projects) nothing is done.
 pub async fn outcome(
     projects: Option<Addr<ProjectRegistry>>,
-    commit: CommitTurn,
+    end: TurnEnd,
     project_id: String,
-    baseline: ProjectBaseline,
 ) -> ProjectOutcome {
-    if !baseline.clean {
+    let unknown = end.baseline.tree.is_none() && !end.baseline.clean;
+    if unknown {
         return skipped(
-            baseline
+            end.baseline
                 .reason
+                .clone()
                 .unwrap_or_else(|| "the working tree was not clean".into()),
-            baseline.dirty_paths,
+            end.baseline.dirty_paths.clone(),
         );
     }
     let Some(projects) = projects else {
@@ -80,12 +72,8 @@ pub async fn outcome(
         Ok(Err(e)) => return skipped(format!("project unavailable: {e}"), Vec::new()),
         Err(_) => return skipped("project service unavailable".into(), Vec::new()),
     };
-    match actor.send(commit).await {
-        Ok(Ok(AgentCommit::Committed(oid))) => ProjectOutcome::Committed {
-            commit: oid.to_string(),
-        },
-        Ok(Ok(AgentCommit::NoChanges)) => ProjectOutcome::NoChanges,
-        Ok(Ok(AgentCommit::Refused(reason))) => skipped(reason, Vec::new()),
+    match actor.send(CommitTurn(end)).await {
+        Ok(Ok(outcome)) => outcome,
         Ok(Err(e)) => skipped(format!("project commit failed: {e}"), Vec::new()),
         Err(_) => skipped("project service unavailable".into(), Vec::new()),
     }

@@ -227,6 +227,7 @@ impl SessionCore {
         let skipped = open.project.as_ref().map(|_| ProjectOutcome::Skipped {
             reason: "the turn was interrupted by a restart".into(),
             dirty_paths: Vec::new(),
+            held: None,
         });
         self.end_turn_inner(EndTurn::default(), true, skipped)
             .map(Some)

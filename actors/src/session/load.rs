@@ -294,11 +294,7 @@ impl SessionCore {
                 // The project's tree at the turn's start is unknown now.
                 let project =
                     (self.meta.project_id != crate::project::DEFAULT_PROJECT).then(|| {
-                        ProjectBaseline {
-                            clean: false,
-                            dirty_paths: Vec::new(),
-                            reason: Some("the turn was recovered after a restart".into()),
-                        }
+                        ProjectBaseline::unknown("the turn was recovered after a restart")
                     });
                 self.meta.open_turn = Some(OpenTurn {
                     number: 0, // set once the turn's branch is known

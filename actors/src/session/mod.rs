@@ -37,7 +37,7 @@ pub use naming::{TitlePlan, RETITLE_AT};
 pub use queue::Queued;
 pub use wire::{
     AppendOutcome, CreateSpec, EndTurn, NewNode, NodePatch, Outcome, Posted, TurnOutcome,
-    ROOT_CALLER,
+    MAX_TURN_FILES, ROOT_CALLER,
 };
 
 #[cfg(test)]

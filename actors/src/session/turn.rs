@@ -291,7 +291,7 @@ impl SessionCore {
         summary.tokens = record.tokens;
         summary.head = record.head.as_deref();
         summary.last_seq = record.last_seq;
-        if let Some(ProjectOutcome::Committed { commit }) = &record.project {
+        if let Some(ProjectOutcome::Committed { commit, .. }) = &record.project {
             summary.project_commit = Some(commit.as_str());
         }
         let message = summary.message();
@@ -310,7 +310,7 @@ impl SessionCore {
             turn: Some(record.number),
             node_ids: turn_nodes.iter().map(|n| n.id.clone()).collect(),
             project_commit: match &record.project {
-                Some(ProjectOutcome::Committed { commit }) => Some(commit.clone()),
+                Some(ProjectOutcome::Committed { commit, .. }) => Some(commit.clone()),
                 _ => None,
             },
         };
@@ -447,10 +447,11 @@ impl SessionCore {
         project: Option<ProjectOutcome>,
     ) -> (Option<String>, Option<serde_json::Value>) {
         match project {
-            Some(ProjectOutcome::Committed { commit }) => (Some(commit), None),
+            Some(ProjectOutcome::Committed { commit, .. }) => (Some(commit), None),
             Some(ProjectOutcome::Skipped {
                 reason,
                 dirty_paths,
+                held,
             }) => {
                 let code = if dirty_paths.is_empty() {
                     "unavailable"
@@ -467,6 +468,7 @@ impl SessionCore {
                         "dirty_paths": dirty_paths,
                         "project_id": self.meta.project_id,
                         "path": path,
+                        "held": held,
                     })),
                 )
             }

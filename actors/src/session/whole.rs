@@ -111,12 +111,15 @@ impl SessionCore {
 impl SessionActor {
     /// What the bound project does at the end of the open turn (its
     /// agent's changes committed, or why not); `None` without a baseline.
-    pub(super) fn project_outcome(&self) -> Pending<Option<ProjectOutcome>> {
+    pub(super) fn project_outcome(
+        &self,
+        files: Option<Vec<String>>,
+    ) -> Pending<Option<ProjectOutcome>> {
         let plan = self.slot.live().ok().and_then(|core| {
             let baseline = core.open_turn_baseline()?.clone();
             let meta = core.meta();
             let open = meta.open_turn.as_ref()?;
-            let commit = project::actor::CommitTurn {
+            let end = project::agent_turn::TurnEnd {
                 session_id: meta.id.clone(),
                 turn: open.number,
                 first_seq: open.first_seq,
@@ -126,13 +129,15 @@ impl SessionActor {
                     .map(Node::text)
                     .unwrap_or_default(),
                 model: meta.model.clone(),
+                baseline,
+                files,
             };
-            Some((meta.project_id.clone(), baseline, commit))
+            Some((meta.project_id.clone(), end))
         });
         let projects = self.projects.clone();
         match plan {
-            Some((pid, baseline, commit)) => Box::pin(async move {
-                Some(project::turn::outcome(projects, commit, pid, baseline).await)
+            Some((pid, end)) => Box::pin(async move {
+                Some(project::turn::outcome(projects, end, pid).await)
             }),
             None => Box::pin(std::future::ready(None)),
         }
@@ -230,7 +235,7 @@ impl Handler<WriteTurn> for SessionActor {
                     }) => (nodes, gathered, created, end),
                     Err(e) => return Box::pin(fut::ready(Err(e))),
                 };
-                let outcome = act.project_outcome();
+                let outcome = act.project_outcome(end.files.clone());
                 Box::pin(outcome.into_actor(act).then(move |project, act, _| {
                     act.blocking(move |slot, _| {
                         let core = slot.live_mut()?;

@@ -99,6 +99,12 @@ pub struct EndTurn {
     /// record (at most 2,000 characters).
     #[serde(default)]
     pub error: Option<String>,
+    /// The files the agent changed in the turn (paths relative to the
+    /// bound project's folder; a folder names everything under it): the
+    /// turn's project commit holds only these. Without it, the files that
+    /// changed since the turn began, less those another open turn claimed.
+    #[serde(default)]
+    pub files: Option<Vec<String>>,
     /// The turn the client means to end. Naming the turn that was just
     /// ended (a retry after a lost answer) returns its commit again.
     #[serde(default)]
@@ -225,3 +231,35 @@ pub enum Posted {
 
 /// The `caller` of runtime nodes that hang off no node (e.g. a relocation).
 pub const ROOT_CALLER: &str = "ROOT";
+
+/// Most entries of an end of turn's `files`.
+pub const MAX_TURN_FILES: usize = 10_000;
+
+impl EndTurn {
+    /// `files` names paths inside a project: relative, no `..`, no NUL,
+    /// not git's or the sessions' own folders, at most `MAX_TURN_FILES`.
+    pub fn check_files(&self) -> Result<(), super::SessionError> {
+        let Some(files) = &self.files else {
+            return Ok(());
+        };
+        let bad = |why: String| Err(super::SessionError::Invalid(why));
+        if files.len() > MAX_TURN_FILES {
+            return bad(format!("files: at most {MAX_TURN_FILES} paths"));
+        }
+        for f in files {
+            let path = std::path::Path::new(f);
+            let inside = path.components().all(|c| match c {
+                std::path::Component::Normal(p) => p != ".git" && p != crate::store::OPENPROGRAM_DIR,
+                std::path::Component::CurDir => true,
+                _ => false,
+            });
+            if f.is_empty() || f.len() > 4096 || f.contains('\0') || !inside {
+                return bad(format!(
+                    "files: '{}' is not a path inside the project",
+                    f.chars().take(200).collect::<String>()
+                ));
+            }
+        }
+        Ok(())
+    }
+}

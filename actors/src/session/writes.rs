@@ -141,7 +141,7 @@ impl Handler<EndTurnMsg> for SessionActor {
     fn handle(&mut self, msg: EndTurnMsg, _: &mut Self::Context) -> Self::Result {
         // In a project-bound session the agent's changes are committed in
         // the project first, so the session's turn commit can record it.
-        let outcome = self.project_outcome();
+        let outcome = self.project_outcome(msg.0.files.clone());
         let fut = outcome.into_actor(self).then(move |project, act, _| {
             act.on_core_write(move |core| core.end_turn(msg.0, project))
         });
