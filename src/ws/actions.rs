@@ -10,7 +10,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::frames::{action_error, frame, to_text, Call, Frames};
-use super::{branches, contexts, files, projects, runtime, sessions, transcript};
+use super::{branches, contexts, files, projects, runtime, sessions, transcript, undo};
 use crate::startup::AppState;
 
 /// Actions that may take seconds (an LLM call, a work-tree rewrite, many
@@ -122,7 +122,12 @@ async fn dispatch(c: &Call<'_>, v: Value) -> Result<Frames, Value> {
         "set_sandbox" => Ok(runtime::sandbox(&v)),
         "list_permission_rules" => Ok(runtime::permission_rules(&v)),
         "get_project_config" => Ok(runtime::project_config(&v)),
-        "list_turn_files" => Ok(runtime::turn_files(&v)),
+        "list_turn_files" => undo::list_turn_files(c, v).await,
+        "turn_file_diff" => undo::turn_file_diff(c, v).await,
+        "revert_turn" => undo::revert_turn(c, v).await,
+        "revert_preview" => undo::revert_preview(c, v).await,
+        "agent_turns" => undo::agent_turns(c, v).await,
+        "apply_agent_turn" => undo::apply_agent_turn(c, v).await,
         "list_projects" => projects::list(c, v).await,
         "create_project" => projects::create(c, v).await,
         "set_session_project" | "add_session_to_project" => projects::set(c, v).await,

@@ -22,6 +22,7 @@ pub mod runs;
 mod runtime;
 mod sessions;
 mod transcript;
+mod undo;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};

@@ -55,17 +55,3 @@ pub fn project_config(v: &Value) -> Frames {
         json!({"project_id": field(v, "project_id"), "config": {}}),
     )]
 }
-
-/// `list_turn_files {session_id, assistant_msg_id}` →
-/// `list_turn_files_result {session_id, assistant_msg_id, files: [],
-/// paths: [], reverted: false}`: the per-turn file review of an agent
-/// runtime's checkpoints. The agent's edits of a project-bound turn are
-/// its project commit (`GET /api/projects/{id}/commits`).
-pub fn turn_files(v: &Value) -> Frames {
-    vec![frame(
-        "list_turn_files_result",
-        json!({"session_id": field(v, "session_id"),
-               "assistant_msg_id": field(v, "assistant_msg_id"),
-               "files": [], "paths": [], "reverted": false}),
-    )]
-}

@@ -11,8 +11,8 @@ use crate::error::EngineError;
 use crate::ids;
 use crate::meta::now;
 use crate::node::Role;
-use crate::project::actor::{AgentTurns, Land, PreviewRevert};
-use crate::project::agent_turns::SessionTurns;
+use crate::project::actor::{AgentTurns, Land, OneTurn, PreviewRevert};
+use crate::project::agent_turns::{AgentTurn, SessionTurns};
 use crate::project::registry::Lookup;
 use crate::project::undo::{Landed, RevertPreview};
 use crate::project::{ProjectActor, ProjectError, Refusal, DEFAULT_PROJECT};
@@ -23,6 +23,8 @@ use super::Engine;
 
 /// At most this many turns are undone at once.
 pub const MAX_REVERT_TURNS: usize = 1_000;
+/// At most this many of a session's commits are read to find a turn.
+const TURN_SCAN: usize = 10_000;
 
 /// What an undo or apply did, and the node that records it.
 #[derive(Debug, Clone, Serialize)]
@@ -141,6 +143,52 @@ impl Engine {
             .await?;
         self.record(session_id, project_id, "project/apply", landed)
             .await
+    }
+
+    /// The ended turn that holds node `node_id` on the session's current
+    /// branch (`None` while its turn is open).
+    pub async fn turn_of_node(
+        &self,
+        session_id: &str,
+        node_id: &str,
+    ) -> Result<Option<u64>, EngineError> {
+        let nodes = self.branch(session_id, None).await?;
+        let Some(seq) = nodes.iter().find(|n| n.id == node_id).map(|n| n.seq) else {
+            return Err(crate::session::SessionError::UnknownNode(node_id.to_string()).into());
+        };
+        let commits = self.commits(session_id, TURN_SCAN).await?;
+        let mut best: Option<(u64, u64)> = None;
+        for c in commits {
+            let t = crate::git::Trailers::parse(&c.message);
+            if t.turn > 0 && t.last_seq >= seq && best.is_none_or(|(last, _)| t.last_seq < last) {
+                best = Some((t.last_seq, t.turn));
+            }
+        }
+        Ok(best.map(|(_, turn)| turn))
+    }
+
+    /// The agent's turn `turn` of the session in its project (committed
+    /// or held), and the patch of `path` in it; `None` without one.
+    pub async fn agent_turn(
+        &self,
+        session_id: &str,
+        turn: u64,
+        path: Option<String>,
+    ) -> Result<Option<(AgentTurn, String)>, EngineError> {
+        let meta = self.meta(session_id).await?;
+        if meta.project_id == DEFAULT_PROJECT {
+            return Ok(None);
+        }
+        let actor = self.project_actor(&meta.project_id).await?;
+        self.send_project(
+            actor,
+            OneTurn {
+                session_id: session_id.to_string(),
+                turn,
+                path,
+            },
+        )
+        .await
     }
 
     /// Append the runtime node that records an undo or apply (a session

@@ -46,9 +46,23 @@ pub fn tree_diff(
     b: Oid,
     max_patch: usize,
 ) -> Result<TreeDiff, git2::Error> {
+    tree_diff_of(repo, a, b, max_patch, None)
+}
+
+/// `tree_diff` of one file only (`path`, taken literally).
+pub fn tree_diff_of(
+    repo: &Repository,
+    a: Oid,
+    b: Oid,
+    max_patch: usize,
+    path: Option<&str>,
+) -> Result<TreeDiff, git2::Error> {
     let (ta, tb) = (repo.find_tree(a)?, repo.find_tree(b)?);
     let mut opts = DiffOptions::new();
     opts.include_typechange(true);
+    if let Some(p) = path {
+        opts.pathspec(p).disable_pathspec_match(true);
+    }
     let diff = repo.diff_tree_to_tree(Some(&ta), Some(&tb), Some(&mut opts))?;
     let mut out = TreeDiff::default();
     for i in 0..diff.deltas().len() {

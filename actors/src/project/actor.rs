@@ -9,7 +9,7 @@ use actix::prelude::*;
 use serde::Serialize;
 
 use super::agent_turn::{self, TurnEnd, AGENT_EMAIL};
-use super::agent_turns::{self, SessionTurns};
+use super::agent_turns::{self, AgentTurn, SessionTurns};
 use super::undo::{self, Landed, RevertPreview};
 use super::error::ProjectError;
 use crate::git::{self, CommitInfo};
@@ -225,6 +225,25 @@ impl Handler<Land> for ProjectActor {
             (true, [turn]) => undo::apply(repo, &msg.session_id, *turn, msg.model.as_deref()),
             (true, _) => Err(ProjectError::InvalidPath("one held turn at a time".into())),
             (false, turns) => undo::revert(repo, &msg.session_id, turns, msg.model.as_deref()),
+        })
+    }
+}
+
+/// One agent turn of a session, and the patch of one of its files.
+#[derive(Message)]
+#[rtype(result = "Result<Option<(AgentTurn, String)>, ProjectError>")]
+pub struct OneTurn {
+    pub session_id: String,
+    pub turn: u64,
+    pub path: Option<String>,
+}
+
+impl Handler<OneTurn> for ProjectActor {
+    type Result = AtomicResponse<Self, Result<Option<(AgentTurn, String)>, ProjectError>>;
+
+    fn handle(&mut self, msg: OneTurn, _: &mut Context<Self>) -> Self::Result {
+        self.blocking(move |repo| {
+            agent_turns::one_turn(repo, &msg.session_id, msg.turn, msg.path.as_deref())
         })
     }
 }

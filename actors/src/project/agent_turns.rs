@@ -47,12 +47,15 @@ pub struct SessionTurns {
     pub turns: Vec<AgentTurn>,
 }
 
+fn parent_tree(repo: &Repository, c: &git2::Commit<'_>) -> Result<git2::Oid, git2::Error> {
+    match c.parent(0) {
+        Ok(p) => Ok(p.tree_id()),
+        Err(_) => git::empty_tree(repo),
+    }
+}
+
 fn turn_of(repo: &Repository, c: &git2::Commit<'_>, state: &'static str) -> Result<AgentTurn, git2::Error> {
-    let base = match c.parent(0) {
-        Ok(p) => p.tree_id(),
-        Err(_) => git::empty_tree(repo)?,
-    };
-    let diff = git::tree_diff(repo, base, c.tree_id(), 0)?;
+    let diff = git::tree_diff(repo, parent_tree(repo, c)?, c.tree_id(), 0)?;
     let t = Trailers::parse(c.message().unwrap_or(""));
     Ok(AgentTurn {
         turn: t.turn,
@@ -133,4 +136,61 @@ pub fn agent_turns(repo: &Repository, limit: usize) -> Result<Vec<SessionTurns>,
         newest(b).cmp(&newest(a))
     });
     Ok(out)
+}
+
+/// One agent turn of a session: its newest commit on the branch (with the
+/// commit that undid it, if any), else its held commit; with `path`, the
+/// patch of that file in it (at most `MAX_PATCH` bytes).
+pub fn one_turn(
+    repo: &Repository,
+    session_id: &str,
+    turn: u64,
+    path: Option<&str>,
+) -> Result<Option<(AgentTurn, String)>, ProjectError> {
+    let mut reverted: HashMap<String, String> = HashMap::new();
+    let mut found: Option<AgentTurn> = None;
+    if let Some(head) = git::head_commit(repo)? {
+        let mut walk = repo.revwalk()?;
+        walk.push(head.id())?;
+        for oid in walk.take(super::undo::SCAN_LIMIT) {
+            let c = repo.find_commit(oid?)?;
+            if c.author().email() != Some(AGENT_EMAIL) {
+                continue;
+            }
+            let message = c.message().unwrap_or("");
+            if let Some(list) = trailer(message, REVERTS) {
+                for r in list.split_whitespace() {
+                    reverted.entry(r.to_string()).or_insert_with(|| c.id().to_string());
+                }
+                continue;
+            }
+            let t = Trailers::parse(message);
+            if t.session.as_deref() == Some(session_id) && t.turn == turn {
+                let mut one = turn_of(repo, &c, "committed")?;
+                one.reverted_by = reverted.get(&one.commit).cloned();
+                found = Some(one);
+                break;
+            }
+        }
+    }
+    if found.is_none() {
+        if let Ok(oid) = super::undo::held_commit(repo, session_id, turn) {
+            let c = repo.find_commit(oid)?;
+            let mut one = turn_of(repo, &c, "held")?;
+            one.reference = Some(git::held_ref_name(session_id, turn, None));
+            found = Some(one);
+        }
+    }
+    let Some(one) = found else {
+        return Ok(None);
+    };
+    let patch = match path {
+        Some(p) => {
+            let c = repo.find_commit(git2::Oid::from_str(&one.commit)?)?;
+            let rel = p.trim_start_matches("./");
+            git::tree_diff_of(repo, parent_tree(repo, &c)?, c.tree_id(), super::undo::MAX_PATCH, Some(rel))?.patch
+        }
+        None => String::new(),
+    };
+    Ok(Some((one, patch)))
 }
