@@ -70,7 +70,9 @@ pub fn turn_range(n: u64, through: Option<u64>) -> Result<Vec<u64>, ApiError> {
     if n == 0 || last < n || last - n >= max {
         return Err(ApiError::bad_request(
             "invalid_input",
-            format!("turns: from a turn number ≥ 1 through one at or after it, at most {max} turns"),
+            format!(
+                "turns: from a turn number ≥ 1 through one at or after it, at most {max} turns"
+            ),
         ));
     }
     Ok((n..=last).collect())

@@ -63,7 +63,11 @@ pub async fn list_turn_files(c: &Call<'_>, v: Value) -> Result<Frames, Value> {
     let mut data = json!({"session_id": r.session_id, "assistant_msg_id": r.assistant_msg_id,
                           "files": [], "paths": [], "reverted": false});
     let found = match turn_named(c, &r).await {
-        Ok(Some(n)) => c.engine().agent_turn(&r.session_id, n, None).await.map_err(|e| reply_error(e).0),
+        Ok(Some(n)) => c
+            .engine()
+            .agent_turn(&r.session_id, n, None)
+            .await
+            .map_err(|e| reply_error(e).0),
         Ok(None) => Ok(None),
         Err(e) => Err(e),
     };

@@ -31,6 +31,7 @@ mod search;
 mod security;
 mod session_store;
 mod titles;
+mod undo;
 mod wal;
 mod whole_turn;
 mod ws;

@@ -5,7 +5,7 @@ use serde_json::{json, Value};
 use crate::helpers::{assert_clean_repo, git, turn_commits, TestServer};
 
 /// A user's repository with one commit of their own.
-fn user_repo() -> (tempfile::TempDir, PathBuf) {
+pub(crate) fn user_repo() -> (tempfile::TempDir, PathBuf) {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("work");
     std::fs::create_dir_all(&dir).unwrap();
@@ -42,14 +42,14 @@ fn listed_project(s: &TestServer, pid: &str) -> Value {
         .clone()
 }
 
-fn create_project(s: &TestServer, dir: &Path) -> String {
+pub(crate) fn create_project(s: &TestServer, dir: &Path) -> String {
     let (st, p) = s.post("/api/projects", json!({"path": dir, "name": "Work"}));
     assert_eq!(st, 201, "{p}");
     p["id"].as_str().unwrap().to_string()
 }
 
 /// Open a turn in a session bound to `project` (created by the message).
-fn open_turn(s: &TestServer, sid: &str, project: &str, text: &str) {
+pub(crate) fn open_turn(s: &TestServer, sid: &str, project: &str, text: &str) {
     s.append(sid, json!({"role": "user", "content": text, "session": {"project_id": project, "model": "model-x"}}));
     s.append(
         sid,

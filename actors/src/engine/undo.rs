@@ -248,7 +248,10 @@ fn landed_node(name: &str, project_id: &str, landed: &Landed) -> NewNode {
         serde_json::to_value(&landed.turns).unwrap_or_default(),
     );
     let files: Vec<&str> = landed.diff.files.iter().map(|f| f.path.as_str()).collect();
-    metadata.insert("files".into(), serde_json::to_value(&files).unwrap_or_default());
+    metadata.insert(
+        "files".into(),
+        serde_json::to_value(&files).unwrap_or_default(),
+    );
     metadata.insert("at".into(), now().into());
     let numbers: Vec<String> = landed.turns.iter().map(|t| t.turn.to_string()).collect();
     let verb = if name == "project/apply" {

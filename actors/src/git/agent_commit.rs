@@ -75,7 +75,11 @@ pub fn agent_commit(
 
 /// Stage exactly `paths`: a file present in the work tree is added as it
 /// is, a missing one removed from the index.
-fn stage_paths(repo: &Repository, index: &mut git2::Index, paths: &[String]) -> Result<(), git2::Error> {
+fn stage_paths(
+    repo: &Repository,
+    index: &mut git2::Index,
+    paths: &[String],
+) -> Result<(), git2::Error> {
     let Some(top) = repo.workdir() else {
         return Err(git2::Error::from_str("the repository has no work tree"));
     };

@@ -41,7 +41,9 @@ pub use revert_turns::{land, plan_apply, plan_revert, LaterCommit, Plan};
 pub use trailers::{head_trailers, Trailers};
 pub use tree_diff::{tree_diff, tree_diff_of, FileChange, TreeDiff};
 pub use tree_files::blobs_under;
-pub use worktree_snapshot::{changed_paths, empty_tree, head_tree_id, path_matches, worktree_snapshot};
+pub use worktree_snapshot::{
+    changed_paths, empty_tree, head_tree_id, path_matches, worktree_snapshot,
+};
 pub use worktree_status::{worktree_status, TreeState};
 pub use worktree_sync::sync_worktree;
 pub mod trailers_keys {

@@ -119,7 +119,10 @@ pub fn plan_revert(repo: &Repository, commits: &[Oid]) -> Result<Plan, git2::Err
     }
     let mut current = head.tree_id();
     for c in &found {
-        let (base, theirs) = (repo.find_tree(c.tree_id())?, repo.find_tree(parent_tree(repo, c)?)?);
+        let (base, theirs) = (
+            repo.find_tree(c.tree_id())?,
+            repo.find_tree(parent_tree(repo, c)?)?,
+        );
         let mut merged = repo.merge_trees(&base, &repo.find_tree(current)?, &theirs, None)?;
         if merged.has_conflicts() {
             plan.conflicts = conflict_paths(&merged)?;

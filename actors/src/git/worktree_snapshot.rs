@@ -87,7 +87,15 @@ mod tests {
         run_git(dir, &["add", "-A"]);
         run_git(
             dir,
-            &["-c", "user.name=u", "-c", "user.email=u@x", "commit", "-qm", "c1"],
+            &[
+                "-c",
+                "user.name=u",
+                "-c",
+                "user.email=u@x",
+                "commit",
+                "-qm",
+                "c1",
+            ],
         );
         std::fs::write(dir.join("a.txt"), "two\n").unwrap();
         std::fs::write(dir.join("new.txt"), "n\n").unwrap();

@@ -10,8 +10,8 @@ use serde::Serialize;
 
 use super::agent_turn::{self, TurnEnd, AGENT_EMAIL};
 use super::agent_turns::{self, AgentTurn, SessionTurns};
-use super::undo::{self, Landed, RevertPreview};
 use super::error::ProjectError;
+use super::undo::{self, Landed, RevertPreview};
 use crate::git::{self, CommitInfo};
 use crate::meta::{ProjectBaseline, ProjectOutcome};
 

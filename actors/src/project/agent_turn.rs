@@ -146,7 +146,14 @@ pub fn end_turn(
             return Ok(skipped(None));
         }
         return Ok(commit_outcome(
-            git::agent_commit(repo, &sig, &message, &end.session_id, (end.turn, end.first_seq), None)?,
+            git::agent_commit(
+                repo,
+                &sig,
+                &message,
+                &end.session_id,
+                (end.turn, end.first_seq),
+                None,
+            )?,
             Vec::new(),
         ));
     };

@@ -54,7 +54,11 @@ fn parent_tree(repo: &Repository, c: &git2::Commit<'_>) -> Result<git2::Oid, git
     }
 }
 
-fn turn_of(repo: &Repository, c: &git2::Commit<'_>, state: &'static str) -> Result<AgentTurn, git2::Error> {
+fn turn_of(
+    repo: &Repository,
+    c: &git2::Commit<'_>,
+    state: &'static str,
+) -> Result<AgentTurn, git2::Error> {
     let diff = git::tree_diff(repo, parent_tree(repo, c)?, c.tree_id(), 0)?;
     let t = Trailers::parse(c.message().unwrap_or(""));
     Ok(AgentTurn {
@@ -89,7 +93,9 @@ pub fn agent_turns(repo: &Repository, limit: usize) -> Result<Vec<SessionTurns>,
             let message = c.message().unwrap_or("");
             if let Some(list) = trailer(message, REVERTS) {
                 for r in list.split_whitespace() {
-                    reverted.entry(r.to_string()).or_insert_with(|| c.id().to_string());
+                    reverted
+                        .entry(r.to_string())
+                        .or_insert_with(|| c.id().to_string());
                 }
                 continue;
             }
@@ -107,9 +113,15 @@ pub fn agent_turns(repo: &Repository, limit: usize) -> Result<Vec<SessionTurns>,
     }
     for r in repo.references()? {
         let r = r?;
-        let Some(name) = r.name().map(str::to_owned) else { continue };
-        let Some(rest) = name.strip_prefix(HELD_PREFIX) else { continue };
-        let Some((session, _)) = rest.split_once('/') else { continue };
+        let Some(name) = r.name().map(str::to_owned) else {
+            continue;
+        };
+        let Some(rest) = name.strip_prefix(HELD_PREFIX) else {
+            continue;
+        };
+        let Some((session, _)) = rest.split_once('/') else {
+            continue;
+        };
         let Ok(c) = r.peel_to_commit() else { continue };
         if turns.len() >= limit.saturating_mul(2) {
             break;
@@ -160,7 +172,9 @@ pub fn one_turn(
             let message = c.message().unwrap_or("");
             if let Some(list) = trailer(message, REVERTS) {
                 for r in list.split_whitespace() {
-                    reverted.entry(r.to_string()).or_insert_with(|| c.id().to_string());
+                    reverted
+                        .entry(r.to_string())
+                        .or_insert_with(|| c.id().to_string());
                 }
                 continue;
             }
@@ -188,7 +202,14 @@ pub fn one_turn(
         Some(p) => {
             let c = repo.find_commit(git2::Oid::from_str(&one.commit)?)?;
             let rel = p.trim_start_matches("./");
-            git::tree_diff_of(repo, parent_tree(repo, &c)?, c.tree_id(), super::undo::MAX_PATCH, Some(rel))?.patch
+            git::tree_diff_of(
+                repo,
+                parent_tree(repo, &c)?,
+                c.tree_id(),
+                super::undo::MAX_PATCH,
+                Some(rel),
+            )?
+            .patch
         }
         None => String::new(),
     };

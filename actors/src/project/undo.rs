@@ -11,7 +11,7 @@ use serde::Serialize;
 
 use super::agent_turn::{agent_signature, AGENT_EMAIL};
 use super::error::{ProjectError, Refusal};
-use crate::git::{self, Plan, TreeDiff, Trailers};
+use crate::git::{self, Plan, Trailers, TreeDiff};
 
 /// Project commit trailers of undo and apply commits.
 pub const REVERTS: &str = "Openprogram-Reverts";
@@ -79,7 +79,10 @@ fn turn_commits(
             }
         }
     }
-    if let Some(missing) = turns.iter().find(|n| !found.iter().any(|(f, _)| f.turn == **n)) {
+    if let Some(missing) = turns
+        .iter()
+        .find(|n| !found.iter().any(|(f, _)| f.turn == **n))
+    {
         return Err(ProjectError::NoAgentTurn(format!(
             "turn {missing} of session {session_id} has no agent commit on the project's current branch"
         )));
@@ -119,12 +122,18 @@ fn refusals(repo: &Repository, plan: &Plan) -> Result<Vec<Refusal>, ProjectError
         );
     }
     if !plan.merges.is_empty() {
-        out.push(Refusal::new("merge_commit", "a merge commit cannot be undone here").with_paths(plan.merges.clone()));
+        out.push(
+            Refusal::new("merge_commit", "a merge commit cannot be undone here")
+                .with_paths(plan.merges.clone()),
+        );
     }
     if !plan.unreachable.is_empty() {
         out.push(
-            Refusal::new("not_on_branch", "the commit is not on the project's current branch")
-                .with_paths(plan.unreachable.clone()),
+            Refusal::new(
+                "not_on_branch",
+                "the commit is not on the project's current branch",
+            )
+            .with_paths(plan.unreachable.clone()),
         );
     }
     if !plan.later.is_empty() {
@@ -159,7 +168,9 @@ pub fn preview_revert(
     let plan = git::plan_revert(repo, &oids)?;
     let refusals = refusals(repo, &plan)?;
     let diff = match (plan.tree, plan.head) {
-        (Some(tree), Some(head)) if refusals.is_empty() || refusals.iter().all(|r| r.code == "dirty_tree") => {
+        (Some(tree), Some(head))
+            if refusals.is_empty() || refusals.iter().all(|r| r.code == "dirty_tree") =>
+        {
             git::tree_diff(repo, repo.find_commit(head)?.tree_id(), tree, MAX_PATCH)?
         }
         _ => TreeDiff::default(),
@@ -245,7 +256,11 @@ pub fn revert(
         [one] => format!("turn {one}"),
         many => format!("turns {}", many.join(", ")),
     };
-    let first = preview.turns.last().map(|t| subject_text(&t.summary)).unwrap_or("");
+    let first = preview
+        .turns
+        .last()
+        .map(|t| subject_text(&t.summary))
+        .unwrap_or("");
     let message = format!(
         "[agent {session_id}] revert {what}: {first}\n\n{}: {session_id}\n{REVERTS}: {}\n",
         git::trailers_keys::SESSION,

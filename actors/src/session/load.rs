@@ -292,10 +292,8 @@ impl SessionCore {
                     return (false, false);
                 };
                 // The project's tree at the turn's start is unknown now.
-                let project =
-                    (self.meta.project_id != crate::project::DEFAULT_PROJECT).then(|| {
-                        ProjectBaseline::unknown("the turn was recovered after a restart")
-                    });
+                let project = (self.meta.project_id != crate::project::DEFAULT_PROJECT)
+                    .then(|| ProjectBaseline::unknown("the turn was recovered after a restart"));
                 self.meta.open_turn = Some(OpenTurn {
                     number: 0, // set once the turn's branch is known
                     user_node: self.answered_user_node(opener),

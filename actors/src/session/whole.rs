@@ -136,9 +136,9 @@ impl SessionActor {
         });
         let projects = self.projects.clone();
         match plan {
-            Some((pid, end)) => Box::pin(async move {
-                Some(project::turn::outcome(projects, end, pid).await)
-            }),
+            Some((pid, end)) => {
+                Box::pin(async move { Some(project::turn::outcome(projects, end, pid).await) })
+            }
             None => Box::pin(std::future::ready(None)),
         }
     }

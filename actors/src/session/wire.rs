@@ -249,7 +249,9 @@ impl EndTurn {
         for f in files {
             let path = std::path::Path::new(f);
             let inside = path.components().all(|c| match c {
-                std::path::Component::Normal(p) => p != ".git" && p != crate::store::OPENPROGRAM_DIR,
+                std::path::Component::Normal(p) => {
+                    p != ".git" && p != crate::store::OPENPROGRAM_DIR
+                }
                 std::path::Component::CurDir => true,
                 _ => false,
             });
