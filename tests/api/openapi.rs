@@ -214,6 +214,29 @@ fn every_answer_matches_the_openapi_document() {
     c.check("/api/projects/{id}", "get", st, &v);
     let (st, v) = s.get(&format!("/api/projects/{pid}/commits"));
     c.check("/api/projects/{id}/commits", "get", st, &v);
+    // Undo: a turn's files previewed and reverted; a held turn applied.
+    s.append("pb", json!({"role": "user", "content": "write u"}));
+    std::fs::write(project.join("u.txt"), "u\n").unwrap();
+    s.end_turn("pb", json!({}));
+    let (st, v) = s.get("/api/sessions/pb/turns/2/revert");
+    c.check("/api/sessions/{id}/turns/{n}/revert", "get", st, &v);
+    let (st, v) = s.post("/api/sessions/pb/turns/2/revert", json!({}));
+    assert_eq!(st, 201, "{v}");
+    c.check("/api/sessions/{id}/turns/{n}/revert", "post", st, &v);
+    let (st, v) = s.post("/api/sessions/pb/turns/2/revert", json!({}));
+    assert_eq!(st, 409, "{v}");
+    c.check("/api/sessions/{id}/turns/{n}/revert", "post", st, &v);
+    std::fs::write(project.join("dirty.txt"), "user\n").unwrap();
+    s.append("pb", json!({"role": "user", "content": "write h"}));
+    std::fs::write(project.join("h.txt"), "h\n").unwrap();
+    s.end_turn("pb", json!({}));
+    let (st, v) = s.get(&format!("/api/projects/{pid}/agent-turns"));
+    c.check("/api/projects/{id}/agent-turns", "get", st, &v);
+    std::fs::remove_file(project.join("dirty.txt")).unwrap();
+    std::fs::remove_file(project.join("h.txt")).unwrap();
+    let (st, v) = s.post(&format!("/api/projects/{pid}/agent-turns/pb/3/apply"), json!({}));
+    assert_eq!(st, 201, "{v}");
+    c.check("/api/projects/{id}/agent-turns/{session}/{turn}/apply", "post", st, &v);
     let moved = scratch.path().join("proj-moved");
     std::fs::rename(&project, &moved).unwrap();
     let (st, v) = s.post(
