@@ -28,6 +28,7 @@ const ASSETS: &[(&str, &str, &str)] = &[
     ("projects.js", JS, include_str!("assets/projects.js")),
     ("menu.js", JS, include_str!("assets/menu.js")),
     ("composer.js", JS, include_str!("assets/composer.js")),
+    ("undo.js", JS, include_str!("assets/undo.js")),
     ("icon.svg", "image/svg+xml", include_str!("assets/icon.svg")),
 ];
 const JS: &str = "text/javascript; charset=utf-8";

@@ -234,9 +234,17 @@ fn every_answer_matches_the_openapi_document() {
     c.check("/api/projects/{id}/agent-turns", "get", st, &v);
     std::fs::remove_file(project.join("dirty.txt")).unwrap();
     std::fs::remove_file(project.join("h.txt")).unwrap();
-    let (st, v) = s.post(&format!("/api/projects/{pid}/agent-turns/pb/3/apply"), json!({}));
+    let (st, v) = s.post(
+        &format!("/api/projects/{pid}/agent-turns/pb/3/apply"),
+        json!({}),
+    );
     assert_eq!(st, 201, "{v}");
-    c.check("/api/projects/{id}/agent-turns/{session}/{turn}/apply", "post", st, &v);
+    c.check(
+        "/api/projects/{id}/agent-turns/{session}/{turn}/apply",
+        "post",
+        st,
+        &v,
+    );
     let moved = scratch.path().join("proj-moved");
     std::fs::rename(&project, &moved).unwrap();
     let (st, v) = s.post(

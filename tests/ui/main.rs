@@ -12,6 +12,7 @@ mod helpers;
 
 mod browser;
 mod runner;
+mod undo;
 
 use std::path::Path;
 use std::process::Command;

@@ -17,6 +17,7 @@ export class ApiError extends Error {
     super((body && body.error) || `HTTP ${status}`);
     this.status = status;
     this.code = (body && body.code) || 'http_error';
+    this.data = body || {};
   }
 }
 

@@ -5,6 +5,7 @@
 import { api, Socket, onTokenNeeded, setToken } from './api.js';
 import { Sidebar, displayTitle, sourceLabel } from './sidebar.js';
 import { renderConversation } from './chat.js';
+import { attachTurnCard, renderHeldTurns } from './undo.js';
 import { renderBar, renderTimeline } from './replay.js';
 import { drawGraph } from './graph.js';
 import { renderProjects, renderProjectPage, shortPath } from './projects.js';
@@ -293,7 +294,15 @@ function render() {
   header();
   banner();
   const live = !state.history || !state.history.position || state.history.position.live !== false;
-  renderConversation($('messages'), state.messages, state.nodes, { onSwitch: switchTo, time, live });
+  const row = state.sessionId && sidebar.rows.get(state.sessionId);
+  // Unknown rows (a deep link before the list came) ask too: the
+  // answer for a session without a project is empty.
+  const bound = !row || (row.project_id && row.project_id !== 'default');
+  const sid = state.sessionId;
+  const onTurnEnd = bound
+    ? (n, msgEl) => attachTurnCard(msgEl, sid, n.id, state.nodes.length, ws, () => loadSession())
+    : null;
+  renderConversation($('messages'), state.messages, state.nodes, { onSwitch: switchTo, time, live, onTurnEnd });
   renderBar(
     { prev: $('prev-turn'), next: $('next-turn'), latest: $('latest-turn'), label: $('turn-pos'), note: $('readonly-note') },
     state.history && state.history.position,
@@ -470,23 +479,32 @@ async function showProjects(id) {
     return;
   }
   try {
-    const [project, sess, commits] = await Promise.all([
+    const [project, sess, commits, turns] = await Promise.all([
       api('GET', `/api/projects/${encodeURIComponent(id)}`),
       ws.request('list_project_sessions', { project_id: id }),
       api('GET', `/api/projects/${encodeURIComponent(id)}/commits`).catch(() => ({ commits: [] })),
+      api('GET', `/api/projects/${encodeURIComponent(id)}/agent-turns`).catch(() => ({ sessions: [] })),
     ]);
+    const sessionLink = (sid, text, turn) => {
+      const a = document.createElement('a');
+      a.href = turn ? `/s/${encodeURIComponent(sid)}/turn/${turn}` : `/s/${encodeURIComponent(sid)}`;
+      a.dataset.link = '';
+      a.textContent = text;
+      return a;
+    };
     renderProjectPage(page, project, sess.data.sessions || [], commits.commits || [], {
       onRelocate: relocate,
       onNewChat: () => navigate(`/?project=${encodeURIComponent(project.id)}`),
       time,
-      sessionLink: (sid, text, turn) => {
-        const a = document.createElement('a');
-        a.href = turn ? `/s/${encodeURIComponent(sid)}/turn/${turn}` : `/s/${encodeURIComponent(sid)}`;
-        a.dataset.link = '';
-        a.textContent = text;
-        return a;
-      },
+      sessionLink,
     });
+    const held = document.createElement('section');
+    held.className = 'held-section';
+    held.append(Object.assign(document.createElement('h3'), { textContent: 'Held agent turns' }));
+    const box = document.createElement('div');
+    held.append(box);
+    page.append(held);
+    renderHeldTurns(box, id, turns.sessions || [], { api, sessionLink, time, onApplied: () => showProjects(id) });
   } catch (e) {
     page.replaceChildren(Object.assign(document.createElement('p'), { className: 'error', textContent: e.message }));
   }

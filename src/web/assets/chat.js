@@ -48,7 +48,8 @@ function withRuntimeNotes(messages, allNodes, live) {
 }
 
 // `onSwitch(node)` is called with the sibling to show.
-export function renderConversation(container, chain, allNodes, { onSwitch, time, live }) {
+// `onTurnEnd(node, element)` is called for each reply that ends a turn.
+export function renderConversation(container, chain, allNodes, { onSwitch, time, live, onTurnEnd }) {
   const messages = withRuntimeNotes(chain, allNodes, live);
   const frag = document.createDocumentFragment();
   const byCaller = new Map();
@@ -58,6 +59,11 @@ export function renderConversation(container, chain, allNodes, { onSwitch, time,
       byCaller.get(n.caller).push(n);
     }
   }
+  // The replies that end a turn: the last assistant message before the
+  // next user message (or the end).
+  const talk = messages.filter((m) => (m.role === 'user' || m.role === 'assistant') && !m.caller && !isRuntime(m));
+  const ends = new Set(talk.filter((m, i) => m.role === 'assistant' && (i === talk.length - 1 || talk[i + 1].role === 'user')).map((m) => m.id));
+  const cards = [];
   for (const n of messages) {
     if (n.role === 'tool' && n.caller && messages.some((m) => m.id === n.caller)) continue;
     if (n.role === 'system' && !isRuntime(n)) {
@@ -123,7 +129,9 @@ export function renderConversation(container, chain, allNodes, { onSwitch, time,
       msg.append(d);
     }
     frag.append(msg);
+    if (onTurnEnd && ends.has(n.id)) cards.push([n, msg]);
   }
   container.replaceChildren(frag);
+  for (const [n, msg] of cards) onTurnEnd(n, msg);
   if (!messages.length) container.replaceChildren(el('p', 'empty', 'No messages yet. Write the first one below.'));
 }
