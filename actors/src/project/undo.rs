@@ -87,7 +87,7 @@ fn turn_commits(
             "turn {missing} of session {session_id} has no agent commit on the project's current branch"
         )));
     }
-    found.sort_by(|a, b| b.0.turn.cmp(&a.0.turn));
+    found.sort_by_key(|f| std::cmp::Reverse(f.0.turn));
     Ok(found)
 }
 
