@@ -133,6 +133,7 @@ pub fn announce_skipped(engine: &Engine, id: &str, outcome: &TurnOutcome) {
             "message": message,
             "detail": skip["reason"],
             "dirty_paths": skip["dirty_paths"],
+            "held": skip["held"],
         }),
     );
 }

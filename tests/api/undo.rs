@@ -392,6 +392,20 @@ fn a_range_of_turns_is_undone_newest_first_as_one_commit_and_merges_are_refused(
         &[("a.txt", "a3\n"), ("c.txt", "c\n")],
     );
     let before = git(&dir, &["rev-list", "--count", "HEAD"]);
+    // Turn 3 changed a.txt after turn 2: turn 2 alone is refused, naming it.
+    let (st, refused) = s.post("/api/sessions/rg/turns/2/revert", json!({}));
+    assert_eq!(
+        (st, refused["code"].as_str()),
+        (409, Some("changed_since")),
+        "{refused}"
+    );
+    assert_eq!(refused["paths"], json!(["a.txt"]));
+    assert_eq!(refused["commits"][0]["summary"], "[agent rg] turn 3: c");
+    assert_eq!(
+        git(&dir, &["rev-list", "--count", "HEAD"]),
+        before,
+        "nothing changed"
+    );
     let (st, done) = s.post("/api/sessions/rg/turns/2/revert?through=3", json!({}));
     assert_eq!(st, 201, "{done}");
     assert_eq!(

@@ -100,8 +100,9 @@ mod tests {
         std::fs::write(dir.join("a.txt"), "two\n").unwrap();
         std::fs::write(dir.join("new.txt"), "n\n").unwrap();
         std::fs::write(dir.join("x.log"), "ignored\n").unwrap();
-        let index_before = std::fs::read(dir.join(".git/index")).unwrap();
+        // (git status refreshes the index file itself: read it after.)
         let status_before = run_git(dir, &["status", "--porcelain"]);
+        let index_before = std::fs::read(dir.join(".git/index")).unwrap();
 
         let repo = Repository::open(dir).unwrap();
         let snap = worktree_snapshot(&repo).unwrap();
@@ -112,6 +113,11 @@ mod tests {
         );
         assert_eq!(std::fs::read(dir.join(".git/index")).unwrap(), index_before);
         assert_eq!(run_git(dir, &["status", "--porcelain"]), status_before);
+        assert_eq!(
+            worktree_snapshot(&repo).unwrap(),
+            snap,
+            "the same tree again"
+        );
         assert!(path_matches("src/a.rs", "src"));
         assert!(path_matches("src/a.rs", "src/"));
         assert!(!path_matches("srcx/a.rs", "src"));

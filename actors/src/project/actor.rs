@@ -83,7 +83,7 @@ impl Handler<ClaimFiles> for ProjectActor {
     fn handle(&mut self, msg: ClaimFiles, _: &mut Context<Self>) {
         let claimed = self.claims.entry(msg.session_id).or_default();
         for f in msg.files {
-            if claimed.len() >= crate::session::MAX_TURN_FILES {
+            if claimed.len() >= agent_turn::MAX_TURN_FILES {
                 break;
             }
             claimed.insert(f.trim_start_matches("./").to_string());

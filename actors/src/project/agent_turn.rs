@@ -12,6 +12,9 @@ use super::error::ProjectError;
 use crate::git::{self, AgentCommit};
 use crate::meta::{HeldTurn, ProjectBaseline, ProjectOutcome};
 
+/// Most paths a turn names (`files` at its end, or claims while it runs).
+pub const MAX_TURN_FILES: usize = 10_000;
+
 /// What the project needs to end one turn.
 #[derive(Debug, Clone)]
 pub struct TurnEnd {

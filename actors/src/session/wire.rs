@@ -232,8 +232,7 @@ pub enum Posted {
 /// The `caller` of runtime nodes that hang off no node (e.g. a relocation).
 pub const ROOT_CALLER: &str = "ROOT";
 
-/// Most entries of an end of turn's `files`.
-pub const MAX_TURN_FILES: usize = 10_000;
+pub use crate::project::agent_turn::MAX_TURN_FILES;
 
 impl EndTurn {
     /// `files` names paths inside a project: relative, no `..`, no NUL,

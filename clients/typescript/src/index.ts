@@ -153,6 +153,29 @@ export class Client {
     return this.endTurn(id, { nodes, ...fields }, idempotencyKey);
   }
 
+  /** What undoing turn `turn` (through `through`) would change, and why it cannot be done now. */
+  revertPreview(id: string, turn: number, through?: number): Promise<Record<string, unknown>> {
+    const q = through === undefined ? "" : `?through=${through}`;
+    return this.request("GET", `/api/sessions/${Client.q(id)}/turns/${turn}/revert${q}`);
+  }
+
+  /** Undo the agent's changes of turn `turn` (through `through`) in the project: one new commit. */
+  revertTurns(id: string, turn: number, through?: number): Promise<Record<string, unknown>> {
+    const q = through === undefined ? "" : `?through=${through}`;
+    return this.request("POST", `/api/sessions/${Client.q(id)}/turns/${turn}/revert${q}`);
+  }
+
+  /** The agent's turns in a project per session, committed and held. */
+  async agentTurns(projectId: string, limit = 100): Promise<Array<Record<string, unknown>>> {
+    const r = await this.request<{ sessions: Array<Record<string, unknown>> }>("GET", `/api/projects/${Client.q(projectId)}/agent-turns?limit=${limit}`);
+    return r.sessions;
+  }
+
+  /** Land a held agent turn on the project's branch. */
+  applyAgentTurn(projectId: string, sessionId: string, turn: number): Promise<Record<string, unknown>> {
+    return this.request("POST", `/api/projects/${Client.q(projectId)}/agent-turns/${Client.q(sessionId)}/${turn}/apply`);
+  }
+
   /** Full-text search (`project_id`, `role`, `since`, `until`, `archived`, `group`). */
   search(q: string, filters: Record<string, string | number | boolean> = {}): Promise<Record<string, unknown>> {
     const params = new URLSearchParams({ q, ...Object.fromEntries(Object.entries(filters).map(([k, v]) => [k, String(v)])) });

@@ -173,6 +173,26 @@ class Client:
         body = {"nodes": nodes, **fields}
         return self._request("POST", f"/api/sessions/{self._quote(session_id)}/turns", body, headers=headers)
 
+    def revert_preview(self, session_id: str, turn: int, through: int | None = None) -> dict[str, Any]:
+        """What undoing turn ``turn`` (through ``through``) would change, and why it cannot be done now."""
+        query = {"through": through} if through is not None else None
+        return self._request("GET", f"/api/sessions/{self._quote(session_id)}/turns/{int(turn)}/revert", query=query)
+
+    def revert_turns(self, session_id: str, turn: int, through: int | None = None) -> dict[str, Any]:
+        """Undo the agent's changes of turn ``turn`` (through ``through``) in the project: one new commit."""
+        query = {"through": through} if through is not None else None
+        return self._request("POST", f"/api/sessions/{self._quote(session_id)}/turns/{int(turn)}/revert", query=query)
+
+    def agent_turns(self, project_id: str, limit: int = 100) -> list[dict[str, Any]]:
+        """The agent's turns in a project per session, committed and held."""
+        path = f"/api/projects/{self._quote(project_id)}/agent-turns"
+        return self._request("GET", path, query={"limit": limit})["sessions"]
+
+    def apply_agent_turn(self, project_id: str, session_id: str, turn: int) -> dict[str, Any]:
+        """Land a held agent turn on the project's branch."""
+        path = f"/api/projects/{self._quote(project_id)}/agent-turns/{self._quote(session_id)}/{int(turn)}/apply"
+        return self._request("POST", path)
+
     def search(self, q: str, limit: int = 20, **filters: Any) -> dict[str, Any]:
         """Full-text search (``project_id``, ``role``, ``since``, ``until``, ``archived``, ``group``)."""
         return self._request("GET", "/api/search", query={"q": q, "limit": limit, **filters})
