@@ -49,6 +49,38 @@ fn rss_split(pid: u32) -> (f64, f64) {
     (field("RssAnon:"), field("RssFile:") + field("RssShmem:"))
 }
 
+/// The largest resident parts of the process by what is mapped (a file's
+/// path, its folder's kind for pack and index files, or `[anonymous]`),
+/// from `/proc/<pid>/smaps`: where the memory is.
+fn top_mappings(pid: u32, n: usize) -> String {
+    let smaps = std::fs::read_to_string(format!("/proc/{pid}/smaps")).unwrap_or_default();
+    let mut by: std::collections::HashMap<String, f64> = std::collections::HashMap::new();
+    let mut current = String::new();
+    for line in smaps.lines() {
+        let first = line.split_whitespace().next().unwrap_or("");
+        if first.contains('-') && first.chars().all(|c| c.is_ascii_hexdigit() || c == '-') {
+            let path = line.split_whitespace().nth(5).unwrap_or("[anonymous]");
+            current = if path.contains("/objects/pack/") {
+                format!("pack files (*{})", path.rsplit('.').next().unwrap_or(""))
+            } else if path.contains("/search/") {
+                "search index files".into()
+            } else {
+                path.to_string()
+            };
+        } else if let Some(v) = line.strip_prefix("Rss:") {
+            let kb: f64 = v.trim().trim_end_matches("kB").trim().parse().unwrap_or(0.0);
+            *by.entry(current.clone()).or_default() += kb / 1024.0;
+        }
+    }
+    let mut rows: Vec<(String, f64)> = by.into_iter().collect();
+    rows.sort_by(|a, b| b.1.total_cmp(&a.1));
+    rows.iter()
+        .take(n)
+        .map(|(k, v)| format!("{v:.1} MiB {k}"))
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
 fn client(url: String, c: usize, stop: Arc<AtomicBool>, done: Arc<AtomicU64>) {
     let agent = ureq::agent();
     let words = ["alpha", "beta", "gamma", "delta", "parser", "bug", "memory"];
@@ -131,6 +163,7 @@ pub fn bench_memory(dir: &Path, minutes: f64) {
     let after = rss_mib(pid);
     let (anon, file) = rss_split(pid);
     println!("  after the load, settled {} s: RSS {after:.1} MiB (anonymous {anon:.1}, file-backed {file:.1}); highest under load {peak:.1} MiB", SETTLE.as_secs());
+    println!("  where: {}", top_mappings(pid, 8));
     let sizes: Vec<u64> = (0..CLIENTS * SESSIONS_PER_CLIENT)
         .map(|i| {
             ureq::get(&format!(
@@ -176,6 +209,7 @@ pub fn bench_memory(dir: &Path, minutes: f64) {
         "  fresh, settled {} s: RSS {fresh:.1} MiB (anonymous {anon:.1}, file-backed {file:.1})",
         SETTLE.as_secs()
     );
+    println!("  where: {}", top_mappings(server.pid(), 8));
     let ratio = after / fresh.max(1.0);
     println!(
         "memory: RSS after {minutes} min of mixed load ({requests} requests) {after:.1} MiB, the same data freshly loaded {fresh:.1} MiB: {ratio:.2}× (limit 1.2×): {}",
