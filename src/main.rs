@@ -9,6 +9,15 @@ use clap::Parser;
 #[global_allocator]
 static ALLOC: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
+/// jemalloc's options, read at its start: a background thread returns
+/// freed pages to the system within about a second. Without it, pages are
+/// only returned when the allocator is next used, so a server going quiet
+/// after a load kept them (under the mixed load: 82 MiB anonymous settled
+/// against 38 MiB for the same sessions loaded fresh).
+#[unsafe(export_name = "_rjem_malloc_conf")]
+pub static MALLOC_CONF: &[u8; 60] =
+    b"background_thread:true,dirty_decay_ms:1000,muzzy_decay_ms:0\0";
+
 fn main() -> ExitCode {
     // Everything this process creates is the user's only (the state
     // directory holds every transcript): libgit2 and tantivy create their

@@ -62,7 +62,11 @@ pub async fn list_turn_files(c: &Call<'_>, v: Value) -> Result<Frames, Value> {
     let r: TurnFiles = c.parse(v)?;
     let mut data = json!({"session_id": r.session_id, "assistant_msg_id": r.assistant_msg_id,
                           "files": [], "paths": [], "reverted": false});
-    let found = match turn_named(c, &r).await {
+    let turn = turn_named(c, &r).await;
+    if let Ok(n) = &turn {
+        data["turn"] = json!(n);
+    }
+    let found = match turn {
         Ok(Some(n)) => c
             .engine()
             .agent_turn(&r.session_id, n, None)
@@ -84,7 +88,6 @@ pub async fn list_turn_files(c: &Call<'_>, v: Value) -> Result<Frames, Value> {
             data["files"] = Value::Array(files);
             data["paths"] = Value::Array(paths);
             data["reverted"] = json!(turn.reverted_by.is_some());
-            data["turn"] = json!(turn.turn);
             data["state"] = json!(turn.state);
             data["commit"] = json!(turn.commit);
         }

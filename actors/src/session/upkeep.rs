@@ -28,6 +28,13 @@ pub const FORCE_PACKS: usize = 4 * git::repack::MAX_PACKS;
 /// turns' worth), so its pack write stays short beside the turns' own;
 /// the bigger merges wait for an idle moment.
 pub const BUSY_MERGE_CAP: usize = 4096;
+/// A session quiet this long gets a fresh repository handle: libgit2
+/// keeps every pack a handle has read mapped (and its `.idx` whole) until
+/// the handle goes, so a session that stops being written to would hold
+/// its packs' maps for as long as it stays in the cache. Measured under
+/// the mixed load: 21 MiB of mapped pack files in a server settled after
+/// it, none in a fresh one holding the same sessions.
+const RELEASE: Duration = Duration::from_secs(5);
 
 #[derive(Default)]
 pub(super) struct Upkeep {
@@ -36,6 +43,8 @@ pub(super) struct Upkeep {
     writes: u64,
     scheduled: bool,
     running: bool,
+    /// A release of the repository handle is planned (`RELEASE`).
+    release_planned: bool,
     /// Held while the keeper writes a merged pack (a deletion waits).
     pub(super) lock: Arc<tokio::sync::Mutex<()>>,
 }
@@ -85,6 +94,38 @@ impl SessionActor {
     pub(super) fn after_write(&mut self, ctx: &mut Context<Self>) {
         self.upkeep.writes += 1;
         self.plan_upkeep(ctx);
+        self.plan_release(ctx);
+    }
+
+    /// Once quiet for `RELEASE` (no write, no merge running), swap the
+    /// repository handle for a fresh one between two messages; the old
+    /// one (and the pack files it maps) is closed by the keeper.
+    fn plan_release(&mut self, ctx: &mut Context<Self>) {
+        if self.upkeep.keeper.is_none() || self.upkeep.release_planned {
+            return;
+        }
+        self.upkeep.release_planned = true;
+        let writes = self.upkeep.writes;
+        ctx.run_later(RELEASE, move |act, ctx| {
+            act.upkeep.release_planned = false;
+            if act.upkeep.writes != writes {
+                // Written to since: later. (A merge on its way swaps the
+                // handle again when it lands; the keeper uses its own.)
+                act.plan_release(ctx);
+                return;
+            }
+            let swap = act
+                .on_core(|core| core.drop_merged(&[]))
+                .map(|res, act, _| match res {
+                    Ok(old) => {
+                        if let (Some(keeper), Ok(core)) = (&act.upkeep.keeper, act.slot.live()) {
+                            keeper.retire(core.git_dir(), old);
+                        }
+                    }
+                    Err(e) => tracing::debug!(error = %e, "the repository handle was kept"),
+                });
+            ctx.wait(swap);
+        });
     }
 
     fn plan_upkeep(&mut self, ctx: &mut Context<Self>) {

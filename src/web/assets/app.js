@@ -300,7 +300,7 @@ function render() {
   const bound = !row || (row.project_id && row.project_id !== 'default');
   const sid = state.sessionId;
   const onTurnEnd = bound
-    ? (n, msgEl) => attachTurnCard(msgEl, sid, n.id, state.nodes.length, ws, () => loadSession())
+    ? (n, msgEl) => attachTurnCard(msgEl, sid, n.id, ws, () => loadSession())
     : null;
   renderConversation($('messages'), state.messages, state.nodes, { onSwitch: switchTo, time, live, onTurnEnd });
   renderBar(

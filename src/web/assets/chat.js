@@ -24,6 +24,9 @@ function el(tag, cls, text) {
   return e;
 }
 
+// At most this many turns show their files (the newest).
+const MAX_CARDS = 50;
+
 const isRuntime = (n) => n.role === 'code' || (n.metadata && n.metadata.display === 'runtime');
 
 // The assistant answers to the same user message (retries), oldest first.
@@ -132,6 +135,7 @@ export function renderConversation(container, chain, allNodes, { onSwitch, time,
     if (onTurnEnd && ends.has(n.id)) cards.push([n, msg]);
   }
   container.replaceChildren(frag);
-  for (const [n, msg] of cards) onTurnEnd(n, msg);
+  // The newest turns only: each card is a request.
+  for (const [n, msg] of cards.slice(-MAX_CARDS)) onTurnEnd(n, msg);
   if (!messages.length) container.replaceChildren(el('p', 'empty', 'No messages yet. Write the first one below.'));
 }

@@ -51,8 +51,10 @@ const cache = new Map();
 
 // The card under the reply `nodeId` that ended a turn of a project-bound
 // session; `onDone` reloads the session after an undo.
-export async function attachTurnCard(msgEl, sessionId, nodeId, version, ws, onDone) {
-  const key = `${sessionId}:${nodeId}:${version}`;
+// An ended turn's answer is kept (an undo clears the cache); a turn still
+// open is asked again.
+export async function attachTurnCard(msgEl, sessionId, nodeId, ws, onDone) {
+  const key = `${sessionId}:${nodeId}`;
   let listed = cache.get(key);
   if (!listed) {
     try {
@@ -60,7 +62,7 @@ export async function attachTurnCard(msgEl, sessionId, nodeId, version, ws, onDo
     } catch {
       return;
     }
-    cache.set(key, listed);
+    if (listed.turn != null && !listed.error) cache.set(key, listed);
   }
   if (!listed.files || !listed.files.length || !msgEl.isConnected) return;
   const card = el('div', 'turn-card');
