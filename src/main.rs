@@ -14,7 +14,7 @@ static ALLOC: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 /// only returned when the allocator is next used, so a server going quiet
 /// after a load kept them (under the mixed load: 82 MiB anonymous settled
 /// against 38 MiB for the same sessions loaded fresh).
-#[unsafe(export_name = "_rjem_malloc_conf")]
+#[unsafe(export_name = "malloc_conf")]
 pub static MALLOC_CONF: &[u8; 60] =
     b"background_thread:true,dirty_decay_ms:1000,muzzy_decay_ms:0\0";
 

@@ -68,7 +68,12 @@ fn top_mappings(pid: u32, n: usize) -> String {
                 path.to_string()
             };
         } else if let Some(v) = line.strip_prefix("Rss:") {
-            let kb: f64 = v.trim().trim_end_matches("kB").trim().parse().unwrap_or(0.0);
+            let kb: f64 = v
+                .trim()
+                .trim_end_matches("kB")
+                .trim()
+                .parse()
+                .unwrap_or(0.0);
             *by.entry(current.clone()).or_default() += kb / 1024.0;
         }
     }
