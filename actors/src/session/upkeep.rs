@@ -28,13 +28,15 @@ pub const FORCE_PACKS: usize = 4 * git::repack::MAX_PACKS;
 /// turns' worth), so its pack write stays short beside the turns' own;
 /// the bigger merges wait for an idle moment.
 pub const BUSY_MERGE_CAP: usize = 4096;
-/// A session quiet this long gets a fresh repository handle: libgit2
+/// A session quiet this long gets a fresh repository handle (as short as
+/// the idle merge's wait: a pending timer keeps an actor the manager let
+/// go alive, and with it the session's lease): libgit2
 /// keeps every pack a handle has read mapped (and its `.idx` whole) until
 /// the handle goes, so a session that stops being written to would hold
 /// its packs' maps for as long as it stays in the cache. Measured under
 /// the mixed load: 21 MiB of mapped pack files in a server settled after
 /// it, none in a fresh one holding the same sessions.
-const RELEASE: Duration = Duration::from_secs(5);
+const RELEASE: Duration = Duration::from_secs(1);
 
 #[derive(Default)]
 pub(super) struct Upkeep {
@@ -45,6 +47,8 @@ pub(super) struct Upkeep {
     running: bool,
     /// A release of the repository handle is planned (`RELEASE`).
     release_planned: bool,
+    /// `writes` right after the last release (its own step counts one).
+    released_at: u64,
     /// Held while the keeper writes a merged pack (a deletion waits).
     pub(super) lock: Arc<tokio::sync::Mutex<()>>,
 }
@@ -101,13 +105,20 @@ impl SessionActor {
     /// repository handle for a fresh one between two messages; the old
     /// one (and the pack files it maps) is closed by the keeper.
     fn plan_release(&mut self, ctx: &mut Context<Self>) {
-        if self.upkeep.keeper.is_none() || self.upkeep.release_planned {
+        let quiet = self.upkeep.writes == self.upkeep.released_at;
+        if self.upkeep.keeper.is_none() || self.upkeep.release_planned || quiet {
             return;
         }
         self.upkeep.release_planned = true;
         let writes = self.upkeep.writes;
         ctx.run_later(RELEASE, move |act, ctx| {
             act.upkeep.release_planned = false;
+            let gone = !ctx.connected() || act.slot.live().is_err();
+            if gone || act.upkeep.writes == act.upkeep.released_at {
+                // Let go by the manager, deleted, or nothing done since the
+                // last release.
+                return;
+            }
             if act.upkeep.writes != writes {
                 // Written to since: later. (A merge on its way swaps the
                 // handle again when it lands; the keeper uses its own.)
@@ -116,13 +127,17 @@ impl SessionActor {
             }
             let swap = act
                 .on_core(|core| core.drop_merged(&[]))
-                .map(|res, act, _| match res {
-                    Ok(old) => {
-                        if let (Some(keeper), Ok(core)) = (&act.upkeep.keeper, act.slot.live()) {
-                            keeper.retire(core.git_dir(), old);
+                .map(|res, act, _| {
+                    act.upkeep.released_at = act.upkeep.writes;
+                    match res {
+                        Ok(old) => {
+                            if let (Some(keeper), Ok(core)) = (&act.upkeep.keeper, act.slot.live())
+                            {
+                                keeper.retire(core.git_dir(), old);
+                            }
                         }
+                        Err(e) => tracing::debug!(error = %e, "the repository handle was kept"),
                     }
-                    Err(e) => tracing::debug!(error = %e, "the repository handle was kept"),
                 });
             ctx.wait(swap);
         });

@@ -281,10 +281,13 @@ impl Handler<Delete> for SessionActor {
                     Ok(())
                 })
             });
-        AtomicResponse::new(Box::pin(fut.map(|res, act, _| {
+        AtomicResponse::new(Box::pin(fut.map(|res, act, ctx| {
             if res.is_ok() {
                 act.notify(ChangeKind::Deleted);
                 act.slot = Slot::Absent;
+                // Gone: its timers (maintenance, the handle's release) go
+                // with it, and its lease is free for a session of that id.
+                ctx.stop();
             }
             res
         })))
