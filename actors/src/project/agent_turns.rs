@@ -7,9 +7,8 @@ use std::collections::{BTreeMap, HashMap};
 use git2::Repository;
 use serde::Serialize;
 
-use super::agent_turn::AGENT_EMAIL;
 use super::error::ProjectError;
-use super::undo::{trailer, APPLIED_FROM, REVERTS};
+use super::undo::{trailer, walk_agent_commits, APPLIED_FROM, REVERTS};
 use crate::git::{self, FileChange, Trailers, HELD_PREFIX};
 
 /// At most this many commits of HEAD's history are read for a listing.
@@ -77,40 +76,42 @@ fn turn_of(
     })
 }
 
+/// A revert commit: the commits it undid noted as reverted by it (the
+/// newest undo of each kept). True when `c` is one.
+fn note_revert(
+    c: &git2::Commit<'_>,
+    message: &str,
+    reverted: &mut HashMap<String, String>,
+) -> bool {
+    let Some(list) = trailer(message, REVERTS) else {
+        return false;
+    };
+    for r in list.split_whitespace() {
+        reverted
+            .entry(r.to_string())
+            .or_insert_with(|| c.id().to_string());
+    }
+    true
+}
+
 /// Every session's agent turns (at most `limit` in all, newest first).
 pub fn agent_turns(repo: &Repository, limit: usize) -> Result<Vec<SessionTurns>, ProjectError> {
     let mut turns: Vec<(String, AgentTurn)> = Vec::new();
     let mut reverted: HashMap<String, String> = HashMap::new();
     let mut applied: HashMap<String, String> = HashMap::new();
-    if let Some(head) = git::head_commit(repo)? {
-        let mut walk = repo.revwalk()?;
-        walk.push(head.id())?;
-        for oid in walk.take(SCAN_LIMIT) {
-            let c = repo.find_commit(oid?)?;
-            if c.author().email() != Some(AGENT_EMAIL) {
-                continue;
-            }
-            let message = c.message().unwrap_or("");
-            if let Some(list) = trailer(message, REVERTS) {
-                for r in list.split_whitespace() {
-                    reverted
-                        .entry(r.to_string())
-                        .or_insert_with(|| c.id().to_string());
-                }
-                continue;
-            }
-            if let Some(from) = trailer(message, APPLIED_FROM) {
-                applied.entry(from).or_insert_with(|| c.id().to_string());
-            }
-            let t = Trailers::parse(message);
-            let (Some(session), true) = (t.session.clone(), t.turn > 0) else {
-                continue;
-            };
-            if turns.len() < limit {
-                turns.push((session, turn_of(repo, &c, "committed")?));
-            }
+    walk_agent_commits(repo, SCAN_LIMIT, |c, message| {
+        if note_revert(c, message, &mut reverted) {
+            return Ok(true);
         }
-    }
+        if let Some(from) = trailer(message, APPLIED_FROM) {
+            applied.entry(from).or_insert_with(|| c.id().to_string());
+        }
+        let t = Trailers::parse(message);
+        if let (Some(session), true, true) = (t.session, t.turn > 0, turns.len() < limit) {
+            turns.push((session, turn_of(repo, c, "committed")?));
+        }
+        Ok(true)
+    })?;
     for r in repo.references()? {
         let r = r?;
         let Some(name) = r.name().map(str::to_owned) else {
@@ -161,32 +162,19 @@ pub fn one_turn(
 ) -> Result<Option<(AgentTurn, String)>, ProjectError> {
     let mut reverted: HashMap<String, String> = HashMap::new();
     let mut found: Option<AgentTurn> = None;
-    if let Some(head) = git::head_commit(repo)? {
-        let mut walk = repo.revwalk()?;
-        walk.push(head.id())?;
-        for oid in walk.take(super::undo::SCAN_LIMIT) {
-            let c = repo.find_commit(oid?)?;
-            if c.author().email() != Some(AGENT_EMAIL) {
-                continue;
-            }
-            let message = c.message().unwrap_or("");
-            if let Some(list) = trailer(message, REVERTS) {
-                for r in list.split_whitespace() {
-                    reverted
-                        .entry(r.to_string())
-                        .or_insert_with(|| c.id().to_string());
-                }
-                continue;
-            }
-            let t = Trailers::parse(message);
-            if t.session.as_deref() == Some(session_id) && t.turn == turn {
-                let mut one = turn_of(repo, &c, "committed")?;
-                one.reverted_by = reverted.get(&one.commit).cloned();
-                found = Some(one);
-                break;
-            }
+    walk_agent_commits(repo, super::undo::SCAN_LIMIT, |c, message| {
+        if note_revert(c, message, &mut reverted) {
+            return Ok(true);
         }
-    }
+        let t = Trailers::parse(message);
+        if t.session.as_deref() == Some(session_id) && t.turn == turn {
+            let mut one = turn_of(repo, c, "committed")?;
+            one.reverted_by = reverted.get(&one.commit).cloned();
+            found = Some(one);
+            return Ok(false);
+        }
+        Ok(true)
+    })?;
     if found.is_none() {
         if let Ok(oid) = super::undo::held_commit(repo, session_id, turn) {
             let c = repo.find_commit(oid)?;

@@ -32,6 +32,31 @@ pub fn trailer(message: &str, key: &str) -> Option<String> {
     found
 }
 
+/// The agent's commits in HEAD's history, newest first (at most `limit`
+/// commits read): `visit` gets each with its message and says whether to
+/// go on.
+pub fn walk_agent_commits(
+    repo: &Repository,
+    limit: usize,
+    mut visit: impl FnMut(&git2::Commit<'_>, &str) -> Result<bool, ProjectError>,
+) -> Result<(), ProjectError> {
+    let Some(head) = git::head_commit(repo)? else {
+        return Ok(());
+    };
+    let mut walk = repo.revwalk()?;
+    walk.push(head.id())?;
+    for oid in walk.take(limit) {
+        let c = repo.find_commit(oid?)?;
+        if c.author().email() != Some(AGENT_EMAIL) {
+            continue;
+        }
+        if !visit(&c, c.message().unwrap_or(""))? {
+            break;
+        }
+    }
+    Ok(())
+}
+
 /// One agent turn to undo: its number and commit.
 #[derive(Debug, Clone, Serialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
@@ -49,36 +74,25 @@ fn turn_commits(
     turns: &[u64],
 ) -> Result<Vec<(TurnCommit, Oid)>, ProjectError> {
     let mut found: Vec<(TurnCommit, Oid)> = Vec::new();
-    if let Some(head) = git::head_commit(repo)? {
-        let mut walk = repo.revwalk()?;
-        walk.push(head.id())?;
-        for oid in walk.take(SCAN_LIMIT) {
-            let c = repo.find_commit(oid?)?;
-            if c.author().email() != Some(AGENT_EMAIL) {
-                continue;
-            }
-            let message = c.message().unwrap_or("");
-            let t = Trailers::parse(message);
-            if t.session.as_deref() != Some(session_id)
-                || !turns.contains(&t.turn)
-                || found.iter().any(|(f, _)| f.turn == t.turn)
-                || trailer(message, REVERTS).is_some()
-            {
-                continue;
-            }
-            found.push((
-                TurnCommit {
-                    turn: t.turn,
-                    commit: c.id().to_string(),
-                    summary: c.summary().unwrap_or("").to_string(),
-                },
-                c.id(),
-            ));
-            if found.len() == turns.len() {
-                break;
-            }
+    walk_agent_commits(repo, SCAN_LIMIT, |c, message| {
+        let t = Trailers::parse(message);
+        if t.session.as_deref() != Some(session_id)
+            || !turns.contains(&t.turn)
+            || found.iter().any(|(f, _)| f.turn == t.turn)
+            || trailer(message, REVERTS).is_some()
+        {
+            return Ok(true);
         }
-    }
+        found.push((
+            TurnCommit {
+                turn: t.turn,
+                commit: c.id().to_string(),
+                summary: c.summary().unwrap_or("").to_string(),
+            },
+            c.id(),
+        ));
+        Ok(found.len() < turns.len())
+    })?;
     if let Some(missing) = turns
         .iter()
         .find(|n| !found.iter().any(|(f, _)| f.turn == **n))
