@@ -465,7 +465,12 @@ async function relocate(p, path) {
   }
 }
 
+// Each drawing of the projects view has a number; an older drawing whose
+// requests answer late draws nothing.
+let projectsDrawing = 0;
+
 async function showProjects(id) {
+  const drawing = ++projectsDrawing;
   showView('projects');
   state.sessionId = null;
   sidebar.select(null);
@@ -485,6 +490,7 @@ async function showProjects(id) {
       api('GET', `/api/projects/${encodeURIComponent(id)}/commits`).catch(() => ({ commits: [] })),
       api('GET', `/api/projects/${encodeURIComponent(id)}/agent-turns`).catch(() => ({ sessions: [] })),
     ]);
+    if (drawing !== projectsDrawing) return;
     const sessionLink = (sid, text, turn) => {
       const a = document.createElement('a');
       a.href = turn ? `/s/${encodeURIComponent(sid)}/turn/${turn}` : `/s/${encodeURIComponent(sid)}`;
@@ -506,6 +512,7 @@ async function showProjects(id) {
     page.append(held);
     renderHeldTurns(box, id, turns.sessions || [], { api, sessionLink, time, onApplied: () => showProjects(id) });
   } catch (e) {
+    if (drawing !== projectsDrawing) return;
     page.replaceChildren(Object.assign(document.createElement('p'), { className: 'error', textContent: e.message }));
   }
 }

@@ -123,6 +123,18 @@ export async function attachTurnCard(msgEl, sessionId, nodeId, ws, onDone) {
   msgEl.append(card);
 }
 
+// The outcome of the last "Apply" per held turn, kept apart from the page:
+// a broadcast may draw the project page again while a request is out, and
+// the answer is then shown on the page as it is drawn now.
+const applyOutcome = new Map();
+
+function showOutcome(out, outcome) {
+  out.replaceChildren();
+  if (!outcome) return;
+  out.append(el('p', 'error', outcome.error));
+  if (outcome.paths && outcome.paths.length) out.append(el('div', 'paths', outcome.paths.join(', ')));
+}
+
 // The project page's held turns: each with its files and "Apply".
 export function renderHeldTurns(root, projectId, sessions, { api, sessionLink, time, onApplied }) {
   const held = [];
@@ -134,27 +146,37 @@ export function renderHeldTurns(root, projectId, sessions, { api, sessionLink, t
   }
   const ul = el('ul', 'held-turns');
   for (const t of held) {
+    const key = `${projectId}/${t.session}/${t.turn}`;
     const li = el('li', 'held-turn');
+    li.dataset.key = key;
     const line = el('div', 'held-line');
     line.append(sessionLink(t.session, t.summary, t.turn));
     line.append(el('time', 'when', time(t.time)));
     li.append(line, fileList(t.files));
     const out = el('div', 'held-out');
     if (t.applied_as) {
+      applyOutcome.delete(key);
       li.append(el('span', 'applied', `applied as ${t.applied_as.slice(0, 7)}`));
     } else {
+      showOutcome(out, applyOutcome.get(key));
       const b = el('button', 'apply-turn', 'Apply');
       b.type = 'button';
       b.addEventListener('click', async () => {
         b.disabled = true;
         try {
           await api('POST', `/api/projects/${encodeURIComponent(projectId)}/agent-turns/${encodeURIComponent(t.session)}/${t.turn}/apply`);
+          applyOutcome.delete(key);
           onApplied();
         } catch (e) {
           const d = e.data || {};
-          out.replaceChildren(el('p', 'error', d.error || e.message));
-          if (d.paths && d.paths.length) out.append(el('div', 'paths', d.paths.join(', ')));
+          const outcome = { error: d.error || e.message, paths: d.paths || [] };
+          applyOutcome.set(key, outcome);
+          const now = [...document.querySelectorAll('.held-turn')].find((x) => x.dataset.key === key);
+          const shown = (now && now.querySelector('.held-out')) || out;
+          showOutcome(shown, outcome);
           b.disabled = false;
+          const nowButton = now && now.querySelector('.apply-turn');
+          if (nowButton) nowButton.disabled = false;
         }
       });
       li.append(b);
