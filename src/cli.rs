@@ -73,6 +73,20 @@ pub enum Command {
     /// web UI's composer with the configured `llm.*` endpoint (streaming,
     /// no tools) until stopped.
     Runner(RunnerArgs),
+    /// The git remotes sessions are replicated to: `status` (queue, lag,
+    /// last error per remote) and `push --all` (queue every session, to
+    /// catch up a new remote), through the running server.
+    Replication {
+        #[command(flatten)]
+        target: ServerTarget,
+        #[command(subcommand)]
+        command: ReplicationCommand,
+    },
+    /// Bring sessions back from a replication remote into a state
+    /// directory (a new one, or one that lacks them): branches, titles,
+    /// flags, history as last pushed. Sessions already there are left
+    /// alone. On a stopped server's state directory.
+    Restore(RestoreArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     Completions {
         #[arg(value_enum)]
@@ -180,6 +194,44 @@ pub struct FsckArgs {
     /// Repair what startup would repair (needs a stopped server).
     #[arg(long)]
     pub repair: bool,
+    /// Also compare every session's branches with this replication remote
+    /// (a name from the configuration, or a URL).
+    #[arg(long, value_name = "REMOTE", conflicts_with = "repair")]
+    pub remote: Option<String>,
+    /// The configuration naming the remotes (for --remote NAME).
+    #[arg(long, value_name = "FILE", env = "OPENPROGRAM_CONFIG")]
+    pub config: Option<PathBuf>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ReplicationCommand {
+    /// Each remote: queue, lag, pushes, failures, last error.
+    Status,
+    /// Queue every session for pushing (all remotes, or --remote).
+    Push {
+        /// Every session (required: what this command does).
+        #[arg(long, required = true)]
+        all: bool,
+        #[arg(long, value_name = "NAME")]
+        remote: Option<String>,
+    },
+}
+
+#[derive(Debug, clap::Args)]
+pub struct RestoreArgs {
+    #[command(flatten)]
+    pub dir: StateDirArg,
+    /// The remote: a name from the configuration, or a URL (with
+    /// `{session_id}` for one repository per session).
+    #[arg(long = "from", value_name = "REMOTE")]
+    pub from: String,
+    /// Only these sessions (required for a remote with one repository per
+    /// session, which cannot be listed).
+    #[arg(long = "session", value_name = "ID")]
+    pub sessions: Vec<String>,
+    /// The configuration naming the remotes.
+    #[arg(long, value_name = "FILE", env = "OPENPROGRAM_CONFIG")]
+    pub config: Option<PathBuf>,
 }
 
 #[derive(Debug, clap::Args)]

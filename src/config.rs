@@ -42,6 +42,15 @@ pub struct Config {
     pub import: ImportConfig,
     pub mcp: McpConfig,
     pub runner: RunnerSection,
+    pub replication: ReplicationSection,
+}
+
+/// `[replication]`: git remotes every session is pushed to.
+#[derive(Debug, Clone, Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReplicationSection {
+    pub delete_remote: bool,
+    pub remotes: Vec<openprogram_actors::replication::RemoteConfig>,
 }
 
 #[derive(Debug, Clone, Deserialize, serde::Serialize)]

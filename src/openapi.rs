@@ -68,6 +68,8 @@ pub struct ErrorBody {
         crate::routes::turns::stop_run,
         crate::routes::changes::list,
         crate::routes::changes::stream,
+        crate::routes::replication::remotes,
+        crate::routes::replication::push,
         crate::routes::session_store::append,
         crate::routes::session_store::load,
         crate::routes::session_store::sessions,

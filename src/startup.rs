@@ -364,6 +364,10 @@ fn engine_config(config: &Config, sessions_dir: PathBuf) -> EngineConfig {
             max_unpacked: config.store.import_max_unpacked,
             max_objects: config.store.import_max_objects,
         },
+        replication: openprogram_actors::replication::ReplicationConfig {
+            remotes: config.replication.remotes.clone(),
+            delete_remote: config.replication.delete_remote,
+        },
     }
 }
 

@@ -21,6 +21,11 @@ pub enum EngineError {
     Search(#[from] crate::search::SearchError),
     #[error(transparent)]
     Feed(#[from] crate::feed::FeedError),
+    /// A `sync` remote did not take an ended turn (committed here).
+    #[error(transparent)]
+    Replication(#[from] crate::replication::ReplicationError),
+    #[error("no replication remote named '{0}'")]
+    UnknownRemote(String),
     /// An actor's mailbox is closed (the engine is stopping).
     #[error("the engine is unavailable, retry")]
     Unavailable,
@@ -52,6 +57,8 @@ impl EngineError {
             EngineError::Title(e) => e.kind(),
             EngineError::Search(e) => e.kind(),
             EngineError::Feed(e) => e.kind(),
+            EngineError::Replication(e) => e.kind(),
+            EngineError::UnknownRemote(_) => ErrorKind::NotFound,
             EngineError::Unavailable | EngineError::ReadOnly => ErrorKind::Unavailable,
         }
     }
@@ -64,6 +71,8 @@ impl EngineError {
             EngineError::Title(e) => e.code(),
             EngineError::Search(e) => e.code(),
             EngineError::Feed(e) => e.code(),
+            EngineError::Replication(e) => e.code(),
+            EngineError::UnknownRemote(_) => "unknown_remote",
             EngineError::Unavailable => "unavailable",
             EngineError::ReadOnly => "storage_full",
         }
@@ -95,6 +104,9 @@ impl EngineError {
     pub fn details(&self) -> Option<serde_json::Value> {
         match self {
             EngineError::Project(e) => e.details(),
+            EngineError::Replication(e) => Some(serde_json::json!({
+                "remote": e.remote, "reason": e.error.code()
+            })),
             _ => None,
         }
     }

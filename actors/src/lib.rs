@@ -21,6 +21,7 @@ pub mod pack_keeper;
 pub mod paths;
 pub mod project;
 pub mod registry;
+pub mod replication;
 pub mod search;
 pub mod session;
 pub mod store;

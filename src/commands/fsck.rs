@@ -66,6 +66,15 @@ pub fn run(args: &FsckArgs) -> ExitCode {
             None => println!("  [{fix}] {}", p.what),
         }
     }
+    if let Some(spec) = &args.remote {
+        let behind = match compare_remote(&store, spec, args.config.as_deref()) {
+            Ok(n) => n,
+            Err(code) => return code,
+        };
+        if report.problems.is_empty() && behind > 0 {
+            return ExitCode::from(1);
+        }
+    }
     if report.problems.is_empty() {
         println!("no problems found");
         return ExitCode::SUCCESS;
@@ -108,4 +117,32 @@ pub fn run(args: &FsckArgs) -> ExitCode {
             ExitCode::from(1)
         }
     }
+}
+
+/// `fsck --remote`: every session's branches against the remote; the
+/// number of differences (each printed).
+fn compare_remote(
+    store: &openprogram_actors::store::Store,
+    spec: &str,
+    config: Option<&std::path::Path>,
+) -> Result<usize, ExitCode> {
+    let remote = super::replication::find_remote(spec, config).map_err(|e| {
+        eprintln!("[error] {e}");
+        ExitCode::from(2)
+    })?;
+    let diffs = openprogram_actors::replication::restore::compare(store, &remote).map_err(|e| {
+        eprintln!("[error] remote {}: {e}", remote.name);
+        ExitCode::from(2)
+    })?;
+    let shown = openprogram_actors::replication::remote::redact(&remote.url);
+    if diffs.is_empty() {
+        println!("every session's branches are on {shown}");
+    }
+    for d in &diffs {
+        println!(
+            "  [remote {shown}] session {}: {} {}",
+            d.session, d.branch, d.what
+        );
+    }
+    Ok(diffs.len())
 }

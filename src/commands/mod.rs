@@ -9,6 +9,7 @@ pub mod import;
 pub mod migrate;
 pub mod progress;
 pub mod projects;
+pub mod replication;
 pub mod runner;
 pub mod search;
 pub mod serve;
@@ -37,6 +38,8 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Import(args) => import::run(&args),
         Command::Mcp(args) => crate::mcp::stdio::run(&args),
         Command::Runner(args) => runner::run(&args),
+        Command::Replication { target, command } => replication::run(&target, command),
+        Command::Restore(args) => replication::restore(&args),
         Command::Completions { shell } => {
             use clap::CommandFactory;
             let mut cmd = Cli::command();

@@ -9,6 +9,7 @@ pub mod messages;
 pub mod projects;
 pub mod provenance;
 pub mod replay;
+pub mod replication;
 pub mod search;
 pub mod session_store;
 pub mod sessions;
@@ -84,6 +85,8 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
             .route("/imports/watch", web::post().to(imports::watch))
             .route("/provenance/resolve", web::post().to(provenance::resolve))
             .route("/changes", web::get().to(changes::list))
+            .route("/replication", web::get().to(replication::remotes))
+            .route("/replication/push", web::post().to(replication::push))
             .route(
                 "/session-store/append",
                 web::post().to(session_store::append),

@@ -54,10 +54,12 @@ pub async fn get(
         Err(e) => return Err(e.into()),
     };
     let (cwd, missing) = state.engine.session_cwd(&id).await?;
+    let replication = state.engine.session_replication(&id);
     Ok(HttpResponse::Ok().json(SessionView {
         meta,
         cwd: cwd.display().to_string(),
         project_path_missing: missing,
+        replication,
     }))
 }
 
@@ -68,6 +70,9 @@ struct SessionView {
     meta: SessionMeta,
     cwd: String,
     project_path_missing: bool,
+    /// With replication remotes: the session's state on each.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    replication: Option<Vec<openprogram_actors::replication::SessionView>>,
 }
 
 /// `{"session_id": …, <key>: …}`, the shape of most per-session answers.

@@ -10,6 +10,7 @@
 mod changes;
 mod projects;
 mod provenance;
+mod replication;
 mod search;
 mod session_store;
 mod sessions;
@@ -80,6 +81,8 @@ pub struct EngineConfig {
     /// How long a pack merged into another stays readable beside it
     /// before its files are removed.
     pub retired_pack_grace: Duration,
+    /// Git remotes every session is pushed to (`[replication]`).
+    pub replication: crate::replication::ReplicationConfig,
 }
 
 #[derive(Clone)]
@@ -98,6 +101,8 @@ pub struct Engine {
     /// Sessions waiting for the search indexer (None when search is off).
     search_backlog: Option<crate::search::Backlog>,
     keeper: crate::pack_keeper::PackKeeper,
+    /// None without remotes (or when read-only).
+    replication: Option<crate::replication::Replication>,
     hub: Hub,
     /// Started on a full disk: reads only (`writable`).
     read_only: bool,
@@ -187,6 +192,23 @@ impl Engine {
         .with_pack_keeper(keeper.clone())
         .with_pending(pending)
         .start();
+        let replication = match store.feed() {
+            Some(feed) if !read_only && !config.replication.remotes.is_empty() => {
+                let scan = store.clone();
+                Some(crate::replication::Replication::start(
+                    &config.replication,
+                    &state_dir,
+                    feed,
+                    manager.clone().recipient(),
+                    move || {
+                        scan.all_session_folders()
+                            .map(|f| f.into_iter().map(|(id, _)| id).collect())
+                            .unwrap_or_default()
+                    },
+                )?)
+            }
+            _ => None,
+        };
         let (titler, titler_counts) = start_titler(
             config.llm,
             config.title_concurrency,
@@ -205,6 +227,7 @@ impl Engine {
             search,
             search_backlog,
             keeper,
+            replication,
             hub,
             read_only,
         };

@@ -187,6 +187,7 @@ impl Engine {
             metrics::counter!("openprogram_turns_total").increment(1);
         }
         self.announce_end(id, &outcome);
+        self.replicate_turn(id).await?;
         Ok(outcome)
     }
 

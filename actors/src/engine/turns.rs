@@ -170,6 +170,9 @@ impl Engine {
         if written.created {
             self.attach(&project_id, id).await;
         }
+        if project {
+            self.replicate_turn(id).await?;
+        }
         Ok(WholeTurn {
             nodes: written.nodes,
             outcome: written.outcome,

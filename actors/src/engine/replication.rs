@@ -1,0 +1,64 @@
+//! Replication as the engine serves it: the `sync` push before an end of
+//! turn is acknowledged, the remotes' state, a session's state on each,
+//! and `push --all`. See `crate::replication`.
+
+use super::Engine;
+use crate::error::EngineError;
+use crate::manager::Locate;
+use crate::replication::{RemoteView, SessionView};
+
+impl Engine {
+    /// Before an end of turn is acknowledged: push the session to every
+    /// `sync` remote (nothing to do without one).
+    pub(super) async fn replicate_turn(&self, id: &str) -> Result<(), EngineError> {
+        let Some(rep) = self.replication.clone().filter(|r| r.has_sync()) else {
+            return Ok(());
+        };
+        let dir = self.ask_manager(Locate(id.to_string())).await?;
+        let id = id.to_string();
+        tokio::task::spawn_blocking(move || rep.push_now(&id, &dir))
+            .await
+            .map_err(|_| EngineError::Unavailable)??;
+        Ok(())
+    }
+
+    /// The configured remotes and their state (empty without any).
+    pub fn replication_remotes(&self) -> Vec<RemoteView> {
+        self.replication
+            .as_ref()
+            .map(|r| r.remotes())
+            .unwrap_or_default()
+    }
+
+    /// The session's state on each remote (None without replication).
+    pub fn session_replication(&self, id: &str) -> Option<Vec<SessionView>> {
+        self.replication
+            .as_ref()
+            .filter(|r| !r.is_empty())
+            .map(|r| r.session(id))
+    }
+
+    /// Queue every session for `remote` (every remote when None); the
+    /// number of sessions queued. `UnknownRemote` when none has that name.
+    pub async fn replicate_all(&self, remote: Option<String>) -> Result<usize, EngineError> {
+        self.writable()?;
+        let Some(rep) = self.replication.clone() else {
+            return Err(EngineError::UnknownRemote(remote.unwrap_or_default()));
+        };
+        if let Some(name) = &remote {
+            if rep.remote(name).is_none() {
+                return Err(EngineError::UnknownRemote(name.clone()));
+            }
+        }
+        let store = self.store.clone();
+        let ids: Vec<String> = tokio::task::spawn_blocking(move || store.all_session_folders())
+            .await
+            .map_err(|_| EngineError::Unavailable)??
+            .into_iter()
+            .map(|(id, _)| id)
+            .collect();
+        let n = ids.len();
+        rep.push_all(remote.as_deref(), ids);
+        Ok(n)
+    }
+}

@@ -1,0 +1,177 @@
+//! One session's repository pushed to one remote with libgit2: every
+//! branch whose tip differs, fast-forward only (a remote branch with
+//! commits this session lacks is reported as diverged and left alone).
+
+use std::path::Path;
+
+use git2::{Direction, Oid, PushOptions, Repository};
+
+use super::credentials::callbacks;
+use super::error::{describe, PushError};
+use super::remote::RemoteConfig;
+
+/// What a push did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Pushed {
+    /// The session's HEAD commit at the time of the push.
+    pub head: Option<String>,
+    /// Refs updated on the remote (0: it was up to date).
+    pub updated: usize,
+}
+
+/// Push `session_id`'s branches from its folder `dir` to `remote`.
+pub fn push_session(
+    remote: &RemoteConfig,
+    session_id: &str,
+    dir: &Path,
+) -> Result<Pushed, PushError> {
+    let repo = crate::git::open_repo(dir).map_err(|e| PushError::Local(describe(&e)))?;
+    let local = local_branches(&repo).map_err(|e| PushError::Local(describe(&e)))?;
+    let head = repo
+        .head()
+        .ok()
+        .and_then(|h| h.target())
+        .map(|o| o.to_string());
+    let url = remote.url_for(session_id);
+    let mut anon = repo
+        .remote_anonymous(&url)
+        .map_err(|e| PushError::Unreachable(describe(&e)))?;
+    let mut conn = anon
+        .connect_auth(Direction::Push, Some(callbacks(remote)), None)
+        .map_err(|e| PushError::Unreachable(describe(&e)))?;
+    let advertised: Vec<(String, Oid)> = conn
+        .list()
+        .map_err(|e| PushError::Unreachable(describe(&e)))?
+        .iter()
+        .map(|h| (h.name().to_string(), h.oid()))
+        .collect();
+    let mut specs = Vec::new();
+    let mut diverged = Vec::new();
+    for (name, oid) in &local {
+        let target = remote.remote_ref(session_id, name);
+        match advertised.iter().find(|(n, _)| *n == target) {
+            Some((_, theirs)) if theirs == oid => {}
+            Some((_, theirs)) => {
+                let ours_follows = repo.find_commit(*theirs).is_ok()
+                    && repo.graph_descendant_of(*oid, *theirs).unwrap_or(false);
+                if ours_follows {
+                    specs.push(format!("{name}:{target}"));
+                } else {
+                    diverged.push(target);
+                }
+            }
+            None => specs.push(format!("{name}:{target}")),
+        }
+    }
+    let updated = specs.len();
+    if !specs.is_empty() {
+        let mut refused: Vec<(String, String)> = Vec::new();
+        {
+            let mut cbs = callbacks(remote);
+            cbs.push_update_reference(|name, status| {
+                if let Some(msg) = status {
+                    refused.push((name.to_string(), msg.to_string()));
+                }
+                Ok(())
+            });
+            let mut opts = PushOptions::new();
+            opts.remote_callbacks(cbs);
+            conn.remote()
+                .push(&specs, Some(&mut opts))
+                .map_err(|e| classify(&e))?;
+        }
+        if !refused.is_empty() {
+            let refs: Vec<&str> = refused.iter().map(|(n, _)| n.as_str()).collect();
+            return Err(PushError::Refused {
+                refs: refs.join(", "),
+                message: refused[0].1.clone(),
+            });
+        }
+    }
+    if !diverged.is_empty() {
+        return Err(PushError::Diverged(diverged.join(", ")));
+    }
+    Ok(Pushed { head, updated })
+}
+
+/// A failed push: a refusal by the server (its hooks, a non-fast-forward
+/// it saw) or a transport failure.
+fn classify(e: &git2::Error) -> PushError {
+    let text = describe(e);
+    match e.code() {
+        git2::ErrorCode::NotFastForward => PushError::Diverged(text),
+        _ if e.class() == git2::ErrorClass::Net
+            || e.class() == git2::ErrorClass::Ssh
+            || e.class() == git2::ErrorClass::Http
+            || e.class() == git2::ErrorClass::Ssl
+            || e.code() == git2::ErrorCode::Auth =>
+        {
+            PushError::Unreachable(text)
+        }
+        _ => PushError::Refused {
+            refs: String::new(),
+            message: text,
+        },
+    }
+}
+
+/// Every `refs/heads/*` of the repository with its commit.
+pub fn local_branches(repo: &Repository) -> Result<Vec<(String, Oid)>, git2::Error> {
+    let mut out = Vec::new();
+    for r in repo.references_glob("refs/heads/*")? {
+        let r = r?;
+        if let (Some(name), Some(oid)) = (r.name(), r.target()) {
+            out.push((name.to_string(), oid));
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+/// The refs a remote URL advertises (no local repository needed).
+pub fn list_remote(remote: &RemoteConfig, url: &str) -> Result<Vec<(String, Oid)>, PushError> {
+    let mut anon =
+        git2::Remote::create_detached(url).map_err(|e| PushError::Unreachable(describe(&e)))?;
+    let conn = anon
+        .connect_auth(Direction::Fetch, Some(callbacks(remote)), None)
+        .map_err(|e| PushError::Unreachable(describe(&e)))?;
+    let heads = conn
+        .list()
+        .map_err(|e| PushError::Unreachable(describe(&e)))?;
+    Ok(heads
+        .iter()
+        .map(|h| (h.name().to_string(), h.oid()))
+        .collect())
+}
+
+/// Delete every branch of `session_id` on the remote (a deleted session
+/// with `delete_remote`), from `scratch`, any repository.
+pub fn delete_session(
+    remote: &RemoteConfig,
+    session_id: &str,
+    scratch: &Repository,
+) -> Result<usize, PushError> {
+    let url = remote.url_for(session_id);
+    let mut anon = scratch
+        .remote_anonymous(&url)
+        .map_err(|e| PushError::Unreachable(describe(&e)))?;
+    let mut conn = anon
+        .connect_auth(Direction::Push, Some(callbacks(remote)), None)
+        .map_err(|e| PushError::Unreachable(describe(&e)))?;
+    let specs: Vec<String> = conn
+        .list()
+        .map_err(|e| PushError::Unreachable(describe(&e)))?
+        .iter()
+        .filter(|h| remote.local_ref(session_id, h.name()).is_some())
+        .map(|h| format!(":{}", h.name()))
+        .collect();
+    if specs.is_empty() {
+        return Ok(0);
+    }
+    let mut opts = PushOptions::new();
+    opts.remote_callbacks(callbacks(remote));
+    conn.remote()
+        .push(&specs, Some(&mut opts))
+        .map_err(|e| classify(&e))?;
+    Ok(specs.len())
+}

@@ -1,0 +1,312 @@
+//! One remote's worker: a thread that follows the change feed, queues the
+//! sessions that changed (one entry per session however many turns it
+//! made: a batch pushes each once), pushes them oldest first, and backs
+//! off — per session for a refused or diverged push, for the whole remote
+//! when it cannot be reached. The queue and the feed cursor are saved
+//! before any push, so a restart pushes what was pending.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use actix::Recipient;
+use tokio::sync::mpsc::UnboundedReceiver;
+
+use super::push::{delete_session, push_session};
+use super::{now, RemoteHandle};
+use crate::feed::{Cursor, Feed};
+use crate::manager::Locate;
+
+/// At most this many sessions queued from the feed; more changes wait in
+/// the feed itself (it is durable), so memory stays bounded.
+pub const MAX_QUEUED: usize = 10_000;
+/// Sessions pushed in one round before the feed is read again.
+const ROUND: usize = 256;
+const FIRST_BACKOFF: Duration = Duration::from_millis(500);
+const MAX_BACKOFF: Duration = Duration::from_secs(60);
+
+pub enum Command {
+    /// Queue these sessions (a new remote, `push --all`).
+    PushAll(Vec<String>),
+}
+
+pub struct Worker {
+    pub remote: Arc<RemoteHandle>,
+    pub feed: Feed,
+    pub locate: Recipient<Locate>,
+    pub state_path: PathBuf,
+    /// A repository to push deletions from.
+    pub scratch: PathBuf,
+    pub delete_remote: bool,
+    pub commands: UnboundedReceiver<Command>,
+    /// Sessions waiting out a backoff: when to try again, and the next wait.
+    pub retry: HashMap<String, (Instant, Duration)>,
+    /// The whole remote waiting out a backoff.
+    pub remote_retry: Option<(Instant, Duration)>,
+}
+
+impl Worker {
+    /// Run until every handle on the replication is dropped.
+    pub fn run(mut self) {
+        let rt = match tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+        {
+            Ok(rt) => rt,
+            Err(e) => {
+                tracing::error!(error = %e, "replication worker could not start");
+                return;
+            }
+        };
+        rt.block_on(async move {
+            let mut changes = self.feed.subscribe();
+            loop {
+                changes.borrow_and_update();
+                let more = self.take_events();
+                self.push_round().await;
+                if more {
+                    continue;
+                }
+                let wait = self.next_wake();
+                tokio::select! {
+                    _ = changes.changed() => {}
+                    cmd = self.commands.recv() => match cmd {
+                        Some(Command::PushAll(ids)) => self.queue(ids),
+                        None => break,
+                    },
+                    _ = tokio::time::sleep(wait) => {}
+                }
+            }
+        });
+    }
+
+    fn name(&self) -> &str {
+        &self.remote.config.name
+    }
+
+    /// Queue sessions (with no saved cursor yet: from the feed's end).
+    pub fn queue(&mut self, ids: Vec<String>) {
+        let at = now();
+        let mut status = self.remote.lock_status();
+        for id in ids {
+            status.saved.pending.entry(id).or_insert(at);
+        }
+        if status.saved.cursor.is_none() {
+            status.saved.cursor = self.feed.end().ok().map(|c| c.encode());
+        }
+        let saved = status.saved.clone();
+        drop(status);
+        self.save(&saved);
+    }
+
+    /// Read the feed after the cursor into the queue; true when more is
+    /// there already.
+    fn take_events(&mut self) -> bool {
+        let mut status = self.remote.lock_status();
+        if status.saved.pending.len() >= MAX_QUEUED {
+            return false;
+        }
+        let cursor = match status.saved.cursor.as_deref().map(Cursor::parse) {
+            Some(Ok(c)) => Some(c),
+            Some(Err(e)) => {
+                tracing::warn!(remote = %self.remote.config.name, error = %e, "replication cursor unreadable; reading the feed from its start");
+                None
+            }
+            None => None,
+        };
+        let page = match self.feed.read(cursor.as_ref(), 1000) {
+            Ok(p) => p,
+            Err(e) => {
+                tracing::warn!(remote = %self.remote.config.name, error = %e, "replication: the change feed could not be read");
+                return false;
+            }
+        };
+        if page.events.is_empty() {
+            return false;
+        }
+        let at = now();
+        let full = page.events.len() == 1000;
+        for item in &page.events {
+            let e = &item.event;
+            let Some(id) = e["session_id"].as_str() else {
+                continue;
+            };
+            match e["kind"].as_str() {
+                Some("commit") => {
+                    status.saved.pending.entry(id.to_string()).or_insert(at);
+                }
+                Some("session_deleted") => {
+                    status.saved.pending.remove(id);
+                    status.saved.pushed.remove(id);
+                    status.errors.remove(id);
+                    if self.delete_remote {
+                        status.saved.deletions.insert(id.to_string());
+                    }
+                }
+                _ => {}
+            }
+        }
+        status.saved.cursor = Some(page.next.encode());
+        let saved = status.saved.clone();
+        drop(status);
+        self.save(&saved);
+        full
+    }
+
+    fn save(&self, saved: &super::state::Saved) {
+        if let Err(e) = saved.save(&self.state_path) {
+            tracing::error!(remote = %self.remote.config.name, error = %e, "replication state not saved");
+        }
+    }
+
+    /// Push the sessions whose turn has come, oldest change first.
+    async fn push_round(&mut self) {
+        let started = Instant::now();
+        if self.remote_retry.is_some_and(|(at, _)| at > started) {
+            self.report();
+            return;
+        }
+        let (due, deletions) = {
+            let status = self.remote.lock_status();
+            let mut due: Vec<(f64, String)> = status
+                .saved
+                .pending
+                .iter()
+                .filter(|(id, _)| self.retry.get(*id).is_none_or(|(at, _)| *at <= started))
+                .map(|(id, since)| (*since, id.clone()))
+                .collect();
+            due.sort_by(|a, b| a.0.total_cmp(&b.0));
+            due.truncate(ROUND);
+            let deletions: Vec<String> = status.saved.deletions.iter().cloned().collect();
+            (due, deletions)
+        };
+        let mut changed = false;
+        for (_, id) in due {
+            let dir = match self.locate.send(Locate(id.clone())).await {
+                Ok(Ok(dir)) => dir,
+                _ => return,
+            };
+            let remote = self.remote.clone();
+            let result = {
+                let _held = remote.locks.hold(&id);
+                push_session(&remote.config, &id, &dir)
+            };
+            changed = true;
+            let at = now();
+            let mut status = self.remote.lock_status();
+            match result {
+                Ok(p) => {
+                    status.saved.pending.remove(&id);
+                    status.pushed(&id, p.head, at);
+                    self.retry.remove(&id);
+                    self.remote_retry = None;
+                    metrics::counter!("openprogram_replication_pushes_total", "remote" => self.remote.config.name.clone()).increment(1);
+                }
+                Err(super::error::PushError::Local(_)) if !dir.join(".git").exists() => {
+                    // Deleted meanwhile: nothing left to push.
+                    status.saved.pending.remove(&id);
+                    self.retry.remove(&id);
+                }
+                Err(e) => {
+                    metrics::counter!("openprogram_replication_failures_total", "remote" => self.remote.config.name.clone(), "reason" => e.code()).increment(1);
+                    tracing::warn!(remote = %self.remote.config.name, session = %id, error = %e, "replication push failed; retried later");
+                    status.failed(&id, &e, at);
+                    if e.remote_wide() {
+                        self.remote_retry = Some(next_backoff(self.remote_retry));
+                        break;
+                    }
+                    let prev = self.retry.get(&id).copied();
+                    self.retry.insert(id.clone(), next_backoff(prev));
+                }
+            }
+        }
+        if !deletions.is_empty() && self.remote_retry.is_none() {
+            changed |= self.delete_round(deletions);
+        }
+        if changed {
+            let saved = self.remote.lock_status().saved.clone();
+            self.save(&saved);
+        }
+        self.report();
+    }
+
+    /// Delete the remote copies of deleted sessions.
+    fn delete_round(&mut self, ids: Vec<String>) -> bool {
+        let scratch = match crate::git::open_repo(&self.scratch)
+            .or_else(|_| git2::Repository::init_bare(&self.scratch))
+        {
+            Ok(r) => r,
+            Err(e) => {
+                tracing::warn!(remote = %self.name(), error = %e, "replication: no scratch repository for deletions");
+                return false;
+            }
+        };
+        let mut changed = false;
+        for id in ids {
+            let result = delete_session(&self.remote.config, &id, &scratch);
+            let mut status = self.remote.lock_status();
+            match result {
+                Ok(n) => {
+                    tracing::info!(remote = %self.remote.config.name, session = %id, refs = n, "deleted session removed from the remote");
+                    status.saved.deletions.remove(&id);
+                    changed = true;
+                }
+                Err(e) => {
+                    status.failed(&id, &e, now());
+                    if e.remote_wide() {
+                        self.remote_retry = Some(next_backoff(self.remote_retry));
+                        break;
+                    }
+                }
+            }
+        }
+        changed
+    }
+
+    /// The queue and lag gauges.
+    fn report(&self) {
+        let status = self.remote.lock_status();
+        let name = self.remote.config.name.clone();
+        metrics::gauge!("openprogram_replication_queue", "remote" => name.clone())
+            .set(status.saved.pending.len() as f64);
+        metrics::gauge!("openprogram_replication_lag_seconds", "remote" => name)
+            .set(status.lag(now()));
+    }
+
+    /// How long to sleep when nothing wakes the worker: until the next
+    /// retry is due, at most a second.
+    fn next_wake(&self) -> Duration {
+        let now = Instant::now();
+        let mut wait = Duration::from_secs(1);
+        let pending_empty = self.remote.lock_status().saved.pending.is_empty();
+        if let Some((at, _)) = self.remote_retry {
+            wait = wait.min(at.saturating_duration_since(now));
+        } else if !pending_empty {
+            for (at, _) in self.retry.values() {
+                wait = wait.min(at.saturating_duration_since(now));
+            }
+            let any_due = {
+                let status = self.remote.lock_status();
+                status
+                    .saved
+                    .pending
+                    .keys()
+                    .any(|id| !self.retry.contains_key(id))
+            };
+            if any_due {
+                wait = Duration::ZERO;
+            }
+        }
+        wait.max(Duration::from_millis(5))
+    }
+}
+
+/// The next backoff after `prev`: doubling from half a second to a minute.
+fn next_backoff(prev: Option<(Instant, Duration)>) -> (Instant, Duration) {
+    let wait = match prev {
+        Some((_, d)) => (d * 2).min(MAX_BACKOFF),
+        None => FIRST_BACKOFF,
+    };
+    (Instant::now() + wait, wait)
+}
