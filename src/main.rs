@@ -27,5 +27,8 @@ fn main() -> ExitCode {
     unsafe {
         libc::umask(0o077);
     }
+    // A replication remote that accepts a connection and then says nothing
+    // must not hold a push (and a `sync` end of turn) for ever.
+    openprogram_actors::replication::set_transport_timeouts();
     openprogram::commands::run(openprogram::cli::Cli::parse())
 }

@@ -53,6 +53,10 @@ pub struct SessionAnswer {
     pub meta: SessionMeta,
     pub cwd: String,
     pub project_path_missing: bool,
+    /// With replication remotes: the session on each (last pushed commit,
+    /// pending, lag, last error).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub replication: Option<Vec<openprogram_actors::replication::SessionView>>,
 }
 
 #[derive(Serialize, ToSchema)]

@@ -316,6 +316,12 @@ fn every_answer_matches_the_openapi_document() {
     // The change feed and the session store of agent SDKs.
     let (st, v) = s.get("/api/changes?limit=5");
     c.check("/api/changes", "get", st, &v);
+    let (st, v) = s.get("/api/replication");
+    assert_eq!((st, &v["remotes"]), (200, &json!([])));
+    c.check("/api/replication", "get", st, &v);
+    let (st, v) = s.post("/api/replication/push", json!({}));
+    assert_eq!(v["code"], "unknown_remote");
+    c.check("/api/replication/push", "post", st, &v);
     let (st, v) = s.get("/api/changes?since=nonsense");
     c.check("/api/changes", "get", st, &v);
     let key = json!({"project_key": "oa-proj", "session_id": "oa-sess"});

@@ -237,6 +237,10 @@ fn a_sync_remote_down_answers_503_keeps_the_turn_and_catches_up() {
     wait_for(&s, "the pending turn pushed", || {
         remote_heads(&repo, "sy") == local_heads(&s, "sy")
     });
+    // The client repeats its end of turn: now it is acknowledged.
+    let (st, again) = s.post("/api/sessions/sy/turns", json!({"turn": 1}));
+    assert_eq!(st, 200, "{again}");
+    assert_eq!(again["commit"].as_str(), Some(local[0].1.as_str()));
     // Now a turn is on the remote when its end is acknowledged.
     let t2 = turn(&s, "sy", 2);
     assert!(t2["commit"].is_string(), "{t2}");

@@ -96,7 +96,7 @@ pub fn push_session(
 
 /// A failed push: a refusal by the server (its hooks, a non-fast-forward
 /// it saw) or a transport failure.
-fn classify(e: &git2::Error) -> PushError {
+pub(super) fn classify(e: &git2::Error) -> PushError {
     let text = describe(e);
     match e.code() {
         git2::ErrorCode::NotFastForward => PushError::Diverged(text),

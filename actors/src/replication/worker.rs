@@ -13,7 +13,9 @@ use std::time::{Duration, Instant};
 use actix::Recipient;
 use tokio::sync::mpsc::UnboundedReceiver;
 
+use super::batch::push_batch;
 use super::push::{delete_session, push_session};
+use super::remote::Layout;
 use super::{now, RemoteHandle};
 use crate::feed::{Cursor, Feed};
 use crate::manager::Locate;
@@ -38,6 +40,8 @@ pub struct Worker {
     pub state_path: PathBuf,
     /// A repository to push deletions from.
     pub scratch: PathBuf,
+    /// The staging repository of batched pushes (shared layout).
+    pub stage: PathBuf,
     pub delete_remote: bool,
     pub commands: UnboundedReceiver<Command>,
     /// Sessions waiting out a backoff: when to try again, and the next wait.
@@ -181,20 +185,45 @@ impl Worker {
             let deletions: Vec<String> = status.saved.deletions.iter().cloned().collect();
             (due, deletions)
         };
-        let mut changed = false;
+        let mut located = Vec::with_capacity(due.len());
         for (_, id) in due {
-            let dir = match self.locate.send(Locate(id.clone())).await {
-                Ok(Ok(dir)) => dir,
+            match self.locate.send(Locate(id.clone())).await {
+                Ok(Ok(dir)) => located.push((id, dir)),
                 _ => return,
-            };
-            let remote = self.remote.clone();
-            let result = {
-                let _held = remote.locks.hold(&id);
-                push_session(&remote.config, &id, &dir)
-            };
-            changed = true;
-            let at = now();
-            let mut status = self.remote.lock_status();
+            }
+        }
+        let mut changed = !located.is_empty();
+        let remote = self.remote.clone();
+        let results = match remote.config.layout() {
+            // One connection for the whole round.
+            Layout::Shared if !located.is_empty() => {
+                let _held: Vec<_> = located
+                    .iter()
+                    .map(|(id, _)| remote.locks.hold(id))
+                    .collect();
+                push_batch(&remote.config, &self.stage, &located)
+            }
+            // One at a time; the rest wait when the remote is unreachable.
+            _ => {
+                let mut out = Vec::with_capacity(located.len());
+                for (id, dir) in &located {
+                    let result = {
+                        let _held = remote.locks.hold(id);
+                        push_session(&remote.config, id, dir)
+                    };
+                    let stop = result.as_ref().is_err_and(|e| e.remote_wide());
+                    out.push((id.clone(), result));
+                    if stop {
+                        break;
+                    }
+                }
+                out
+            }
+        };
+        let dirs: HashMap<String, PathBuf> = located.into_iter().collect();
+        let at = now();
+        let mut status = self.remote.lock_status();
+        for (id, result) in results {
             match result {
                 Ok(p) => {
                     status.saved.pending.remove(&id);
@@ -203,7 +232,9 @@ impl Worker {
                     self.remote_retry = None;
                     metrics::counter!("openprogram_replication_pushes_total", "remote" => self.remote.config.name.clone()).increment(1);
                 }
-                Err(super::error::PushError::Local(_)) if !dir.join(".git").exists() => {
+                Err(super::error::PushError::Local(_))
+                    if dirs.get(&id).is_none_or(|d| !d.join(".git").exists()) =>
+                {
                     // Deleted meanwhile: nothing left to push.
                     status.saved.pending.remove(&id);
                     self.retry.remove(&id);
@@ -213,14 +244,17 @@ impl Worker {
                     tracing::warn!(remote = %self.remote.config.name, session = %id, error = %e, "replication push failed; retried later");
                     status.failed(&id, &e, at);
                     if e.remote_wide() {
-                        self.remote_retry = Some(next_backoff(self.remote_retry));
-                        break;
+                        if self.remote_retry.is_none_or(|(at, _)| at <= Instant::now()) {
+                            self.remote_retry = Some(next_backoff(self.remote_retry));
+                        }
+                        continue;
                     }
                     let prev = self.retry.get(&id).copied();
                     self.retry.insert(id.clone(), next_backoff(prev));
                 }
             }
         }
+        drop(status);
         if !deletions.is_empty() && self.remote_retry.is_none() {
             changed |= self.delete_round(deletions);
         }

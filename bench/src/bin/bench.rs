@@ -44,6 +44,8 @@ mod memory;
 mod mirror;
 #[path = "bench_support/registry.rs"]
 mod registry;
+#[path = "bench_support/replication.rs"]
+mod replication;
 use registry::{bench_fsyncs, bench_registry};
 
 struct Args {
@@ -65,6 +67,9 @@ struct Args {
     import: Option<(usize, usize)>,
     /// `--mirror S T`: only the live mirror's latency.
     mirror: Option<(usize, usize)>,
+    /// `--replication T`: only replication's cost and lag (T turns per
+    /// latency series).
+    replication: Option<usize>,
 }
 
 fn parse_args() -> Args {
@@ -82,6 +87,7 @@ fn parse_args() -> Args {
         memory_live: None,
         import: None,
         mirror: None,
+        replication: None,
     };
     let mut it = std::env::args().skip(1);
     while let Some(a) = it.next() {
@@ -113,6 +119,7 @@ fn parse_args() -> Args {
                 let turns = num("--import");
                 args.import = Some((sessions, turns));
             }
+            "--replication" => args.replication = Some(num("--replication")),
             "--mirror" => {
                 let sessions = num("--mirror");
                 let turns = num("--mirror");
@@ -527,6 +534,13 @@ fn main() {
     }
     if let Some((sessions, turns)) = args.import {
         import::bench_import(tmp.path(), sessions, turns);
+        if args.keep {
+            let _ = tmp.keep();
+        }
+        return;
+    }
+    if let Some(turns) = args.replication {
+        replication::bench_replication(tmp.path(), turns);
         if args.keep {
             let _ = tmp.keep();
         }
