@@ -25,6 +25,9 @@ use crate::manager::Locate;
 pub const MAX_QUEUED: usize = 10_000;
 /// Sessions pushed in one round before the feed is read again.
 const ROUND: usize = 256;
+/// Sessions in one push to a shared remote (see `batch`; it also stops at
+/// a byte budget).
+const BATCH: usize = 64;
 const FIRST_BACKOFF: Duration = Duration::from_millis(500);
 const MAX_BACKOFF: Duration = Duration::from_secs(60);
 
@@ -194,14 +197,23 @@ impl Worker {
         }
         let mut changed = !located.is_empty();
         let remote = self.remote.clone();
+        let pushing = Instant::now();
+        let batch = located.len();
         let results = match remote.config.layout() {
             // One connection for the whole round.
             Layout::Shared if !located.is_empty() => {
-                let _held: Vec<_> = located
-                    .iter()
-                    .map(|(id, _)| remote.locks.hold(id))
-                    .collect();
-                push_batch(&remote.config, &self.stage, &located)
+                let mut out = Vec::with_capacity(located.len());
+                for chunk in located.chunks(BATCH) {
+                    let _held: Vec<_> = chunk.iter().map(|(id, _)| remote.locks.hold(id)).collect();
+                    out.extend(push_batch(&remote.config, &self.stage, chunk));
+                    if out
+                        .last()
+                        .is_some_and(|(_, r)| r.as_ref().is_err_and(|e| e.remote_wide()))
+                    {
+                        break;
+                    }
+                }
+                out
             }
             // One at a time; the rest wait when the remote is unreachable.
             _ => {
@@ -220,6 +232,11 @@ impl Worker {
                 out
             }
         };
+        if batch > 0 {
+            metrics::histogram!("openprogram_replication_push_duration_seconds", "remote" => remote.config.name.clone())
+                .record(pushing.elapsed().as_secs_f64());
+            tracing::debug!(remote = %remote.config.name, sessions = batch, ms = pushing.elapsed().as_millis() as u64, "replication round pushed");
+        }
         let dirs: HashMap<String, PathBuf> = located.into_iter().collect();
         let at = now();
         let mut status = self.remote.lock_status();

@@ -90,9 +90,13 @@ fn daemon(base: &Path) -> (Daemon, u16, PathBuf) {
 }
 
 fn remote(port: u16, mode: Mode) -> RemoteConfig {
+    // BENCH_REPLICATION_URL=file:///…: another remote instead (to compare
+    // transports).
+    let url = std::env::var("BENCH_REPLICATION_URL")
+        .unwrap_or_else(|_| format!("git://127.0.0.1:{port}/memory.git"));
     RemoteConfig {
         name: "loop".into(),
-        url: format!("git://127.0.0.1:{port}/memory.git"),
+        url,
         mode,
         ..RemoteConfig::default()
     }
@@ -210,6 +214,18 @@ fn lag_under_load(tmp: &Path, port: u16, repo: &Path) {
     std::thread::sleep(Duration::from_millis(30));
     stop.store(true, Ordering::SeqCst);
     let seen = watcher.join().expect("watcher");
+    if let Ok(r) = ureq::get(&format!("http://{addr}/metrics")).call() {
+        let text = r.into_string().unwrap_or_default();
+        for line in text.lines().filter(|l| {
+            l.starts_with("openprogram_replication_push_duration_seconds_sum")
+                || l.starts_with("openprogram_replication_push_duration_seconds_count")
+                || l.starts_with("openprogram_replication_pushes_total")
+                || l.starts_with("openprogram_replication_batch_fallbacks_total")
+                || l.starts_with("openprogram_replication_failures_total")
+        }) {
+            println!("  {line}");
+        }
+    }
     let mut lags = Vec::new();
     let mut missing = 0;
     for (s, turns) in acked.iter().enumerate() {
