@@ -462,3 +462,82 @@ fn a_deleted_session_leaves_the_remote_only_when_asked_and_push_all_catches_up_a
     let (st, v) = s.post("/api/replication/push", json!({"remote": "nope"}));
     assert_eq!((st, v["code"].as_str()), (404, Some("unknown_remote")));
 }
+
+#[test]
+fn a_per_session_remote_is_a_clone_of_the_session_and_restores_by_name() {
+    let tmp = tempfile::tempdir().unwrap();
+    let base = tmp.path().join("per");
+    // The server makes no repository on the remote: they exist beforehand.
+    let one = bare(&base.join("ps1.git"));
+    let cfg = config(
+        tmp.path(),
+        &format!(
+            "[[replication.remotes]]\nname = \"per\"\nurl = \"file://{}/{{session_id}}.git\"\nmode = \"sync\"\n",
+            base.display()
+        ),
+    );
+    let s = server(&cfg, &[]);
+    turn(&s, "ps1", 1);
+    turn(&s, "ps1", 2);
+    // Synchronous: on the remote as the turn is acknowledged, under the
+    // session's own branch names.
+    assert_eq!(refs(&one, "refs/heads"), local_heads(&s, "ps1"));
+    assert_eq!(remote0(&s)["layout"], "per_session");
+    let clone = tmp.path().join("clone");
+    git(
+        tmp.path(),
+        &[
+            "clone",
+            "-q",
+            one.to_str().unwrap(),
+            clone.to_str().unwrap(),
+        ],
+    );
+    assert!(clone.join("meta.json").is_file());
+    assert_eq!(
+        git(&clone, &["log", "--format=%H"]),
+        git(&s.session_dir("ps1"), &["log", "--format=%H"])
+    );
+    // A session whose repository is missing there: the turn is kept here
+    // and the answer says the remote did not take it.
+    s.append("ps2", json!({"role": "user", "content": "q"}));
+    let (st, v) = s.post("/api/sessions/ps2/turns", json!({}));
+    assert_eq!(
+        (st, v["code"].as_str()),
+        (503, Some("replication_pending")),
+        "{v}"
+    );
+
+    let url = format!("file://{}/{{session_id}}.git", base.display());
+    let target = tmp.path().join("restored");
+    let (code, _, err) = s.cli(
+        &[
+            "restore",
+            "--state-dir",
+            target.to_str().unwrap(),
+            "--from",
+            &url,
+        ],
+        None,
+    );
+    assert_eq!(code, 1, "a per-session remote cannot be listed: {err}");
+    assert!(err.contains("--session"), "{err}");
+    let (code, out, err) = s.cli(
+        &[
+            "restore",
+            "--state-dir",
+            target.to_str().unwrap(),
+            "--from",
+            &url,
+            "--session",
+            "ps1",
+        ],
+        None,
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("restored 1 sessions"), "{out}");
+    assert_eq!(
+        git(&target.join("sessions/ps1"), &["log", "--format=%H"]),
+        git(&s.session_dir("ps1"), &["log", "--format=%H"])
+    );
+}

@@ -215,23 +215,34 @@ impl Worker {
                 }
                 out
             }
-            // One at a time; the rest wait when the remote is unreachable.
+            // One at a time (one URL each). A repository missing there
+            // looks like an unreachable remote: only three in a row stop
+            // the round.
             _ => {
                 let mut out = Vec::with_capacity(located.len());
+                let mut unreachable = 0;
                 for (id, dir) in &located {
                     let result = {
                         let _held = remote.locks.hold(id);
                         push_session(&remote.config, id, dir)
                     };
-                    let stop = result.as_ref().is_err_and(|e| e.remote_wide());
+                    match result.as_ref() {
+                        Err(e) if e.remote_wide() => unreachable += 1,
+                        _ => unreachable = 0,
+                    }
                     out.push((id.clone(), result));
-                    if stop {
+                    if unreachable >= 3 {
                         break;
                     }
                 }
                 out
             }
         };
+        // The whole remote waits only when nothing of the round got through
+        // (or, for a shared remote, its one connection failed).
+        let remote_down = results
+            .iter()
+            .all(|(_, r)| r.as_ref().is_err_and(|e| e.remote_wide()));
         if batch > 0 {
             metrics::histogram!("openprogram_replication_push_duration_seconds", "remote" => remote.config.name.clone())
                 .record(pushing.elapsed().as_secs_f64());
@@ -260,7 +271,7 @@ impl Worker {
                     metrics::counter!("openprogram_replication_failures_total", "remote" => self.remote.config.name.clone(), "reason" => e.code()).increment(1);
                     tracing::warn!(remote = %self.remote.config.name, session = %id, error = %e, "replication push failed; retried later");
                     status.failed(&id, &e, at);
-                    if e.remote_wide() {
+                    if e.remote_wide() && remote_down {
                         if self.remote_retry.is_none_or(|(at, _)| at <= Instant::now()) {
                             self.remote_retry = Some(next_backoff(self.remote_retry));
                         }
