@@ -2,7 +2,7 @@
 //! state directory compared with a remote.
 //!
 //! A restored session is its branches fetched into a new session
-//! repository, HEAD on the branch with the newest commit (`main` on a
+//! repository, HEAD on the branch it last committed on (`main` on a
 //! tie), the tree checked out: its `meta.json` (title, flags, project) and
 //! history as last committed. It is built in a temporary folder, loaded
 //! and checked there, then moved into place; a session already in the
@@ -175,19 +175,33 @@ fn fetch(
     Ok(())
 }
 
-/// The branch whose tip is newest (`refs/heads/main` on a tie).
+/// The branch the session was on when it last committed: the tip whose
+/// committed `meta.json` says it was updated last (commit times have
+/// whole seconds only), else the newest commit; `main` on a tie.
 fn newest_branch(repo: &Repository, refs: &[(String, Oid)]) -> Option<String> {
-    let mut best: Option<(i64, bool, String)> = None;
+    let mut best: Option<((f64, bool), String)> = None;
     for (name, oid) in refs {
         let Ok(c) = repo.find_commit(*oid) else {
             continue;
         };
-        let key = (c.time().seconds(), name == "refs/heads/main", name.clone());
-        if best.as_ref().is_none_or(|b| (key.0, key.1) > (b.0, b.1)) {
-            best = Some(key);
+        let updated = committed_update_time(repo, &c).unwrap_or(c.time().seconds() as f64);
+        let key = (updated, name == "refs/heads/main");
+        if best
+            .as_ref()
+            .is_none_or(|(b, _)| key.0 > b.0 || (key.0 == b.0 && key.1 && !b.1))
+        {
+            best = Some((key, name.clone()));
         }
     }
-    best.map(|b| b.2)
+    best.map(|b| b.1)
+}
+
+/// `updated_at` of the `meta.json` in a commit's tree.
+fn committed_update_time(repo: &Repository, commit: &git2::Commit<'_>) -> Option<f64> {
+    let entry = commit.tree().ok()?.get_name(layout::META)?.id();
+    let blob = repo.find_blob(entry).ok()?;
+    let v: serde_json::Value = serde_json::from_slice(blob.content()).ok()?;
+    v["updated_at"].as_f64()
 }
 
 /// How a local session differs from its copy on a remote.
