@@ -17,11 +17,11 @@ use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use git2::{Direction, Odb, Oid, PushOptions, Repository};
+use git2::{Direction, Odb, Oid, Repository};
 
 use super::credentials::callbacks;
 use super::error::{describe, PushError};
-use super::push::{classify, local_branches, push_session, Pushed};
+use super::push::{local_branches, push_session, send, Pushed};
 use super::remote::RemoteConfig;
 
 /// Object bytes held in memory for one push at most (a session alone may
@@ -197,21 +197,7 @@ fn push_some(
         .collect();
     let mut refused: HashMap<usize, (Vec<String>, String)> = HashMap::new();
     if !specs.is_empty() {
-        let mut answers: Vec<(String, String)> = Vec::new();
-        {
-            let mut cbs = callbacks(remote);
-            cbs.push_update_reference(|name, status| {
-                if let Some(msg) = status {
-                    answers.push((name.to_string(), msg.to_string()));
-                }
-                Ok(())
-            });
-            let mut opts = PushOptions::new();
-            opts.remote_callbacks(cbs);
-            conn.remote()
-                .push(&specs, Some(&mut opts))
-                .map_err(|e| classify(&e))?;
-        }
+        let answers = send(remote, conn.remote(), &specs)?;
         for (name, msg) in answers {
             if let Some(i) = owner.get(name.as_str()) {
                 let entry = refused.entry(*i).or_insert_with(|| (Vec::new(), msg));

@@ -65,21 +65,7 @@ pub fn push_session(
     }
     let updated = specs.len();
     if !specs.is_empty() {
-        let mut refused: Vec<(String, String)> = Vec::new();
-        {
-            let mut cbs = callbacks(remote);
-            cbs.push_update_reference(|name, status| {
-                if let Some(msg) = status {
-                    refused.push((name.to_string(), msg.to_string()));
-                }
-                Ok(())
-            });
-            let mut opts = PushOptions::new();
-            opts.remote_callbacks(cbs);
-            conn.remote()
-                .push(&specs, Some(&mut opts))
-                .map_err(|e| classify(&e))?;
-        }
+        let refused = send(remote, conn.remote(), &specs)?;
         if !refused.is_empty() {
             let refs: Vec<&str> = refused.iter().map(|(n, _)| n.as_str()).collect();
             return Err(PushError::Refused {
@@ -92,6 +78,30 @@ pub fn push_session(
         return Err(PushError::Diverged(diverged.join(", ")));
     }
     Ok(Pushed { head, updated })
+}
+
+/// Push `specs` over the connected `remote`: the refs the server refused,
+/// with its message for each.
+pub(super) fn send(
+    config: &RemoteConfig,
+    remote: &mut git2::Remote<'_>,
+    specs: &[String],
+) -> Result<Vec<(String, String)>, PushError> {
+    let mut refused: Vec<(String, String)> = Vec::new();
+    let mut cbs = callbacks(config);
+    cbs.push_update_reference(|name, status| {
+        if let Some(msg) = status {
+            refused.push((name.to_string(), msg.to_string()));
+        }
+        Ok(())
+    });
+    let mut opts = PushOptions::new();
+    opts.remote_callbacks(cbs);
+    remote
+        .push(specs, Some(&mut opts))
+        .map_err(|e| classify(&e))?;
+    drop(opts);
+    Ok(refused)
 }
 
 /// A failed push: a refusal by the server (its hooks, a non-fast-forward
