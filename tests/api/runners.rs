@@ -313,17 +313,20 @@ fn the_built_in_runner_streams_the_llms_answer_and_reports_its_failure() {
         .spawn()
         .expect("runner process");
     let mut ui = WsClient::connect(&s);
-    // Wait for the runner to register (a chat before that would wait too).
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    let ack = loop {
-        let ack = chat(&mut ui, "llm1", "Where is the parser?");
-        if ack["data"]["runner"]["offered"] == 1 || std::time::Instant::now() > deadline {
-            break ack;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(200));
-    };
-    assert_eq!(ack["data"]["runner"]["offered"], 1, "{ack}");
+    // Whether the runner registered before this message (offered at once)
+    // or after it (the waiting run is offered when it registers), it is
+    // answered without the user sending anything again.
+    ui.send(json!({"action": "chat", "session_id": "llm1", "text": "Where is the parser?"}));
     let frames = ui.frames_until("turn_ended", |f| f["data"]["session_id"] == "llm1");
+    let ack = frames
+        .iter()
+        .find(|f| f["type"] == "chat_ack")
+        .expect("a chat_ack before the turn ended");
+    let runner_state = &ack["data"]["runner"];
+    assert!(
+        runner_state["offered"] == 1 || runner_state["waiting"] == true,
+        "{ack}"
+    );
     let fills = frames
         .iter()
         .filter(|f| f["type"] == "node_updated" && f["data"]["session_id"] == "llm1")

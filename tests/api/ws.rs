@@ -101,7 +101,16 @@ impl WsClient {
         let deadline = Instant::now() + Duration::from_secs(10);
         let mut seen = Vec::new();
         loop {
-            assert!(Instant::now() < deadline, "no {kind} frame arrived");
+            assert!(
+                Instant::now() < deadline,
+                "no {kind} frame arrived; seen: {:?}",
+                seen.iter()
+                    .map(|f: &Value| format!("{} {}", f["type"], f["data"])
+                        .chars()
+                        .take(160)
+                        .collect::<String>())
+                    .collect::<Vec<_>>()
+            );
             if let Some(v) = self.read_one() {
                 let done = v["type"] == kind && pred(&v);
                 seen.push(v);
