@@ -13,10 +13,13 @@ static ALLOC: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 /// freed pages to the system within about a second. Without it, pages are
 /// only returned when the allocator is next used, so a server going quiet
 /// after a load kept them (under the mixed load: 82 MiB anonymous settled
-/// against 38 MiB for the same sessions loaded fresh).
+/// against 38 MiB for the same sessions loaded fresh). No thread caches:
+/// each of the ~30 threads that once allocated kept its own cache of freed
+/// blocks, and an idle thread never gives it back (9 MiB of the anonymous
+/// memory of a server settled after the mixed load; see ARCHITECTURE).
 #[unsafe(export_name = "malloc_conf")]
-pub static MALLOC_CONF: &[u8; 60] =
-    b"background_thread:true,dirty_decay_ms:1000,muzzy_decay_ms:0\0";
+pub static MALLOC_CONF: &[u8; 73] =
+    b"background_thread:true,dirty_decay_ms:1000,muzzy_decay_ms:0,tcache:false\0";
 
 fn main() -> ExitCode {
     // Everything this process creates is the user's only (the state

@@ -160,6 +160,9 @@ pub struct Search {
     dirs: Arc<HashMap<String, PathBuf>>,
 }
 
+/// Decompressed document-store blocks a segment's reader keeps.
+const DOC_BLOCKS_CACHED: usize = 4;
+
 /// The index open and its writer started, before it is told the sessions
 /// (startup opens it while the registry reads the session list).
 pub struct Opened {
@@ -178,6 +181,11 @@ impl Opened {
         let reader = index
             .reader_builder()
             .reload_policy(ReloadPolicy::Manual)
+            // Decompressed document blocks kept per segment: a search
+            // reads a page of hits; tantivy's default (100 blocks of
+            // 16 KiB per segment) held megabytes across a busy index's
+            // segments once the load that made them was over.
+            .doc_store_cache_num_blocks(DOC_BLOCKS_CACHED)
             .try_into()?;
         let writer = index.writer(32 * 1024 * 1024)?;
         crate::fsio::make_private(&dir)?;

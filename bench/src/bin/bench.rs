@@ -46,6 +46,8 @@ mod mirror;
 mod registry;
 #[path = "bench_support/replication.rs"]
 mod replication;
+#[path = "bench_support/startup.rs"]
+mod startup;
 use registry::{bench_fsyncs, bench_registry};
 
 struct Args {
@@ -67,6 +69,8 @@ struct Args {
     import: Option<(usize, usize)>,
     /// `--mirror S T`: only the live mirror's latency.
     mirror: Option<(usize, usize)>,
+    /// `--startup N`: only the start of an N-session server.
+    startup: Option<usize>,
     /// `--replication T`: only replication's cost and lag (T turns per
     /// latency series).
     replication: Option<usize>,
@@ -88,6 +92,7 @@ fn parse_args() -> Args {
         import: None,
         mirror: None,
         replication: None,
+        startup: None,
     };
     let mut it = std::env::args().skip(1);
     while let Some(a) = it.next() {
@@ -120,6 +125,7 @@ fn parse_args() -> Args {
                 args.import = Some((sessions, turns));
             }
             "--replication" => args.replication = Some(num("--replication")),
+            "--startup" => args.startup = Some(num("--startup")),
             "--mirror" => {
                 let sessions = num("--mirror");
                 let turns = num("--mirror");
@@ -534,6 +540,13 @@ fn main() {
     }
     if let Some((sessions, turns)) = args.import {
         import::bench_import(tmp.path(), sessions, turns);
+        if args.keep {
+            let _ = tmp.keep();
+        }
+        return;
+    }
+    if let Some(n) = args.startup {
+        startup::bench_startup(tmp.path(), n);
         if args.keep {
             let _ = tmp.keep();
         }

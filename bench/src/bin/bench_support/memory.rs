@@ -164,10 +164,10 @@ pub fn bench_memory(dir: &Path, minutes: f64) {
     // What the server keeps once the load's requests are answered: the
     // in-flight buffers of the last requests (a whole session's messages
     // per request, megabytes by the end) are not memory it holds.
-    std::thread::sleep(SETTLE);
+    let settled = settle(&url);
     let after = rss_mib(pid);
     let (anon, file) = rss_split(pid);
-    println!("  after the load, settled {} s: RSS {after:.1} MiB (anonymous {anon:.1}, file-backed {file:.1}); highest under load {peak:.1} MiB", SETTLE.as_secs());
+    println!("  after the load, settled {:.0} s (background work over): RSS {after:.1} MiB (anonymous {anon:.1}, file-backed {file:.1}); highest under load {peak:.1} MiB", settled.as_secs_f64());
     println!("  where: {}", top_mappings(pid, 8));
     let sizes: Vec<u64> = (0..CLIENTS * SESSIONS_PER_CLIENT)
         .map(|i| {
@@ -206,13 +206,12 @@ pub fn bench_memory(dir: &Path, minutes: f64) {
             }
         }
     }
-    wait_indexed(&url);
-    std::thread::sleep(SETTLE);
+    let settled = settle(&url);
     let fresh = rss_mib(server.pid());
     let (anon, file) = rss_split(server.pid());
     println!(
-        "  fresh, settled {} s: RSS {fresh:.1} MiB (anonymous {anon:.1}, file-backed {file:.1})",
-        SETTLE.as_secs()
+        "  fresh, settled {:.0} s: RSS {fresh:.1} MiB (anonymous {anon:.1}, file-backed {file:.1})",
+        settled.as_secs_f64()
     );
     println!("  where: {}", top_mappings(server.pid(), 8));
     let ratio = after / fresh.max(1.0);
@@ -225,6 +224,44 @@ pub fn bench_memory(dir: &Path, minutes: f64) {
 /// How long a server is left idle before its memory is read: the
 /// allocator returns freed pages within about 10 s.
 const SETTLE: Duration = Duration::from_secs(15);
+
+/// The sum of the server's `openprogram_maintenance_runs_total` (pack
+/// merges and repacks), 0 when it has none yet.
+fn maintenance_runs(url: &str) -> f64 {
+    ureq::get(&format!("{url}/metrics"))
+        .call()
+        .ok()
+        .and_then(|r| r.into_string().ok())
+        .map(|body| {
+            body.lines()
+                .filter(|l| l.starts_with("openprogram_maintenance_runs_total"))
+                .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+                .sum()
+        })
+        .unwrap_or(0.0)
+}
+
+/// Leave the server idle until its background work is over: the search
+/// index caught up, no pack merge for `SETTLE` (the idle merges a load
+/// plans run after it, each holding a session's objects while it writes
+/// the merged pack), then `SETTLE` more for the allocator. Returns how
+/// long that took.
+fn settle(url: &str) -> Duration {
+    let started = Instant::now();
+    wait_indexed(url);
+    let mut runs = maintenance_runs(url);
+    let mut still_since = Instant::now();
+    while still_since.elapsed() < SETTLE && started.elapsed() < Duration::from_secs(300) {
+        std::thread::sleep(Duration::from_secs(1));
+        let now = maintenance_runs(url);
+        if now != runs {
+            runs = now;
+            still_since = Instant::now();
+        }
+    }
+    std::thread::sleep(SETTLE);
+    started.elapsed()
+}
 
 /// Write `sessions` sessions of `turns` turns each (a question of about 60
 /// characters, a reply of about 300), then read each once on a fresh

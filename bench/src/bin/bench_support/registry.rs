@@ -15,7 +15,7 @@ use super::server::HttpSession;
 use super::{ms, node, percentile};
 
 /// Create `n` real sessions (git repo, meta, one user message) on 2 threads.
-fn populate(sessions_dir: &Path, n: usize) {
+pub fn populate(sessions_dir: &Path, n: usize) {
     std::fs::create_dir_all(sessions_dir).expect("mkdir");
     // Set-up, not measured: each write durable on its own.
     let store = &Store::without_log(sessions_dir);
