@@ -57,6 +57,21 @@ pub fn list_branches(repo: &Repository) -> Result<Vec<BranchTip>, git2::Error> {
     Ok(out)
 }
 
+/// The commits the local branches point at, sorted, without reading any
+/// of them (refs only: no pack is opened).
+pub fn branch_tip_oids(repo: &Repository) -> Result<Vec<Oid>, git2::Error> {
+    let mut out = Vec::new();
+    for item in repo.branches(Some(BranchType::Local))? {
+        let (branch, _) = item?;
+        if let Some(oid) = branch.get().resolve()?.target() {
+            out.push(oid);
+        }
+    }
+    out.sort();
+    out.dedup();
+    Ok(out)
+}
+
 /// The branch HEAD is attached to (it may have no commit yet).
 pub fn current_branch(repo: &Repository) -> Result<String, git2::Error> {
     let head = repo.find_reference("HEAD")?;

@@ -24,8 +24,8 @@ mod worktree_sync;
 
 pub use agent_commit::{agent_commit, AgentCommit};
 pub use branches::{
-    all_commits, attach_head, create_branch, current_branch, delete_branch, list_branches,
-    new_branch_name, BranchTip, CommitRow, MAIN,
+    all_commits, attach_head, branch_tip_oids, create_branch, current_branch, delete_branch,
+    list_branches, new_branch_name, BranchTip, CommitRow, MAIN,
 };
 pub use bundle::{read_bundle, write_bundle, BundleError, ImportLimits};
 pub use commit::{commit_paths, finish_commit, prepare_commit, CommitOutcome, PreparedCommit};

@@ -53,6 +53,11 @@ impl Job {
 /// Changes gathered for a little while are committed together.
 const BATCH_WINDOW: Duration = Duration::from_millis(200);
 
+/// The indexer starts this long after the engine: a start's check of every
+/// session against the index (or its rebuild) then does not share the
+/// cores with the server's first answers. What is queued meanwhile waits.
+const START_AFTER: Duration = Duration::from_millis(500);
+
 pub fn run(
     rx: Receiver<Job>,
     mut writer: IndexWriter,
@@ -61,6 +66,7 @@ pub fn run(
     dir: PathBuf,
     backlog: super::Backlog,
 ) {
+    std::thread::sleep(START_AFTER);
     // The committed tips of every session (read once; then kept here).
     let mut tips = load_tips(&reader, f);
     // The title each session has in the index (replaced only on a change).
@@ -364,10 +370,18 @@ impl Batch<'_> {
             return Ok(());
         }
         let repo = Repository::open(dir)?;
+        let known = self.tips.get(id).cloned().unwrap_or_default();
+        // Unchanged branches (every session at a start on an index that
+        // is up to date): told by the refs alone, no commit read.
+        if !known.is_empty() && git::branch_tip_oids(&repo)? == known {
+            if title_changed {
+                self.rewrite_record(id);
+            }
+            return Ok(());
+        }
         let mut heads: Vec<Oid> = git::list_branches(&repo)?.iter().map(|t| t.oid).collect();
         heads.sort();
         heads.dedup();
-        let known = self.tips.get(id).cloned().unwrap_or_default();
         if known == heads {
             if title_changed {
                 self.rewrite_record(id);
