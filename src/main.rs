@@ -30,8 +30,10 @@ fn main() -> ExitCode {
     unsafe {
         libc::umask(0o077);
     }
-    // A replication remote that accepts a connection and then says nothing
-    // must not hold a push (and a `sync` end of turn) for ever.
-    openprogram_actors::replication::set_transport_timeouts();
+    // libgit2 started without parsing the CA bundle (loaded at the first
+    // https connection), and a replication remote that accepts a
+    // connection and then says nothing must not hold a push (and a `sync`
+    // end of turn) for ever.
+    openprogram_actors::replication::transport::init();
     openprogram::commands::run(openprogram::cli::Cli::parse())
 }

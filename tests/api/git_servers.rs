@@ -83,6 +83,27 @@ impl HttpGit {
     /// None when lighttpd is not installed (CI installs it; then
     /// `OPENPROGRAM_GIT_SERVERS_REQUIRED` makes its absence a failure).
     pub fn start(base: &Path, conf_dir: &Path, user: &str, password: &str) -> Option<HttpGit> {
+        HttpGit::start_with(base, conf_dir, user, password, None)
+    }
+
+    /// The same over https with `tls` (certificate, key) as its identity.
+    pub fn start_tls(
+        base: &Path,
+        conf_dir: &Path,
+        user: &str,
+        password: &str,
+        tls: (&Path, &Path),
+    ) -> Option<HttpGit> {
+        HttpGit::start_with(base, conf_dir, user, password, Some(tls))
+    }
+
+    fn start_with(
+        base: &Path,
+        conf_dir: &Path,
+        user: &str,
+        password: &str,
+        tls: Option<(&Path, &Path)>,
+    ) -> Option<HttpGit> {
         let lighttpd = ["/usr/sbin/lighttpd", "/usr/bin/lighttpd"]
             .into_iter()
             .find(|p| Path::new(p).exists());
@@ -124,11 +145,17 @@ $HTTP["url"] =~ "^/git" {{
 auth.backend = "plain"
 auth.backend.plain.userfile = "{users}"
 auth.require = ("/git" => ("method" => "basic", "realm" => "git", "require" => "valid-user"))
+{tls}
 "#,
                 base = base.display(),
                 dir = conf_dir.display(),
                 backend = backend.display(),
                 users = users.display(),
+                tls = tls.map_or(String::new(), |(cert, key)| format!(
+                    "server.modules += (\"mod_openssl\")\nssl.engine = \"enable\"\nssl.pemfile = \"{}\"\nssl.privkey = \"{}\"\n",
+                    cert.display(),
+                    key.display()
+                )),
             ),
         )
         .unwrap();
@@ -179,4 +206,38 @@ pub fn refs(repo: &Path, prefix: &str) -> Vec<(String, String)> {
         .filter_map(|l| l.split_once(' '))
         .map(|(a, b)| (a.to_string(), b.to_string()))
         .collect()
+}
+
+/// A self-signed certificate for 127.0.0.1 and its key, made by the
+/// `openssl` command: (certificate, key), or None without the command.
+pub fn self_signed(dir: &Path) -> Option<(std::path::PathBuf, std::path::PathBuf)> {
+    std::fs::create_dir_all(dir).unwrap();
+    let (cert, key) = (dir.join("cert.pem"), dir.join("key.pem"));
+    let made = Command::new("openssl")
+        .args([
+            "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+        ])
+        .args([
+            "-subj",
+            "/CN=127.0.0.1",
+            "-addext",
+            "subjectAltName=IP:127.0.0.1",
+        ])
+        .arg("-keyout")
+        .arg(&key)
+        .arg("-out")
+        .arg(&cert)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !made {
+        assert!(
+            std::env::var_os("OPENPROGRAM_GIT_SERVERS_REQUIRED").is_none(),
+            "the openssl command is required here"
+        );
+        eprintln!("no openssl command: the https test is skipped");
+        return None;
+    }
+    Some((cert, key))
 }

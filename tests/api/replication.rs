@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use crate::git_servers::{bare, free_port, pre_receive, refs, GitDaemon, HttpGit};
+use crate::git_servers::{bare, free_port, pre_receive, refs, self_signed, GitDaemon, HttpGit};
 use crate::helpers::{git, Options, TestServer};
 
 fn config(dir: &Path, body: &str) -> String {
@@ -540,4 +540,66 @@ fn a_per_session_remote_is_a_clone_of_the_session_and_restores_by_name() {
         git(&target.join("sessions/ps1"), &["log", "--format=%H"]),
         git(&s.session_dir("ps1"), &["log", "--format=%H"])
     );
+}
+
+/// Over https the server's certificate is checked against the bundle
+/// `SSL_CERT_FILE` names (loaded at the first https connection, not at
+/// the start): a server that does not trust the remote's certificate
+/// pushes nothing and says why; one that does pushes every turn.
+#[test]
+fn an_https_remote_is_pushed_to_only_when_its_certificate_is_trusted() {
+    let tmp = tempfile::tempdir().unwrap();
+    let base = tmp.path().join("srv");
+    let repo = bare(&base.join("memory.git"));
+    let Some((cert, key)) = self_signed(&tmp.path().join("tls")) else {
+        return;
+    };
+    let Some(other) = self_signed(&tmp.path().join("other")) else {
+        return;
+    };
+    let Some(https) = HttpGit::start_tls(
+        &base,
+        &tmp.path().join("lighttpd"),
+        "ada",
+        "s3cret-pw",
+        (&cert, &key),
+    ) else {
+        return;
+    };
+    let cfg = config(
+        tmp.path(),
+        &format!(
+            "[[replication.remotes]]\nname = \"tls\"\nurl = \"https://127.0.0.1:{}/git/memory.git\"\nusername = \"ada\"\ntoken_env = \"OP_TEST_GIT_TOKEN\"\n",
+            https.port
+        ),
+    );
+    // Another authority's certificate as the bundle: refused.
+    let other_cert = other.0.display().to_string();
+    let s = server(
+        &cfg,
+        &[
+            ("OP_TEST_GIT_TOKEN", "s3cret-pw"),
+            ("SSL_CERT_FILE", &other_cert),
+        ],
+    );
+    turn(&s, "tls1", 1);
+    wait_for(&s, "the failure reported", || {
+        remote0(&s)["failures"].as_u64() > Some(0)
+    });
+    assert!(refs(&repo, "refs/sessions").is_empty());
+    drop(s);
+    // The remote's own certificate as the bundle: pushed.
+    let trusted = cert.display().to_string();
+    let s = server(
+        &cfg,
+        &[
+            ("OP_TEST_GIT_TOKEN", "s3cret-pw"),
+            ("SSL_CERT_FILE", &trusted),
+        ],
+    );
+    turn(&s, "tls2", 1);
+    wait_for(&s, "the turn pushed over https", || {
+        !local_heads(&s, "tls2").is_empty()
+            && remote_heads(&repo, "tls2") == local_heads(&s, "tls2")
+    });
 }

@@ -12,6 +12,13 @@ use super::remote::RemoteConfig;
 
 /// Callbacks answering libgit2's credential requests for `remote`.
 pub fn callbacks(remote: &RemoteConfig) -> RemoteCallbacks<'static> {
+    if remote
+        .url
+        .get(..6)
+        .is_some_and(|s| s.eq_ignore_ascii_case("https:"))
+    {
+        super::transport::trust_system_certificates();
+    }
     let secret = remote.secret();
     let username = (!remote.username.is_empty()).then(|| remote.username.clone());
     let mut tried_plain = false;

@@ -12,6 +12,7 @@ pub mod push;
 pub mod remote;
 pub mod restore;
 pub mod state;
+pub mod transport;
 mod worker;
 
 use std::collections::HashSet;
@@ -311,22 +312,6 @@ impl Replication {
             .iter()
             .find(|r| r.config.name == name)
             .map(|r| &r.config)
-    }
-}
-
-/// A remote gets this long to accept a connection…
-pub const CONNECT_TIMEOUT_MS: i32 = 10_000;
-/// …and this long for each read or write after it.
-pub const IO_TIMEOUT_MS: i32 = 60_000;
-
-/// Give libgit2's transports their time limits. Call once at the start of
-/// the process, before any thread exists (libgit2 keeps them in a C global).
-pub fn set_transport_timeouts() {
-    // SAFETY: called from `main` before any other thread is started, as
-    // these options require; they only store two integers.
-    unsafe {
-        let _ = git2::opts::set_server_connect_timeout_in_milliseconds(CONNECT_TIMEOUT_MS);
-        let _ = git2::opts::set_server_timeout_in_milliseconds(IO_TIMEOUT_MS);
     }
 }
 

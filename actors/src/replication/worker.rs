@@ -195,7 +195,17 @@ impl Worker {
                 _ => return,
             }
         }
+        // A session the feed announced before its folder is in place (a
+        // creation is acknowledged from the log) waits; one without a
+        // folder for `GONE_AFTER` is gone.
         let mut changed = !located.is_empty();
+        located.retain(|(id, dir)| {
+            let ready = dir.join(".git").exists();
+            if !ready {
+                self.not_ready(id);
+            }
+            ready
+        });
         let remote = self.remote.clone();
         let pushing = Instant::now();
         let batch = located.len();
@@ -263,9 +273,10 @@ impl Worker {
                 Err(super::error::PushError::Local(_))
                     if dirs.get(&id).is_none_or(|d| !d.join(".git").exists()) =>
                 {
-                    // Deleted meanwhile: nothing left to push.
-                    status.saved.pending.remove(&id);
-                    self.retry.remove(&id);
+                    // Deleted meanwhile, or not in place yet.
+                    drop(status);
+                    self.not_ready(&id);
+                    status = self.remote.lock_status();
                 }
                 Err(e) => {
                     metrics::counter!("openprogram_replication_failures_total", "remote" => self.remote.config.name.clone(), "reason" => e.code()).increment(1);
@@ -291,6 +302,27 @@ impl Worker {
             self.save(&saved);
         }
         self.report();
+    }
+
+    /// `id` has no repository on disk: tried again in a second, unless it
+    /// has been pending for `GONE_AFTER` without one (deleted: nothing is
+    /// left to push). Neither is a failure.
+    fn not_ready(&mut self, id: &str) {
+        let mut status = self.remote.lock_status();
+        let gone = status
+            .saved
+            .pending
+            .get(id)
+            .is_none_or(|since| now() - since > GONE_AFTER.as_secs_f64());
+        if gone {
+            status.saved.pending.remove(id);
+            self.retry.remove(id);
+        } else {
+            self.retry.insert(
+                id.to_string(),
+                (Instant::now() + NOT_READY_WAIT, NOT_READY_WAIT),
+            );
+        }
     }
 
     /// Delete the remote copies of deleted sessions.
@@ -365,6 +397,12 @@ impl Worker {
 }
 
 /// The next backoff after `prev`: doubling from half a second to a minute.
+/// How long a session without a repository on disk waits for it.
+const NOT_READY_WAIT: Duration = Duration::from_secs(1);
+/// How long a pending session may lack a repository before it is taken
+/// for deleted.
+const GONE_AFTER: Duration = Duration::from_secs(60);
+
 fn next_backoff(prev: Option<(Instant, Duration)>) -> (Instant, Duration) {
     let wait = match prev {
         Some((_, d)) => (d * 2).min(MAX_BACKOFF),
