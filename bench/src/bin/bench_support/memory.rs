@@ -19,12 +19,12 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
-use crate::registry::{spawn_server, wait_indexed};
+use crate::registry::{metric, spawn_server, wait_indexed};
 
 const CLIENTS: usize = 6;
 const SESSIONS_PER_CLIENT: usize = 4;
 
-fn rss_mib(pid: u32) -> f64 {
+pub fn rss_mib(pid: u32) -> f64 {
     std::fs::read_to_string(format!("/proc/{pid}/status"))
         .ok()
         .and_then(|s| {
@@ -225,22 +225,6 @@ pub fn bench_memory(dir: &Path, minutes: f64) {
 /// allocator returns freed pages within about 10 s.
 const SETTLE: Duration = Duration::from_secs(15);
 
-/// The sum of the server's `openprogram_maintenance_runs_total` (pack
-/// merges and repacks), 0 when it has none yet.
-fn maintenance_runs(url: &str) -> f64 {
-    ureq::get(&format!("{url}/metrics"))
-        .call()
-        .ok()
-        .and_then(|r| r.into_string().ok())
-        .map(|body| {
-            body.lines()
-                .filter(|l| l.starts_with("openprogram_maintenance_runs_total"))
-                .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
-                .sum()
-        })
-        .unwrap_or(0.0)
-}
-
 /// Leave the server idle until its background work is over: the search
 /// index caught up, no pack merge for `SETTLE` (the idle merges a load
 /// plans run after it, each holding a session's objects while it writes
@@ -249,11 +233,11 @@ fn maintenance_runs(url: &str) -> f64 {
 fn settle(url: &str) -> Duration {
     let started = Instant::now();
     wait_indexed(url);
-    let mut runs = maintenance_runs(url);
+    let mut runs = metric(url, "openprogram_maintenance_runs_total").unwrap_or(0.0);
     let mut still_since = Instant::now();
     while still_since.elapsed() < SETTLE && started.elapsed() < Duration::from_secs(300) {
         std::thread::sleep(Duration::from_secs(1));
-        let now = maintenance_runs(url);
+        let now = metric(url, "openprogram_maintenance_runs_total").unwrap_or(0.0);
         if now != runs {
             runs = now;
             still_since = Instant::now();

@@ -140,22 +140,10 @@ pub fn spawn_server_with(
 /// index has not seen indexes them in the background, which is not what
 /// a later start or the resident memory of a settled server costs.
 pub fn wait_indexed(url: &str) -> Duration {
-    let agent = ureq::agent();
     let start = Instant::now();
     loop {
-        let backlog = agent
-            .get(&format!("{url}/metrics"))
-            .call()
-            .ok()
-            .and_then(|r| r.into_string().ok())
-            .and_then(|body| {
-                body.lines()
-                    .find_map(|l| l.strip_prefix("openprogram_search_backlog "))
-                    .and_then(|v| v.trim().parse::<f64>().ok())
-            });
-        match backlog {
-            Some(0.0) => return start.elapsed(),
-            None => return start.elapsed(),
+        match metric(url, "openprogram_search_backlog") {
+            Some(0.0) | None => return start.elapsed(),
             Some(_) => {}
         }
         assert!(
@@ -164,6 +152,26 @@ pub fn wait_indexed(url: &str) -> Duration {
         );
         std::thread::sleep(Duration::from_millis(50));
     }
+}
+
+/// The sum of every series of the metric `name` the server at `url`
+/// exports in `/metrics`; None when it exports none or does not answer.
+pub fn metric(url: &str, name: &str) -> Option<f64> {
+    let body = ureq::get(&format!("{url}/metrics"))
+        .call()
+        .ok()?
+        .into_string()
+        .ok()?;
+    let mut values = body
+        .lines()
+        .filter(|l| {
+            l.strip_prefix(name)
+                .is_some_and(|rest| rest.starts_with(' ') || rest.starts_with('{'))
+        })
+        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+        .peekable();
+    values.peek()?;
+    Some(values.sum())
 }
 
 /// Calls of the fsync family made by a real server (every thread, the

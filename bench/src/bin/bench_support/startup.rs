@@ -9,6 +9,7 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use super::memory::rss_mib;
 use super::registry::{populate, spawn_server, wait_indexed, ChildServer};
 use super::{ms, percentile};
 
@@ -16,17 +17,6 @@ use super::{ms, percentile};
 const STARTS: usize = 7;
 /// How long the resident memory is watched after a start.
 const WATCH: Duration = Duration::from_secs(60);
-
-fn rss_mib(pid: u32) -> f64 {
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find_map(|l| l.strip_prefix("VmRSS:"))
-                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
-        })
-        .map_or(0.0, |kb| kb / 1024.0)
-}
 
 /// The highest RSS of `server` over `WATCH` from now, sampled every 50 ms,
 /// and when (seconds from the start of the watch) it was reached.
