@@ -48,10 +48,18 @@ impl RecentObjects {
     pub fn head_trailers(&self, repo: &Repository) -> Result<Trailers, git2::Error> {
         match head_id(repo)? {
             None => Ok(Trailers::default()),
-            Some(id) => match self.get(id) {
-                Some((ObjectType::Commit, raw)) => Ok(Trailers::parse(&commit_message(raw))),
-                _ => super::head_trailers(repo),
-            },
+            Some(id) => self.trailers_of(repo, id),
+        }
+    }
+
+    /// The trailers of commit `id`, from memory when it is the last
+    /// commit kept here, else read from the repository.
+    pub fn trailers_of(&self, repo: &Repository, id: Oid) -> Result<Trailers, git2::Error> {
+        match self.get(id) {
+            Some((ObjectType::Commit, raw)) => Ok(Trailers::parse(&commit_message(raw))),
+            _ => Ok(Trailers::parse(
+                repo.find_commit(id)?.message().unwrap_or(""),
+            )),
         }
     }
 }

@@ -136,6 +136,7 @@ fn check_session(id: &str, dir: &Path, report: &mut Report) {
 /// Every commit reachable from `start`, its trees and blobs: each must be
 /// there and read back whole.
 fn walk_commits(repo: &Repository, start: Oid, seen: &mut HashSet<Oid>) -> Result<(), String> {
+    let odb = repo.odb().map_err(|e| e.to_string())?;
     let mut walk = repo.revwalk().map_err(|e| e.to_string())?;
     walk.push(start).map_err(|e| format!("tip {start}: {e}"))?;
     for oid in walk {
@@ -143,6 +144,7 @@ fn walk_commits(repo: &Repository, start: Oid, seen: &mut HashSet<Oid>) -> Resul
         if !seen.insert(oid) {
             continue;
         }
+        read_verified(&odb, oid).map_err(|e| format!("commit {oid}: {e}"))?;
         let commit = repo
             .find_commit(oid)
             .map_err(|e| format!("commit {oid}: {e}"))?;
@@ -155,15 +157,15 @@ fn walk_tree(repo: &Repository, tree: Oid, seen: &mut HashSet<Oid>) -> Result<()
     if !seen.insert(tree) {
         return Ok(());
     }
-    let tree = repo
-        .find_tree(tree)
-        .map_err(|e| format!("missing or damaged tree {tree}: {e}"))?;
     let odb = repo.odb().map_err(|e| e.to_string())?;
+    let damaged = |e: String| format!("missing or damaged tree {tree}: {e}");
+    read_verified(&odb, tree).map_err(damaged)?;
+    let tree = repo.find_tree(tree).map_err(|e| damaged(e.to_string()))?;
     for entry in tree.iter() {
         match entry.kind() {
             Some(ObjectType::Tree) => walk_tree(repo, entry.id(), seen)?,
             Some(ObjectType::Blob) if seen.insert(entry.id()) => {
-                odb.read(entry.id()).map_err(|e| {
+                read_verified(&odb, entry.id()).map_err(|e| {
                     format!(
                         "missing or damaged object {} ({}): {e}",
                         entry.id(),
@@ -173,6 +175,17 @@ fn walk_tree(repo: &Repository, tree: Oid, seen: &mut HashSet<Oid>) -> Result<()
             }
             _ => {}
         }
+    }
+    Ok(())
+}
+
+/// Read object `id` and check that its content hashes to its id (the
+/// server reads objects without that check: see `git::enable_fsync`).
+fn read_verified(odb: &git2::Odb<'_>, id: Oid) -> Result<(), String> {
+    let object = odb.read(id).map_err(|e| e.to_string())?;
+    let hashed = Oid::hash_object(object.kind(), object.data()).map_err(|e| e.to_string())?;
+    if hashed != id {
+        return Err(format!("its content hashes to {hashed}"));
     }
     Ok(())
 }

@@ -142,13 +142,14 @@ impl SessionCore {
             .ok_or_else(|| SessionError::UnknownNode(opener_id.to_string()))?;
         let start = opener.predecessor_id().map(str::to_string);
         let (role, seq, id) = (opener.role(), opener.seq(), opener.id().to_string());
-        // The common case, cheaply: the turn continues the branch's tip.
-        let (tip, tip_head) = match git::head_commit(&self.repo)? {
-            Some(c) => (
-                Some(c.id()),
-                git::Trailers::parse(c.message().unwrap_or("")).head_node,
-            ),
-            None => (None, None),
+        // The common case, cheaply: the turn continues the branch's tip
+        // (read from the refs and the commit this session made last,
+        // kept in memory: no object lookup, which would make libgit2
+        // rescan `objects/pack` for the pack the last commit wrote).
+        let tip = git::head_id(&self.repo)?;
+        let tip_head = match tip {
+            Some(id) => self.recent.trailers_of(&self.repo, id)?.head_node,
+            None => None,
         };
         if tip_head == start {
             return Ok(());
