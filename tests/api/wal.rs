@@ -358,6 +358,68 @@ fn a_whole_turn_killed_after_its_flush_is_there_whole_after_the_restart() {
 }
 
 #[test]
+fn a_whole_turn_killed_before_its_flush_leaves_nothing_and_is_made_on_retry() {
+    let mut s = TestServer::start_process();
+    s.turn("wb", "first", "one", &[]);
+    let dir = s.session_dir("wb");
+    let head = git(&dir, &["rev-parse", "HEAD"]);
+    let before = snapshot(&dir);
+    s.kill();
+    s.env = vec![(
+        "OPENPROGRAM_WAL_FAULT".to_string(),
+        "kill-before-flush".to_string(),
+    )];
+    s.spawn();
+    let url = format!("{}/api/sessions/wb/turns", s.url);
+    let sent = ureq::post(&url)
+        .set("Idempotency-Key", "wb-2")
+        .send_json(whole_turn_body(2));
+    assert!(sent.is_err(), "no answer from a killed server: {sent:?}");
+    s.kill();
+
+    s.env.clear();
+    s.spawn();
+    // Never flushed: none of it, not one node, and the files as before.
+    let (_, nodes) = s.get("/api/sessions/wb/nodes");
+    let ids = node_ids(&nodes);
+    assert!(
+        !ids.iter().any(|i| ["u2", "a2", "t2"].contains(&i.as_str())),
+        "{ids:?}"
+    );
+    let (_, meta) = s.get("/api/sessions/wb");
+    assert_eq!(meta["turn_count"], 1, "{meta}");
+    assert!(meta["open_turn"].is_null(), "{meta}");
+    assert_eq!(git(&dir, &["rev-parse", "HEAD"]), head);
+    let after = snapshot(&dir);
+    let history = |m: &BTreeMap<PathBuf, Vec<u8>>| -> Vec<PathBuf> {
+        m.keys()
+            .filter(|p| p.starts_with(dir.join("history")))
+            .cloned()
+            .collect()
+    };
+    assert_eq!(
+        history(&after),
+        history(&before),
+        "no node file of the turn"
+    );
+    git(&dir, &["fsck", "--strict", "--no-progress"]);
+    // The client's retry makes the turn, once.
+    let url = format!("{}/api/sessions/wb/turns", s.url);
+    let (st, made) = ureq::post(&url)
+        .set("Idempotency-Key", "wb-2")
+        .send_json(whole_turn_body(2))
+        .map(|r| (r.status(), r.into_json::<serde_json::Value>().unwrap()))
+        .unwrap();
+    assert_eq!(st, 201, "{made}");
+    assert_eq!(made["turn"], 2, "{made}");
+    assert_eq!(turn_commits(&dir, "HEAD"), "2");
+    let (_, nodes) = s.get("/api/sessions/wb/nodes");
+    let ids = node_ids(&nodes);
+    assert_eq!(&ids[ids.len() - 3..], &["u2", "a2", "t2"], "{ids:?}");
+    assert_clean_repo(&dir);
+}
+
+#[test]
 fn an_acknowledged_whole_turn_lost_from_disk_is_replayed_from_the_log() {
     let mut s = TestServer::start_with_env(&[("OPENPROGRAM_WAL_FAULT", "no-checkpoint")]);
     s.turn("wr", "first", "one", &[]);

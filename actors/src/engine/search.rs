@@ -62,7 +62,7 @@ impl Engine {
             query.archived = q.archived;
             query.include_archived = q.archived.is_none();
             let page = self.list(query).await?;
-            Some(page.sessions.into_iter().map(|r| r.id).collect())
+            Some(page.sessions.into_iter().map(|r| r.id.clone()).collect())
         } else {
             None
         };

@@ -366,7 +366,11 @@ impl Engine {
                 })
                 .await?;
             let n = page.sessions.len();
-            rows.extend(page.sessions);
+            rows.extend(
+                page.sessions
+                    .iter()
+                    .map(|r| crate::registry::SessionRow::clone(r)),
+            );
             offset += n;
             if n == 0 || offset >= page.total {
                 return Ok(rows);

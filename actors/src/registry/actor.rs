@@ -290,7 +290,8 @@ impl Handler<SessionChanged> for SessionRegistry {
 pub struct Page {
     /// Rows matching the filters, before offset/limit.
     pub total: usize,
-    pub sessions: Vec<SessionRow>,
+    /// Shared with the registry: a page copies no row.
+    pub sessions: Vec<Arc<SessionRow>>,
     /// Project names for the rows' `project` field.
     pub names: Arc<ProjectNames>,
 }
@@ -326,7 +327,7 @@ impl Handler<List> for SessionRegistry {
             }
             if q.matches(row) {
                 if total >= offset && sessions.len() < limit {
-                    sessions.push(SessionRow::clone(row));
+                    sessions.push(Arc::clone(row));
                 }
                 total += 1;
             }

@@ -62,19 +62,21 @@ pub struct Loaded {
     pub seq: u64,
 }
 
-/// Whether `dir`'s `meta.json` changed after `written_at` (or cannot be
-/// read: then it is read again, to be safe).
-fn changed_since(dir: &Path, written_at: f64) -> bool {
-    fs::metadata(dir.join("meta.json"))
-        .and_then(|m| m.modified())
-        .map(|t| {
-            let secs = t
-                .duration_since(std::time::UNIX_EPOCH)
-                .map(|d| d.as_secs_f64())
-                .unwrap_or(0.0);
-            secs + 1.0 >= written_at
-        })
-        .unwrap_or(true)
+/// When `dir`'s `meta.json` was last modified (seconds since the epoch);
+/// `None` when it cannot be read (then the session is read again, to be
+/// safe).
+fn meta_mtime(dir: &Path) -> Option<f64> {
+    let t = fs::metadata(dir.join("meta.json")).ok()?.modified().ok()?;
+    Some(
+        t.duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_secs_f64())
+            .unwrap_or(0.0),
+    )
+}
+
+/// Whether a `meta.json` modified at `mtime` changed after `written_at`.
+fn changed_since(mtime: Option<f64>, written_at: f64) -> bool {
+    mtime.is_none_or(|secs| secs + 1.0 >= written_at)
 }
 
 /// The rows of `index.json` by id, with the journal's later changes applied.
@@ -89,7 +91,7 @@ pub struct Snapshot {
 const READERS: usize = 8;
 
 /// `f` of every session folder of `dirs`, spread over `READERS` threads,
-/// keeping the `Some` answers (in no particular order). Every `LOG_EVERY`
+/// keeping the `Some` answers in the order of `dirs`. Every `LOG_EVERY`
 /// the progress is logged as `what`.
 fn scan<'a, T: Send>(
     dirs: &'a [(String, PathBuf)],
@@ -185,11 +187,26 @@ fn row_of(dir: &Path) -> Option<SessionRow> {
 /// anything changed.
 pub fn open(store: &Store, locations: &Locations, policy: &Policy) -> io::Result<Loaded> {
     let mut report = Report::default();
-    let dirs = store.session_folders(locations)?;
+    // `index.json` is parsed on a thread of its own while the session
+    // folders are listed and each one's `meta.json` is looked at: the
+    // two were most of a large start, one after the other.
+    let (listing, found) = std::thread::scope(|scope| {
+        let parsing = scope.spawn(|| listing(store));
+        let found = store.session_folders(locations).map(|dirs| {
+            let mtimes = scan(
+                &dirs,
+                "checking the sessions against index.json",
+                |(_, dir)| Some(meta_mtime(dir)),
+            );
+            (dirs, mtimes)
+        });
+        (parsing.join(), found)
+    });
+    let listing = listing.map_err(|_| io::Error::other("reading index.json failed"))?;
+    let (dirs, mtimes) = found?;
     let dir_of: HashMap<String, PathBuf> = dirs.iter().cloned().collect();
-    let listing = listing(store);
     let (journaled, seq) = (listing.journaled, listing.seq);
-    let mut rows = read_rows(store, &dirs, listing, &mut report);
+    let mut rows = read_rows(store, &dirs, &mtimes, listing, &mut report);
     reset_running(&mut rows, &dir_of, &mut report);
     apply_policy(store, policy, &mut rows, &dir_of, locations, &mut report);
     for (id, dir) in locations.iter() {
@@ -225,9 +242,12 @@ pub fn open(store: &Store, locations: &Locations, policy: &Policy) -> io::Result
 /// The row of every session: from the snapshot when the session did not
 /// change since, from its own files when it did (migrating an older
 /// layout first), or all from the files when there is no snapshot.
+/// `mtimes`: when each of `dirs`' `meta.json` was modified, in the same
+/// order.
 fn read_rows(
     store: &Store,
     dirs: &[(String, PathBuf)],
+    mtimes: &[Option<f64>],
     listing: Listing,
     report: &mut Report,
 ) -> HashMap<String, SessionRow> {
@@ -237,18 +257,18 @@ fn read_rows(
     // at for an older layout too: a session this version wrote and left
     // unchanged needs no migration, so startup stays one stat per session.
     let stale: std::collections::HashSet<String> = match &index {
-        Ok(index) => scan(
-            dirs,
-            "checking the sessions against index.json",
-            |(id, dir)| {
-                let fresh = index.rows.contains_key(id)
-                    && !changed_since(dir, as_of.get(id).copied().unwrap_or(index.written_at));
-                (!fresh).then(|| id.clone())
-            },
-        )
-        .into_iter()
-        .collect(),
-        Err(_) => dirs.iter().map(|(id, _)| id.clone()).collect(),
+        // (A reader thread that died leaves its part out: every session is
+        // then read from its files.)
+        Ok(index) if mtimes.len() == dirs.len() => dirs
+            .iter()
+            .zip(mtimes)
+            .filter(|((id, _), mtime)| {
+                !index.rows.contains_key(id)
+                    || changed_since(**mtime, as_of.get(id).copied().unwrap_or(index.written_at))
+            })
+            .map(|((id, _), _)| id.clone())
+            .collect(),
+        _ => dirs.iter().map(|(id, _)| id.clone()).collect(),
     };
     let candidates: Vec<(String, PathBuf)> = dirs
         .iter()

@@ -47,7 +47,7 @@ async fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
 
 async fn titles(reg: &Addr<SessionRegistry>) -> Vec<String> {
     let page = reg.send(List(ListQuery::everything(None))).await.unwrap();
-    page.sessions.into_iter().map(|r| r.title).collect()
+    page.sessions.into_iter().map(|r| r.title.clone()).collect()
 }
 
 fn start(dir: &Path, debounce: Duration) -> (Store, Addr<SessionRegistry>) {

@@ -66,6 +66,9 @@ pub enum Change {
 pub enum Fault {
     /// SIGKILL the process after a flush, before it is acknowledged.
     KillBeforeAck,
+    /// SIGKILL the process when an entry is about to be flushed: nothing
+    /// of it reaches the log.
+    KillBeforeFlush,
     /// Never checkpoint: the log keeps every entry until the process
     /// dies, so a test can take away the files a power loss would take
     /// (those not yet synced) and check that replay brings them back.
@@ -82,6 +85,7 @@ impl Fault {
         }
         match std::env::var("OPENPROGRAM_WAL_FAULT").ok()?.as_str() {
             "kill-before-ack" => Some(Fault::KillBeforeAck),
+            "kill-before-flush" => Some(Fault::KillBeforeFlush),
             "no-checkpoint" => Some(Fault::NoCheckpoint),
             _ => None,
         }

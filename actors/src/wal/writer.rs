@@ -463,6 +463,12 @@ fn run(dir: PathBuf, mut seg: Segment, rx: Receiver<Msg>, mut w: Writer) {
             seg = w.rotate(&dir, seg, &mut poisoned);
         }
         if !batch.is_empty() {
+            if fault == Some(Fault::KillBeforeFlush) {
+                // SAFETY: kill(2) on our own pid.
+                unsafe {
+                    libc::kill(libc::getpid(), libc::SIGKILL);
+                }
+            }
             let first_entry = seg.entries;
             let ok = if poisoned {
                 Err(io::Error::other(

@@ -77,10 +77,16 @@ impl HttpSession {
     /// A whole turn in one request (user, assistant, two tool results it
     /// called; about 3 KB): one log entry, one flush, one commit.
     pub fn whole_turn(&self, t: usize) -> Duration {
+        self.whole_turn_acked(t).0
+    }
+
+    /// A whole turn as `whole_turn`, and the commit it made with when it
+    /// was acknowledged.
+    pub fn whole_turn_acked(&self, t: usize) -> (Duration, String, Instant) {
         let text = |what: &str, n: usize| format!("{what} {t}: {}", "lorem ipsum ".repeat(n));
         let aid = format!("w{t}");
         let start = Instant::now();
-        self.post(
+        let end = self.post(
             "/turns",
             json!({"nodes": [
                 {"role": "user", "content": text("question", 80)},
@@ -89,7 +95,9 @@ impl HttpSession {
                 {"role": "tool", "name": "grep", "caller": aid, "content": text("hits", 40)},
             ]}),
         );
-        start.elapsed()
+        let acked = Instant::now();
+        let commit = end["commit"].as_str().unwrap_or_default().to_string();
+        (acked - start, commit, acked)
     }
 
     /// One full turn (user, assistant placeholder, tool, fill, end).
