@@ -190,14 +190,20 @@ pub fn open(store: &Store, locations: &Locations, policy: &Policy) -> io::Result
     // `index.json` is parsed on a thread of its own while the session
     // folders are listed and each one's `meta.json` is looked at: the
     // two were most of a large start, one after the other.
+    // Without an `index.json` every session is read whole: no stats.
+    let snapshot = store.session_list_file().exists();
     let (listing, found) = std::thread::scope(|scope| {
         let parsing = scope.spawn(|| listing(store));
         let found = store.session_folders(locations).map(|dirs| {
-            let mtimes = scan(
-                &dirs,
-                "checking the sessions against index.json",
-                |(_, dir)| Some(meta_mtime(dir)),
-            );
+            let mtimes = if snapshot {
+                scan(
+                    &dirs,
+                    "checking the sessions against index.json",
+                    |(_, dir)| Some(meta_mtime(dir)),
+                )
+            } else {
+                Vec::new()
+            };
             (dirs, mtimes)
         });
         (parsing.join(), found)

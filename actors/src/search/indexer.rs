@@ -10,7 +10,7 @@
 //! cover (a crash loses both or neither). A commit is indexed when it is
 //! one of them or an ancestor of one.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -31,6 +31,9 @@ pub enum Job {
         dir: PathBuf,
         title: String,
     },
+    /// Every session of a start, to compare with the index: handled as
+    /// one `Touch` each, in batches like any other.
+    TouchAll(Vec<(String, PathBuf, String)>),
     /// The session was deleted.
     Forget(String),
     /// Drop everything, then index these sessions.
@@ -44,7 +47,7 @@ impl Job {
     pub fn weight(&self) -> usize {
         match self {
             Job::Touch { .. } => 1,
-            Job::Rebuild(all) => all.len(),
+            Job::TouchAll(all) | Job::Rebuild(all) => all.len(),
             Job::Forget(_) | Job::Flush(_) => 0,
         }
     }
@@ -73,8 +76,18 @@ pub fn run(
     let mut titles = load_titles(&reader, f, &tips);
     // The sessions of each owner term (one, bar a 64-bit hash collision).
     let mut owners = owners_of(tips.keys());
-    while let Ok(first) = rx.recv() {
-        let jobs = gather(first, &rx);
+    // What is left of a `TouchAll`: taken before the channel, so the
+    // order of the jobs is kept.
+    let mut carry: VecDeque<Job> = VecDeque::new();
+    loop {
+        let first = match carry.pop_front() {
+            Some(job) => job,
+            None => match rx.recv() {
+                Ok(job) => job,
+                Err(_) => break,
+            },
+        };
+        let jobs = gather(first, &rx, &mut carry);
         let mut batch = Batch {
             writer: &mut writer,
             f,
@@ -142,12 +155,25 @@ pub fn run(
 
 /// `first` and the jobs that arrive within `BATCH_WINDOW` of each other,
 /// at most 256.
-fn gather(first: Job, rx: &Receiver<Job>) -> Vec<Job> {
-    let mut jobs = vec![first];
+fn gather(first: Job, rx: &Receiver<Job>, carry: &mut VecDeque<Job>) -> Vec<Job> {
+    let mut jobs = Vec::new();
+    let mut next = Some(first);
     while jobs.len() < 256 {
-        match rx.recv_timeout(BATCH_WINDOW) {
-            Ok(j) => jobs.push(j),
-            Err(RecvTimeoutError::Timeout | RecvTimeoutError::Disconnected) => break,
+        let job = match next.take().or_else(|| carry.pop_front()) {
+            Some(job) => job,
+            None => match rx.recv_timeout(BATCH_WINDOW) {
+                Ok(job) => job,
+                Err(RecvTimeoutError::Timeout | RecvTimeoutError::Disconnected) => break,
+            },
+        };
+        match job {
+            // Taken apart here (only ever from the channel, carry being
+            // empty then): its touches come next, 256 a batch.
+            Job::TouchAll(all) => carry.extend(
+                all.into_iter()
+                    .map(|(id, dir, title)| Job::Touch { id, dir, title }),
+            ),
+            job => jobs.push(job),
         }
     }
     jobs
@@ -299,6 +325,8 @@ impl Batch<'_> {
                     }
                 }
                 Job::Flush(done) => waiters.push(done),
+                // Taken apart by `gather`.
+                Job::TouchAll(_) => {}
             }
         }
         Planned {

@@ -221,23 +221,14 @@ impl Opened {
             .iter()
             .map(|(id, dir, _)| (id.clone(), dir.clone()))
             .collect();
-        let job = if rebuilt {
-            Job::Rebuild(sessions)
+        if rebuilt {
+            queue(&tx, &backlog, Job::Rebuild(sessions));
         } else {
-            // Touches: each session's tips are compared with the index.
-            for (id, dir, title) in &sessions {
-                let touch = Job::Touch {
-                    id: id.clone(),
-                    dir: dir.clone(),
-                    title: title.clone(),
-                };
-                if !queue(&tx, &backlog, touch) {
-                    break;
-                }
-            }
-            Job::Flush(tokio::sync::oneshot::channel().0)
-        };
-        queue(&tx, &backlog, job);
+            // Each session's tips compared with the index: one message,
+            // taken apart by the indexer.
+            queue(&tx, &backlog, Job::TouchAll(sessions));
+            queue(&tx, &backlog, Job::Flush(tokio::sync::oneshot::channel().0));
+        }
         Search {
             tx: Some(tx),
             indexer: Some(indexer),
