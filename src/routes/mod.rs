@@ -18,7 +18,7 @@ pub mod undo;
 
 use actix_web::web;
 
-pub use sessions::{ForSession, ListPage};
+pub use sessions::ForSession;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(

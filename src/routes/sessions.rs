@@ -2,7 +2,6 @@ use actix_web::{web, HttpResponse};
 use openprogram_actors::ids;
 use openprogram_actors::limit::LogLimit;
 use openprogram_actors::meta::{MetaPatch, SessionMeta, Status};
-use openprogram_actors::registry::row::ClientRow;
 use openprogram_actors::registry::ListQuery;
 use openprogram_actors::session::CreateSpec;
 use serde::{Deserialize, Serialize};
@@ -172,13 +171,6 @@ pub async fn commits(
     }))
 }
 
-/// A page of the session list (`{total, sessions}`).
-#[derive(Serialize)]
-pub struct ListPage<'a> {
-    pub total: usize,
-    pub sessions: Vec<ClientRow<'a>>,
-}
-
 /// `GET /api/sessions`: the session list, from memory.
 #[utoipa::path(get, path = "/api/sessions", tag = "sessions", summary = "The session list, from memory", responses((status = 200, description = "{total, sessions}", body = crate::schemas::SessionsPage), (status = 400, description = "invalid_query", body = crate::openapi::ErrorBody), (status = 500, description = "storage_error", body = crate::openapi::ErrorBody)))]
 #[tracing::instrument(name = "list_sessions", skip(state))]
@@ -187,10 +179,9 @@ pub async fn list(
     query: web::Query<ListQuery>,
 ) -> Result<HttpResponse, ApiError> {
     let page = state.engine.list(query.into_inner()).await?;
-    Ok(HttpResponse::Ok().json(ListPage {
-        total: page.total,
-        sessions: page.client_rows(),
-    }))
+    Ok(HttpResponse::Ok()
+        .content_type("application/json")
+        .body(page.client_json()))
 }
 
 /// Fields a client may change with `PATCH /api/sessions/{id}`.

@@ -32,6 +32,28 @@ pub struct SessionRow {
     /// The last turn ended but its commit is not made yet (retried).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub commit_pending: bool,
+    /// The row as clients see it, serialized once (`client_json`).
+    #[serde(skip)]
+    #[cfg_attr(feature = "openapi", schema(ignore))]
+    pub client_cache: ClientJson,
+}
+
+/// A row's client JSON and the project name it was made with. A row is
+/// never changed in place (a change is a new row), so only a renamed
+/// project makes it stale; a copy of a row starts empty.
+#[derive(Debug, Default)]
+pub struct ClientJson(std::sync::Mutex<Option<(String, std::sync::Arc<[u8]>)>>);
+
+impl Clone for ClientJson {
+    fn clone(&self) -> Self {
+        ClientJson::default()
+    }
+}
+
+impl PartialEq for ClientJson {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
 }
 
 impl SessionRow {
@@ -60,6 +82,7 @@ impl SessionRow {
             project_id: meta.project_id.clone(),
             first_preview,
             commit_pending: meta.commit_pending,
+            client_cache: ClientJson::default(),
         }
     }
 
@@ -124,6 +147,26 @@ impl SessionRow {
             project_id: &self.project_id,
             commit_pending: self.commit_pending,
         }
+    }
+
+    /// `client()` serialized, made once per project name and kept with
+    /// the row: a list page is then the rows' bytes put together (the
+    /// serialization of a 200-row page was most of its time).
+    pub fn client_json(&self, project_name: &str) -> std::sync::Arc<[u8]> {
+        let mut slot = match self.client_cache.0.lock() {
+            Ok(slot) => slot,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        if let Some((name, bytes)) = slot.as_ref() {
+            if name == project_name {
+                return bytes.clone();
+            }
+        }
+        let bytes: std::sync::Arc<[u8]> = serde_json::to_vec(&self.client(project_name))
+            .unwrap_or_default()
+            .into();
+        *slot = Some((project_name.to_string(), bytes.clone()));
+        bytes
     }
 
     /// `client()` as a JSON value (for diffs of two rows).

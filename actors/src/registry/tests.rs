@@ -139,3 +139,48 @@ async fn a_debounced_change_is_written_once_the_debounce_is_over() {
     })
     .await;
 }
+
+#[actix_rt::test]
+async fn a_page_as_bytes_is_the_serialized_page_and_follows_renamed_projects() {
+    use crate::messages::{ProjectNames, SetProjectNames};
+    let dir = tempfile::tempdir().unwrap();
+    let (_store, reg) = start(dir.path(), Duration::from_secs(5));
+    for (id, title, at) in [("a", "Alpha \"quoted\" ☃", 1.0), ("b", "Beta\nline", 2.0)] {
+        reg.send(change(id, title, at, ChangeKind::Created))
+            .await
+            .unwrap();
+    }
+    // What serializing the page's client rows gives, field order kept.
+    #[derive(serde::Serialize)]
+    struct Whole<'a> {
+        total: usize,
+        sessions: Vec<super::row::ClientRow<'a>>,
+    }
+    let expected = |page: &super::actor::Page| {
+        serde_json::to_vec(&Whole {
+            total: page.total,
+            sessions: page.client_rows(),
+        })
+        .unwrap()
+    };
+    let names = |default: &str| {
+        SetProjectNames(ProjectNames {
+            names: HashMap::new(),
+            default_name: default.to_string(),
+        })
+    };
+    reg.send(names("home")).await.unwrap();
+    let page = reg.send(List(ListQuery::default())).await.unwrap();
+    assert_eq!(page.client_json(), expected(&page));
+    // Served again from the rows' kept bytes: the same.
+    let again = reg.send(List(ListQuery::default())).await.unwrap();
+    assert_eq!(again.client_json(), expected(&page));
+    // The project renamed: the kept bytes are not used.
+    reg.send(names("renamed")).await.unwrap();
+    let renamed = reg.send(List(ListQuery::default())).await.unwrap();
+    let bytes = renamed.client_json();
+    assert_eq!(bytes, expected(&renamed));
+    assert!(String::from_utf8(bytes)
+        .unwrap()
+        .contains("\"project\":\"renamed\""));
+}
