@@ -315,27 +315,30 @@ fn whole_turn_body(n: u32) -> serde_json::Value {
          "content": {"pattern": "x"}, "output": "hits"}]})
 }
 
+/// Restart `s` with the log fault `fault`, send session `id`'s second
+/// whole turn (key `<id>-2`), which the fault kills before any answer,
+/// then restart it without the fault.
+fn whole_turn_killed_by(s: &mut TestServer, id: &str, fault: &str) {
+    s.kill();
+    s.env = vec![("OPENPROGRAM_WAL_FAULT".to_string(), fault.to_string())];
+    s.spawn();
+    let url = format!("{}/api/sessions/{id}/turns", s.url);
+    let sent = ureq::post(&url)
+        .set("Idempotency-Key", &format!("{id}-2"))
+        .send_json(whole_turn_body(2));
+    assert!(sent.is_err(), "no answer from a killed server: {sent:?}");
+    s.kill();
+    s.env.clear();
+    s.spawn();
+}
+
 #[test]
 fn a_whole_turn_killed_after_its_flush_is_there_whole_after_the_restart() {
     let mut s = TestServer::start_process();
     s.turn("wk", "first", "one", &[]);
     let dir = s.session_dir("wk");
-    s.kill();
-    s.env = vec![(
-        "OPENPROGRAM_WAL_FAULT".to_string(),
-        "kill-before-ack".to_string(),
-    )];
-    s.spawn();
     // The turn's one flush, then the kill: no answer.
-    let url = format!("{}/api/sessions/wk/turns", s.url);
-    let sent = ureq::post(&url)
-        .set("Idempotency-Key", "wk-2")
-        .send_json(whole_turn_body(2));
-    assert!(sent.is_err(), "no answer from a killed server: {sent:?}");
-    s.kill();
-
-    s.env.clear();
-    s.spawn();
+    whole_turn_killed_by(&mut s, "wk", "kill-before-ack");
     // Flushed, so durable, and whole: every node, the end and its commit.
     let (_, nodes) = s.get("/api/sessions/wk/nodes");
     let ids = node_ids(&nodes);
@@ -364,21 +367,7 @@ fn a_whole_turn_killed_before_its_flush_leaves_nothing_and_is_made_on_retry() {
     let dir = s.session_dir("wb");
     let head = git(&dir, &["rev-parse", "HEAD"]);
     let before = snapshot(&dir);
-    s.kill();
-    s.env = vec![(
-        "OPENPROGRAM_WAL_FAULT".to_string(),
-        "kill-before-flush".to_string(),
-    )];
-    s.spawn();
-    let url = format!("{}/api/sessions/wb/turns", s.url);
-    let sent = ureq::post(&url)
-        .set("Idempotency-Key", "wb-2")
-        .send_json(whole_turn_body(2));
-    assert!(sent.is_err(), "no answer from a killed server: {sent:?}");
-    s.kill();
-
-    s.env.clear();
-    s.spawn();
+    whole_turn_killed_by(&mut s, "wb", "kill-before-flush");
     // Never flushed: none of it, not one node, and the files as before.
     let (_, nodes) = s.get("/api/sessions/wb/nodes");
     let ids = node_ids(&nodes);

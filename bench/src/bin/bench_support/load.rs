@@ -340,17 +340,12 @@ pub fn bench_http(dir: &Path, turns: usize) -> HttpTurns {
     let session = HttpSession::new(addr, "http-bench");
     let whole_session = HttpSession::new(addr, "http-bench-whole");
     let target = dir.join("fsync-2k.json");
-    let bytes = vec![b'x'; 2048];
     let mut out = HttpTurns {
         four: Vec::with_capacity(turns),
         whole: Vec::with_capacity(turns),
         writes: Vec::with_capacity(2 * turns),
     };
-    let write = |out: &mut HttpTurns| {
-        let start = Instant::now();
-        openprogram_actors::fsio::atomic_write(&target, &bytes).expect("2 KB write");
-        out.writes.push(start.elapsed());
-    };
+    let write = |out: &mut HttpTurns| out.writes.push(super::floor::atomic_write(&target));
     for t in 0..turns {
         out.four.push(session.turn(t, ""));
         write(&mut out);
