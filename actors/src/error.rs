@@ -24,6 +24,9 @@ pub enum EngineError {
     /// A `sync` remote did not take an ended turn (committed here).
     #[error(transparent)]
     Replication(#[from] crate::replication::ReplicationError),
+    /// The cluster refused or could not place the write (docs/CLUSTER.md).
+    #[error(transparent)]
+    Cluster(#[from] crate::cluster::ClusterError),
     #[error("no replication remote named '{0}'")]
     UnknownRemote(String),
     /// An actor's mailbox is closed (the engine is stopping).
@@ -58,6 +61,7 @@ impl EngineError {
             EngineError::Search(e) => e.kind(),
             EngineError::Feed(e) => e.kind(),
             EngineError::Replication(e) => e.kind(),
+            EngineError::Cluster(e) => e.kind(),
             EngineError::UnknownRemote(_) => ErrorKind::NotFound,
             EngineError::Unavailable | EngineError::ReadOnly => ErrorKind::Unavailable,
         }
@@ -72,6 +76,7 @@ impl EngineError {
             EngineError::Search(e) => e.code(),
             EngineError::Feed(e) => e.code(),
             EngineError::Replication(e) => e.code(),
+            EngineError::Cluster(e) => e.code(),
             EngineError::UnknownRemote(_) => "unknown_remote",
             EngineError::Unavailable => "unavailable",
             EngineError::ReadOnly => "storage_full",

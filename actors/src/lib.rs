@@ -1,6 +1,7 @@
 //! openprogram-actors: the entity-memory engine. Domain types, git storage
 //! and the actix actors that own them; usable without HTTP.
 
+pub mod cluster;
 pub mod engine;
 pub mod error;
 pub mod error_kind;

@@ -8,6 +8,7 @@
 //! relocation) and `transfer` (fork, import, export) hold the rest.
 
 mod changes;
+mod cluster;
 mod projects;
 mod provenance;
 mod replication;
@@ -103,6 +104,8 @@ pub struct Engine {
     keeper: crate::pack_keeper::PackKeeper,
     /// None without remotes (or when read-only).
     replication: Option<crate::replication::Replication>,
+    /// None without `[cluster]`.
+    cluster: Option<crate::cluster::Cluster>,
     hub: Hub,
     /// Started on a full disk: reads only (`writable`).
     read_only: bool,
@@ -228,6 +231,7 @@ impl Engine {
             search_backlog,
             keeper,
             replication,
+            cluster: None,
             hub,
             read_only,
         };

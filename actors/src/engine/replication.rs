@@ -8,9 +8,11 @@ use crate::manager::Locate;
 use crate::replication::{RemoteView, SessionView};
 
 impl Engine {
-    /// Before an end of turn is acknowledged: push the session to every
-    /// `sync` remote (nothing to do without one).
+    /// Before an end of turn is acknowledged: push the session to its
+    /// first reachable replica node (in a cluster) and to every `sync`
+    /// remote (nothing to do without either).
     pub(super) async fn replicate_turn(&self, id: &str) -> Result<(), EngineError> {
+        self.replicate_in_cluster(id).await?;
         let Some(rep) = self.replication.clone().filter(|r| r.has_sync()) else {
             return Ok(());
         };

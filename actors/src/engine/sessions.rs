@@ -36,6 +36,7 @@ impl Engine {
         self.place(id, &project_id).await?;
         let meta = self.call(id, Create { meta }).await?;
         self.attach(&project_id, id).await;
+        self.created_in_cluster(id).await?;
         Ok(meta)
     }
 
@@ -347,7 +348,7 @@ impl Engine {
         if let Some(pid) = project_id {
             self.set_membership(&pid, id, false).await;
         }
-        Ok(())
+        self.deleted_in_cluster(id).await
     }
 }
 

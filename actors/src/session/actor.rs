@@ -324,5 +324,6 @@ pub(super) fn notify_after<R: 'static>(
 }
 
 pub use super::writes::{
-    Append, Create, Delete, EndTurnMsg, Rebind, SetGeneratedTitle, UpdateMeta, UpdateNode,
+    Append, Create, Delete, EndTurnMsg, Rebind, SetAside, SetGeneratedTitle, UpdateMeta,
+    UpdateNode,
 };

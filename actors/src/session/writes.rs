@@ -268,15 +268,44 @@ impl Handler<Delete> for SessionActor {
     type Result = AtomicResponse<Self, Result<(), SessionError>>;
 
     fn handle(&mut self, _: Delete, _: &mut Self::Context) -> Self::Result {
+        self.remove_folder(None)
+    }
+}
+
+/// Move the session's folder out of the store to `dest` (kept whole, never
+/// served again) and stop: a cluster node that lost the session.
+#[derive(Message, Clone)]
+#[rtype(result = "Result<(), SessionError>")]
+pub struct SetAside {
+    pub dest: std::path::PathBuf,
+}
+
+impl Handler<SetAside> for SessionActor {
+    type Result = AtomicResponse<Self, Result<(), SessionError>>;
+
+    fn handle(&mut self, msg: SetAside, _: &mut Self::Context) -> Self::Result {
+        self.remove_folder(Some(msg.dest))
+    }
+}
+
+impl SessionActor {
+    /// Delete the folder (or move it to `keep`), then stop.
+    fn remove_folder(
+        &mut self,
+        keep: Option<std::path::PathBuf>,
+    ) -> AtomicResponse<Self, Result<(), SessionError>> {
         // A merged pack being written in the folder is waited for.
         let lock = self.upkeep.lock.clone();
         let fut = async move { lock.lock_owned().await }
             .into_actor(self)
-            .then(|guard, act, _| {
+            .then(move |guard, act, _| {
                 let store = act.store.clone();
                 act.blocking(move |slot, dir| {
                     slot.live()?;
-                    store.remove_session_folder(dir)?;
+                    match &keep {
+                        Some(dest) => store.set_aside_session_folder(dir, dest)?,
+                        None => store.remove_session_folder(dir)?,
+                    }
                     drop(guard);
                     Ok(())
                 })

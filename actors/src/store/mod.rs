@@ -162,6 +162,31 @@ impl Store {
     /// the same place (a channel conversation's id is fixed) never gets
     /// the deleted one's files back from a replay.
     pub fn remove_session_folder(&self, dir: &Path) -> io::Result<()> {
+        match self.take_session_folder(dir)? {
+            Some(aside) => fs::remove_dir_all(&aside),
+            None => Ok(()),
+        }
+    }
+
+    /// Move a session folder out of the store to `dest`, kept whole and
+    /// never served again (a cluster node that lost the session); the log
+    /// and the feed see a deletion.
+    pub fn set_aside_session_folder(&self, dir: &Path, dest: &Path) -> io::Result<()> {
+        let Some(aside) = self.take_session_folder(dir)? else {
+            return Ok(());
+        };
+        let parent = dest
+            .parent()
+            .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "no parent"))?;
+        fsio::create_private_dir_all(parent)?;
+        fs::rename(&aside, dest)?;
+        fsio::fsync_dir(parent)
+    }
+
+    /// Rename a session folder to a `.tmp-delete-` sibling, then log a
+    /// barrier and the deletion's feed event; the sibling's path (None
+    /// when there was no folder).
+    fn take_session_folder(&self, dir: &Path) -> io::Result<Option<PathBuf>> {
         let parent = dir
             .parent()
             .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "no parent"))?;
@@ -172,7 +197,7 @@ impl Store {
         ));
         match fs::rename(dir, &aside) {
             Ok(()) => {}
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(e),
         }
         fsio::fsync_dir(parent)?;
@@ -194,7 +219,7 @@ impl Store {
                 event: deleted.to_bytes(),
             },
         ])?;
-        fs::remove_dir_all(&aside)
+        Ok(Some(aside))
     }
 
     // ----- the log --------------------------------------------------------

@@ -1,0 +1,126 @@
+//! The replica side of a push: one bare repository per session under
+//! `<state>/cluster/replicas/<id>.git`, the highest epoch it has seen in
+//! `openprogram-epoch.json` beside its refs.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use git2::{Oid, Repository};
+use serde::{Deserialize, Serialize};
+
+use super::error::ClusterError;
+use super::wire::Push;
+use crate::fsio;
+use crate::replication::SessionLocks;
+
+const EPOCH_FILE: &str = "openprogram-epoch.json";
+
+/// The epoch a replica has seen, and from which owner.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+struct Seen {
+    epoch: i64,
+    owner: String,
+}
+
+pub struct Replicas {
+    root: PathBuf,
+    locks: SessionLocks,
+}
+
+impl Replicas {
+    pub fn new(root: PathBuf) -> Replicas {
+        Replicas {
+            root,
+            locks: SessionLocks::default(),
+        }
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    pub fn dir(&self, id: &str) -> PathBuf {
+        self.root.join(format!("{id}.git"))
+    }
+
+    /// Take a push: refused when its epoch is older than one seen; the
+    /// objects written (fsync'd) and every tip checked before a ref moves;
+    /// the epoch recorded before the refs. The branches after.
+    pub fn receive(&self, id: &str, push: &Push) -> Result<Vec<(String, Oid)>, ClusterError> {
+        crate::ids::validate("session id", id)
+            .map_err(|e| ClusterError::BadPush(e.to_string()))?;
+        let _held = self.locks.hold(id);
+        let dir = self.dir(id);
+        if !dir.exists() {
+            fsio::build_dir_atomically(&self.root, "replica", |tmp| {
+                Repository::init_bare(tmp)?;
+                Ok::<_, ClusterError>((dir.clone(), ()))
+            })?;
+        }
+        let repo = Repository::open_bare(&dir)?;
+        let seen: Seen = fsio::read_json(&dir.join(EPOCH_FILE)).unwrap_or_default();
+        if push.header.epoch < seen.epoch {
+            return Err(ClusterError::StaleEpoch {
+                got: push.header.epoch,
+                seen: seen.epoch,
+            });
+        }
+        if !push.pack.is_empty() {
+            let odb = repo.odb()?;
+            let mut writer = odb.packwriter()?;
+            writer.write_all(&push.pack)?;
+            writer.commit()?;
+        }
+        let tips = push.tips();
+        for (_, oid) in &tips {
+            if repo.find_commit(*oid).is_err() {
+                return Err(ClusterError::ReplicaBehind);
+            }
+        }
+        if push.header.epoch > seen.epoch || seen.owner != push.header.owner {
+            fsio::atomic_write_json(
+                &dir.join(EPOCH_FILE),
+                &Seen {
+                    epoch: push.header.epoch,
+                    owner: push.header.owner.clone(),
+                },
+            )?;
+        }
+        for (name, oid) in &tips {
+            repo.reference(name, *oid, true, "replica push")?;
+        }
+        let gone: Vec<String> = crate::replication::push::local_branches(&repo)?
+            .into_iter()
+            .map(|(n, _)| n)
+            .filter(|n| !tips.iter().any(|(t, _)| t == n))
+            .collect();
+        for name in gone {
+            repo.find_reference(&name)?.delete()?;
+        }
+        if let Some(head) = &push.header.head {
+            if tips.iter().any(|(n, _)| n == head) {
+                repo.reference_symbolic("HEAD", head, true, "replica push")?;
+            }
+        }
+        Ok(tips)
+    }
+
+    /// The branches of a session's replica (empty when there is none).
+    pub fn tips(&self, id: &str) -> Vec<(String, Oid)> {
+        Repository::open_bare(self.dir(id))
+            .ok()
+            .and_then(|r| crate::replication::push::local_branches(&r).ok())
+            .unwrap_or_default()
+    }
+
+    /// A deleted session's replica goes.
+    pub fn remove(&self, id: &str) -> Result<(), ClusterError> {
+        crate::ids::validate("session id", id)
+            .map_err(|e| ClusterError::BadPush(e.to_string()))?;
+        let _held = self.locks.hold(id);
+        match std::fs::remove_dir_all(self.dir(id)) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e.into()),
+            _ => Ok(()),
+        }
+    }
+}

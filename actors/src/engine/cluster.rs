@@ -1,0 +1,88 @@
+//! The cluster as the engine serves it (docs/CLUSTER.md): a created
+//! session's lease and first replica push, the replica push before an end
+//! of turn is acknowledged, a deleted session's lease, and the work the
+//! cluster's threads hand to the engine (a taken-over session to load, a
+//! lost one to set aside).
+
+use super::Engine;
+use crate::cluster::{Adoption, Cluster};
+use crate::error::EngineError;
+use crate::manager::{Forget, Locate};
+use crate::session::actor::SetAside;
+
+impl Engine {
+    /// Serve as a node of `cluster`: from now on every clone of this
+    /// engine checks leases and pushes replicas.
+    pub fn attach_cluster(&mut self, cluster: Cluster) {
+        let mut rx = cluster.adoptions();
+        self.cluster = Some(cluster);
+        let engine = self.clone();
+        actix::spawn(async move {
+            while let Some(job) = rx.recv().await {
+                engine.adoption(job).await;
+            }
+        });
+    }
+
+    pub fn cluster(&self) -> Option<&Cluster> {
+        self.cluster.as_ref()
+    }
+
+    async fn adoption(&self, job: Adoption) {
+        match job {
+            Adoption::Adopt { id, reply } => {
+                let done = async {
+                    self.ask_manager(Forget { id: id.clone() }).await?;
+                    self.meta(&id).await.map(|_| ())
+                }
+                .await;
+                let _ = reply.send(done.map_err(|e: EngineError| e.to_string()));
+            }
+            Adoption::SetAside { id, dest, reply } => {
+                let done = async {
+                    self.call(&id, SetAside { dest }).await?;
+                    self.ask_manager(Forget { id: id.clone() }).await?;
+                    Ok::<(), EngineError>(())
+                }
+                .await;
+                let _ = reply.send(done.map_err(|e| e.to_string()));
+            }
+        }
+    }
+
+    async fn on_cluster<T: Send + 'static>(
+        &self,
+        id: &str,
+        f: impl FnOnce(Cluster, String, std::path::PathBuf) -> Result<T, crate::cluster::ClusterError>
+            + Send
+            + 'static,
+    ) -> Result<Option<T>, EngineError> {
+        let Some(cluster) = self.cluster.clone() else {
+            return Ok(None);
+        };
+        let dir = self.ask_manager(Locate(id.to_string())).await?;
+        let id = id.to_string();
+        let out = tokio::task::spawn_blocking(move || f(cluster, id, dir))
+            .await
+            .map_err(|_| EngineError::Unavailable)??;
+        Ok(Some(out))
+    }
+
+    pub(super) async fn created_in_cluster(&self, id: &str) -> Result<(), EngineError> {
+        self.on_cluster(id, |c, id, dir| c.created(&id, &dir))
+            .await
+            .map(|_| ())
+    }
+
+    pub(super) async fn replicate_in_cluster(&self, id: &str) -> Result<(), EngineError> {
+        self.on_cluster(id, |c, id, dir| c.replicate(&id, &dir))
+            .await
+            .map(|_| ())
+    }
+
+    pub(super) async fn deleted_in_cluster(&self, id: &str) -> Result<(), EngineError> {
+        self.on_cluster(id, |c, id, _| c.deleted(&id))
+            .await
+            .map(|_| ())
+    }
+}
