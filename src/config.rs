@@ -43,6 +43,24 @@ pub struct Config {
     pub mcp: McpConfig,
     pub runner: RunnerSection,
     pub replication: ReplicationSection,
+    pub cluster: ClusterSection,
+}
+
+/// `[cluster]`: several nodes sharing the sessions (docs/CLUSTER.md).
+#[derive(Debug, Clone, Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClusterSection {
+    pub postgres_url: String,
+    pub node_id: String,
+    pub advertise: String,
+    pub lease_ms: u64,
+}
+
+impl ClusterSection {
+    /// Whether this server is a node of a cluster.
+    pub fn enabled(&self) -> bool {
+        !self.postgres_url.trim().is_empty()
+    }
 }
 
 /// `[replication]`: git remotes every session is pushed to.

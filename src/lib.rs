@@ -2,6 +2,7 @@
 //! engine of `openprogram-actors`.
 
 pub mod cli;
+pub mod cluster;
 pub mod commands;
 pub mod config;
 pub mod error;

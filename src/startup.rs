@@ -59,6 +59,8 @@ pub enum StartupError {
         path: PathBuf,
         source: std::io::Error,
     },
+    #[error("cannot join the cluster: {0}")]
+    Cluster(String),
     #[error("another openprogram server is using {0}")]
     Locked(PathBuf),
     #[error("cannot listen on {bind}: {source}")]
@@ -90,8 +92,12 @@ impl Application {
         let lock = claim_state_dir(&state_dir, &sessions_dir)?;
         let m = &config.maintenance;
         let started = std::time::Instant::now();
-        let (engine, report) =
+        let (mut engine, report) =
             Engine::start(engine_config(config, sessions_dir)).map_err(dir_err)?;
+        if config.cluster.enabled() {
+            let cluster = join_cluster(config, &engine)?;
+            engine.attach_cluster(cluster);
+        }
         tracing::info!(
             rebuilt = report.rebuilt,
             repaired = report.repaired,
@@ -340,6 +346,37 @@ pub fn start_engine(config: &Config) -> Result<(Engine, std::fs::File), StartupE
     Ok((engine, lock))
 }
 
+/// `[cluster]`: connect to PostgreSQL, migrate, renew once, start the
+/// lease threads. A node listening beyond loopback needs `server.token`
+/// (the same on every node: it is what nodes send each other).
+fn join_cluster(
+    config: &Config,
+    engine: &Engine,
+) -> Result<openprogram_actors::cluster::Cluster, StartupError> {
+    let c = &config.cluster;
+    let token = Some(config.server.token.trim().to_string()).filter(|t| !t.is_empty());
+    let loopback = config
+        .server
+        .bind
+        .parse::<SocketAddr>()
+        .is_ok_and(|a| a.ip().is_loopback());
+    if !loopback && token.is_none() {
+        return Err(StartupError::Cluster(
+            "a cluster node listening beyond loopback needs server.token, the same on every node"
+                .into(),
+        ));
+    }
+    let cluster_config = openprogram_actors::cluster::ClusterConfig {
+        postgres_url: c.postgres_url.clone(),
+        node_id: c.node_id.clone(),
+        advertise: c.advertise.clone(),
+        lease: std::time::Duration::from_millis(c.lease_ms),
+        token,
+    };
+    openprogram_actors::cluster::Cluster::start(cluster_config, engine.store().clone())
+        .map_err(|e| StartupError::Cluster(e.to_string()))
+}
+
 /// The engine's settings from the configuration.
 fn engine_config(config: &Config, sessions_dir: PathBuf) -> EngineConfig {
     let m = &config.maintenance;
@@ -423,6 +460,9 @@ fn http_server(
         App::new()
             .app_data(state.clone())
             .app_data(perimeter.clone())
+            // Inside the perimeter: a request is checked before it is
+            // forwarded to another node.
+            .wrap(actix_web::middleware::from_fn(crate::cluster::route))
             .wrap(actix_web::middleware::from_fn(crate::security::guard))
             // Outermost: refused requests are logged and counted too.
             .wrap(actix_web::middleware::from_fn(
@@ -436,6 +476,7 @@ fn http_server(
             .app_data(web::QueryConfig::default().error_handler(|e, _| error::query_error(e)))
             .app_data(web::PathConfig::default().error_handler(|e, _| error::path_error(e)))
             .configure(routes::configure)
+            .configure(crate::cluster::configure)
             .configure(crate::web::configure)
             .route("/ws", web::get().to(crate::ws::connect))
             .service(

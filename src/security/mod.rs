@@ -30,6 +30,13 @@ use hosts::{Cross, HostRules};
 
 /// The routes whose body is a git bundle rather than JSON.
 pub const BUNDLE_ROUTE: &str = "/api/sessions/import";
+/// Replica pushes between cluster nodes: a git pack, not JSON.
+pub const REPLICA_ROUTE: &str = "/cluster/v1/replicas/";
+
+/// Whether a route's body is binary (a bundle, a replica push).
+fn binary_body(path: &str) -> bool {
+    path == BUNDLE_ROUTE || path.starts_with(REPLICA_ROUTE)
+}
 
 /// What the perimeter checks, built once at startup.
 pub struct Perimeter {
@@ -74,7 +81,7 @@ pub async fn guard(
                     p.request_timeout,
                 ))
             } else {
-                let json = req.path() != BUNDLE_ROUTE;
+                let json = !binary_body(req.path());
                 Box::pin(stall::BodyDeadline::new(payload, p.request_timeout, json))
             };
             let guarded = Payload::Stream { payload: guarded };
@@ -172,7 +179,7 @@ fn check(req: &ServiceRequest, p: &Perimeter) -> Verdict {
     Verdict::Pass(cross)
 }
 
-/// A body must be JSON, except the bundle of an import.
+/// A body must be JSON, except the bundle of an import and a replica push.
 fn content_type_refusal(req: &ServiceRequest) -> Option<HttpResponse> {
     let headers = req.headers();
     let length = headers
@@ -184,7 +191,7 @@ fn content_type_refusal(req: &ServiceRequest) -> Option<HttpResponse> {
         return None;
     }
     let ct = req.content_type().to_ascii_lowercase();
-    let (ok, wanted) = if req.path() == BUNDLE_ROUTE {
+    let (ok, wanted) = if binary_body(req.path()) {
         (
             ct == "application/x-git-bundle" || ct == "application/octet-stream",
             "application/x-git-bundle (or application/octet-stream)",

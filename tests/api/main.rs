@@ -7,6 +7,8 @@
 mod bad_input;
 mod branches;
 mod changes;
+mod cluster;
+mod cluster_harness;
 mod conversation;
 mod crash;
 mod crash_model;

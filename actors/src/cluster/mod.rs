@@ -153,7 +153,17 @@ impl Cluster {
     /// Connect, migrate the schema, renew once (so what this node owns is
     /// known before it serves), then start the lease and copy threads.
     /// Takeovers wait for `adoptions` to be taken by the engine.
+    /// (PostgreSQL's client runs its own runtime: this runs on a thread of
+    /// its own, never on an async runtime's thread.)
     pub fn start(config: ClusterConfig, store: Store) -> Result<Cluster, ClusterError> {
+        std::thread::scope(|s| {
+            s.spawn(move || Self::start_here(config, store))
+                .join()
+                .unwrap_or_else(|_| Err(ClusterError::Local("the cluster start panicked".into())))
+        })
+    }
+
+    fn start_here(config: ClusterConfig, store: Store) -> Result<Cluster, ClusterError> {
         config.check().map_err(ClusterError::Local)?;
         let mut client = db::connect(&config.postgres_url)?;
         let version = db::migrate(&mut client)?;
@@ -214,7 +224,8 @@ impl Cluster {
         self.inner.stop.store(true, Ordering::Relaxed);
     }
 
-    fn lease_ok(&self) -> bool {
+    /// Whether this node may acknowledge writes now.
+    pub fn lease_ok(&self) -> bool {
         lock(&self.inner.state)
             .deadline
             .is_some_and(|d| Instant::now() < d)
