@@ -170,7 +170,12 @@ pub async fn route(
 }
 
 /// Send the request to the owner at `base` and answer what it answered.
-async fn forward(cluster: &Cluster, req: &HttpRequest, base: &str, body: web::Bytes) -> HttpResponse {
+async fn forward(
+    cluster: &Cluster,
+    req: &HttpRequest,
+    base: &str,
+    body: web::Bytes,
+) -> HttpResponse {
     let url = format!(
         "{}{}",
         base.trim_end_matches('/'),
@@ -183,8 +188,13 @@ async fn forward(cluster: &Cluster, req: &HttpRequest, base: &str, body: web::By
         .filter(|(n, _)| {
             !matches!(
                 n.as_str(),
-                "host" | "content-length" | "connection" | "transfer-encoding" | "keep-alive"
-                    | "upgrade" | "origin"
+                "host"
+                    | "content-length"
+                    | "connection"
+                    | "transfer-encoding"
+                    | "keep-alive"
+                    | "upgrade"
+                    | "origin"
             )
         })
         .filter_map(|(n, v)| Some((n.to_string(), v.to_str().ok()?.to_string())))

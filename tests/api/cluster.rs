@@ -47,7 +47,12 @@ fn whole_turn(agent: &ureq::Agent, base: &str, session: &str, k: u64) -> Result<
 
 /// A channel bridge: turns for its sessions round after round, each turn
 /// retried (same Idempotency-Key) until acknowledged.
-fn bridge(base: String, sessions: Vec<String>, stop: Arc<AtomicBool>, history: Arc<Mutex<History>>) {
+fn bridge(
+    base: String,
+    sessions: Vec<String>,
+    stop: Arc<AtomicBool>,
+    history: Arc<Mutex<History>>,
+) {
     let agent = ureq::AgentBuilder::new()
         .timeout(Duration::from_secs(30))
         .build();
@@ -71,7 +76,10 @@ fn bridge(base: String, sessions: Vec<String>, stop: Arc<AtomicBool>, history: A
                     Ok(other) => panic!("unexpected status {other}"),
                     Err(e) => {
                         *history.lock().unwrap().errors.entry(e).or_default() += 1;
-                        assert!(Instant::now() < give_up, "turn {k} of {s} never acknowledged");
+                        assert!(
+                            Instant::now() < give_up,
+                            "turn {k} of {s} never acknowledged"
+                        );
                         std::thread::sleep(Duration::from_millis(100));
                     }
                 }
@@ -112,7 +120,11 @@ fn busiest(cluster: &Cluster) -> (usize, Vec<String>) {
         .iter()
         .map(|n| n.get("/cluster/v1/status").1["owned"].as_u64().unwrap())
         .collect();
-    assert_eq!(owned.iter().sum::<u64>(), 20, "every session has one owner: {owned:?}");
+    assert_eq!(
+        owned.iter().sum::<u64>(),
+        20,
+        "every session has one owner: {owned:?}"
+    );
     let node = (0..owned.len()).max_by_key(|i| owned[*i]).unwrap();
     let sessions = std::fs::read_dir(cluster.nodes[node].state_dir.join("sessions"))
         .unwrap()
@@ -169,7 +181,10 @@ fn under_load(what: &str, fault: impl FnOnce(&mut Cluster) -> Hit) -> Option<f64
 
     // Every acknowledged turn exactly once, in order (through HAProxy).
     for (s, turns) in &history.acked {
-        let expected: Vec<String> = turns.iter().map(|(k, _)| format!("turn {k} of {s}")).collect();
+        let expected: Vec<String> = turns
+            .iter()
+            .map(|(k, _)| format!("turn {k} of {s}"))
+            .collect();
         assert_eq!(user_turns(&base, s), expected, "{what}: session {s}");
     }
 
@@ -182,7 +197,10 @@ fn under_load(what: &str, fault: impl FnOnce(&mut Cluster) -> Hit) -> Option<f64
     for (s, turns) in &history.acked {
         let (owner, replicas) = &leases[s];
         let owner = cluster.names.iter().position(|n| n == owner).unwrap();
-        assert!(nodes.contains(&owner), "{what}: {s} is owned by a serving node");
+        assert!(
+            nodes.contains(&owner),
+            "{what}: {s} is owned by a serving node"
+        );
         for i in &nodes {
             assert_eq!(
                 cluster.nodes[*i].session_dir(s).exists(),
@@ -194,14 +212,25 @@ fn under_load(what: &str, fault: impl FnOnce(&mut Cluster) -> Hit) -> Option<f64
         let dir = cluster.nodes[owner].session_dir(s);
         git(&dir, &["fsck", "--strict", "--no-progress"]);
         let count = git(&dir, &["rev-list", "--count", "main"]);
-        assert!(count.trim().parse::<usize>().unwrap() >= turns.len(), "{s}: {count}");
+        assert!(
+            count.trim().parse::<usize>().unwrap() >= turns.len(),
+            "{s}: {count}"
+        );
         let tip = git(&dir, &["rev-parse", "main"]);
-        let first = cluster.names.iter().position(|n| *n == replicas[0]).unwrap();
+        let first = cluster
+            .names
+            .iter()
+            .position(|n| *n == replicas[0])
+            .unwrap();
         let replica = cluster.nodes[first]
             .state_dir
             .join("cluster/replicas")
             .join(format!("{s}.git"));
-        assert_eq!(git(&replica, &["rev-parse", "main"]), tip, "{what}: {s}'s first replica");
+        assert_eq!(
+            git(&replica, &["rev-parse", "main"]),
+            tip,
+            "{what}: {s}'s first replica"
+        );
         git(&replica, &["fsck", "--strict", "--no-progress"]);
     }
     Some(worst.as_secs_f64())
@@ -214,7 +243,11 @@ fn leases(cluster: &Cluster) -> BTreeMap<String, (String, Vec<String>)> {
         .arg("SELECT session_id, node_id, array_to_string(replicas, ',') FROM cluster_leases")
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     String::from_utf8(out.stdout)
         .unwrap()
         .lines()
@@ -222,7 +255,10 @@ fn leases(cluster: &Cluster) -> BTreeMap<String, (String, Vec<String>)> {
             let f: Vec<&str> = l.split('|').collect();
             (
                 f[0].to_string(),
-                (f[1].to_string(), f[2].split(',').map(str::to_string).collect()),
+                (
+                    f[1].to_string(),
+                    f[2].split(',').map(str::to_string).collect(),
+                ),
             )
         })
         .collect()
@@ -263,12 +299,22 @@ fn an_owner_stopped_past_its_lease_writes_nothing_when_it_continues() {
         // copies aside.
         let fenced = c.nodes[node].state_dir.join("cluster/fenced");
         let deadline = Instant::now() + Duration::from_secs(5);
-        while sessions.iter().any(|s| c.nodes[node].session_dir(s).exists()) {
-            assert!(Instant::now() < deadline, "the stopped node still has its lost sessions in place");
+        while sessions
+            .iter()
+            .any(|s| c.nodes[node].session_dir(s).exists())
+        {
+            assert!(
+                Instant::now() < deadline,
+                "the stopped node still has its lost sessions in place"
+            );
             std::thread::sleep(Duration::from_millis(100));
         }
         let kept = std::fs::read_dir(&fenced).map(|d| d.count()).unwrap_or(0);
-        assert_eq!(kept, sessions.len(), "every lost session is kept in cluster/fenced");
+        assert_eq!(
+            kept,
+            sessions.len(),
+            "every lost session is kept in cluster/fenced"
+        );
         Hit {
             node,
             sessions,

@@ -36,13 +36,8 @@ fn is_root() -> bool {
 fn as_postgres_user(program: &Path) -> Command {
     if is_root() {
         let mut c = Command::new("setpriv");
-        c.args([
-            "--reuid=nobody",
-            "--regid=nogroup",
-            "--clear-groups",
-            "--",
-        ])
-        .arg(program);
+        c.args(["--reuid=nobody", "--regid=nogroup", "--clear-groups", "--"])
+            .arg(program);
         c
     } else {
         Command::new(program)
@@ -112,7 +107,12 @@ impl Postgres {
         let mut child = as_postgres_user(&self.bin.join("postgres"))
             .arg("-D")
             .arg(&self.data)
-            .args(["-p", &self.port.to_string(), "-c", "listen_addresses=127.0.0.1"])
+            .args([
+                "-p",
+                &self.port.to_string(),
+                "-c",
+                "listen_addresses=127.0.0.1",
+            ])
             .arg("-c")
             .arg(format!(
                 "unix_socket_directories={}",
@@ -139,7 +139,10 @@ impl Postgres {
     }
 
     pub fn url(&self) -> String {
-        format!("host=127.0.0.1 port={} user=memory dbname=postgres", self.port)
+        format!(
+            "host=127.0.0.1 port={} user=memory dbname=postgres",
+            self.port
+        )
     }
 }
 
@@ -244,7 +247,9 @@ pub struct Cluster {
 impl Cluster {
     pub fn start(n: usize) -> Option<Cluster> {
         let pg = Postgres::start()?;
-        let names: Vec<String> = (0..n).map(|i| format!("node-{}", (b'a' + i as u8) as char)).collect();
+        let names: Vec<String> = (0..n)
+            .map(|i| format!("node-{}", (b'a' + i as u8) as char))
+            .collect();
         let ports: Vec<u16> = names.iter().map(|_| free_port()).collect();
         let nodes: Vec<TestServer> = names
             .iter()
@@ -270,14 +275,17 @@ impl Cluster {
             let all = self.nodes.iter().all(|n| {
                 let (st, v) = n.get("/cluster/v1/status");
                 st == 200
-                    && v["nodes"]
-                        .as_array()
-                        .is_some_and(|a| a.len() == self.nodes.len() && a.iter().all(|x| x["live"] == true))
+                    && v["nodes"].as_array().is_some_and(|a| {
+                        a.len() == self.nodes.len() && a.iter().all(|x| x["live"] == true)
+                    })
             });
             if all {
                 return;
             }
-            assert!(Instant::now() < deadline, "the nodes did not see each other");
+            assert!(
+                Instant::now() < deadline,
+                "the nodes did not see each other"
+            );
             std::thread::sleep(Duration::from_millis(100));
         }
     }

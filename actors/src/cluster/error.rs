@@ -18,7 +18,9 @@ pub enum ClusterError {
     ReplicaUnavailable(String),
     /// A replica push carried an older epoch than the replica has seen:
     /// the sender lost the session.
-    #[error("stale epoch {got} (the replica has seen {seen}): this node no longer owns the session")]
+    #[error(
+        "stale epoch {got} (the replica has seen {seen}): this node no longer owns the session"
+    )]
     StaleEpoch { got: i64, seen: i64 },
     /// The replica lacks objects the push builds on: send everything.
     #[error("the replica lacks objects the push builds on")]

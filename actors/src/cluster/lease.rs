@@ -60,7 +60,12 @@ impl Renewer {
             return Ok(());
         };
         let sent = Instant::now();
-        let held = db::renew(client, &config.node_id, &config.advertise, config.lease_ms())?;
+        let held = db::renew(
+            client,
+            &config.node_id,
+            &config.advertise,
+            config.lease_ms(),
+        )?;
         let deadline = sent + config.lease.saturating_sub(MARGIN);
         let nodes = db::nodes(client)?;
         let lost = {
@@ -119,7 +124,14 @@ impl Renewer {
             replicas.extend(self.cluster.replicas_for(&row.session, &except));
             replicas.truncate(2);
             lock(&inner.moving).insert(row.session.clone());
-            match db::take_over(client, &row, &config.node_id, config.lease_ms(), grace, &replicas)? {
+            match db::take_over(
+                client,
+                &row,
+                &config.node_id,
+                config.lease_ms(),
+                grace,
+                &replicas,
+            )? {
                 Some(epoch) => {
                     tracing::info!(session = %row.session, from = %row.node, epoch, "taking over");
                     let claimed = LeaseRow {

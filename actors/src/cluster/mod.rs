@@ -85,6 +85,9 @@ pub enum Place {
     Moving,
 }
 
+/// Branches and their tips.
+type Tips = Vec<(String, Oid)>;
+
 /// A session this node owns.
 #[derive(Debug, Clone)]
 struct Owned {
@@ -115,7 +118,7 @@ struct Inner {
     db: Mutex<Option<postgres::Client>>,
     replicas: Replicas,
     /// Per (session, replica node): the tips that replica acknowledged.
-    acked: Mutex<HashMap<(String, String), Vec<(String, Oid)>>>,
+    acked: Mutex<HashMap<(String, String), Tips>>,
     /// One push of a session at a time.
     pushing: SessionLocks,
     /// Sessions being taken over (claimed, not yet served).
@@ -424,7 +427,10 @@ impl Cluster {
     /// lacks a base).
     fn push_to(&self, id: &str, dir: &Path, node: &str, epoch: i64) -> Result<(), ClusterError> {
         let key = (id.to_string(), node.to_string());
-        let known = lock(&self.inner.acked).get(&key).cloned().unwrap_or_default();
+        let known = lock(&self.inner.acked)
+            .get(&key)
+            .cloned()
+            .unwrap_or_default();
         match self.send_push(id, dir, node, epoch, &known) {
             Err(ClusterError::ReplicaBehind) if !known.is_empty() => {
                 self.send_push(id, dir, node, epoch, &[])
@@ -448,7 +454,12 @@ impl Cluster {
         let url = lock(&self.inner.state)
             .nodes
             .get(node)
-            .map(|n| format!("{}/cluster/v1/replicas/{id}", n.advertise.trim_end_matches('/')))
+            .map(|n| {
+                format!(
+                    "{}/cluster/v1/replicas/{id}",
+                    n.advertise.trim_end_matches('/')
+                )
+            })
             .ok_or_else(|| ClusterError::ReplicaUnavailable(format!("unknown node {node}")))?;
         let body = push.encode()?;
         let mut req = self
@@ -522,7 +533,10 @@ impl Cluster {
         self.with_db(|c| db::release(c, id, &self.inner.config.node_id))?;
         for node in owned.map(|o| o.replicas).unwrap_or_default() {
             let url = lock(&self.inner.state).nodes.get(&node).map(|n| {
-                format!("{}/cluster/v1/replicas/{id}", n.advertise.trim_end_matches('/'))
+                format!(
+                    "{}/cluster/v1/replicas/{id}",
+                    n.advertise.trim_end_matches('/')
+                )
             });
             if let Some(url) = url {
                 let mut req = self.inner.agent.delete(&url);

@@ -47,8 +47,7 @@ impl Replicas {
     /// objects written (fsync'd) and every tip checked before a ref moves;
     /// the epoch recorded before the refs. The branches after.
     pub fn receive(&self, id: &str, push: &Push) -> Result<Vec<(String, Oid)>, ClusterError> {
-        crate::ids::validate("session id", id)
-            .map_err(|e| ClusterError::BadPush(e.to_string()))?;
+        crate::ids::validate("session id", id).map_err(|e| ClusterError::BadPush(e.to_string()))?;
         let _held = self.locks.hold(id);
         let dir = self.dir(id);
         if !dir.exists() {
@@ -115,8 +114,7 @@ impl Replicas {
 
     /// A deleted session's replica goes.
     pub fn remove(&self, id: &str) -> Result<(), ClusterError> {
-        crate::ids::validate("session id", id)
-            .map_err(|e| ClusterError::BadPush(e.to_string()))?;
+        crate::ids::validate("session id", id).map_err(|e| ClusterError::BadPush(e.to_string()))?;
         let _held = self.locks.hold(id);
         match std::fs::remove_dir_all(self.dir(id)) {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e.into()),

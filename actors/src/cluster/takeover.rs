@@ -69,7 +69,10 @@ impl Cluster {
         }
         let remote = RemoteConfig {
             name: "cluster".into(),
-            url: format!("file://{}/{{session_id}}.git", self.inner.replicas.root().display()),
+            url: format!(
+                "file://{}/{{session_id}}.git",
+                self.inner.replicas.root().display()
+            ),
             ..RemoteConfig::default()
         };
         debug_assert_eq!(remote.layout(), Layout::PerSession);

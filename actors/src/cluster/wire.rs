@@ -42,8 +42,7 @@ impl Push {
             .find_reference("HEAD")
             .ok()
             .and_then(|h| h.symbolic_target().map(str::to_string));
-        let same = branches.len() == known.len()
-            && branches.iter().zip(known).all(|(a, b)| a == b);
+        let same = branches.len() == known.len() && branches.iter().zip(known).all(|(a, b)| a == b);
         if same {
             return Ok(None);
         }

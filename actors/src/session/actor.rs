@@ -324,6 +324,5 @@ pub(super) fn notify_after<R: 'static>(
 }
 
 pub use super::writes::{
-    Append, Create, Delete, EndTurnMsg, Rebind, SetAside, SetGeneratedTitle, UpdateMeta,
-    UpdateNode,
+    Append, Create, Delete, EndTurnMsg, Rebind, SetAside, SetGeneratedTitle, UpdateMeta, UpdateNode,
 };
