@@ -17,6 +17,9 @@ pub const CAPACITY: usize = 1024;
 pub struct Event {
     /// The serialized frame.
     pub frame: Arc<str>,
+    /// Published on another node of a cluster and relayed here (never
+    /// relayed again).
+    pub remote: bool,
 }
 
 #[derive(Clone)]
@@ -45,6 +48,15 @@ impl Hub {
         // No subscribers is not an error.
         let _ = self.tx.send(Event {
             frame: frame.to_string().into(),
+            remote: false,
+        });
+    }
+
+    /// A frame another node of the cluster published.
+    pub fn publish_remote(&self, frame: &str) {
+        let _ = self.tx.send(Event {
+            frame: frame.into(),
+            remote: true,
         });
     }
 

@@ -12,6 +12,7 @@ use serde_json::{json, Value};
 
 use crate::cluster_harness::Cluster;
 use crate::helpers::git;
+use crate::ws::WsClient;
 
 /// What the clients saw: per session, the turns acknowledged in order and
 /// when; every error answer by code.
@@ -333,4 +334,34 @@ fn postgresql_restarted_under_load_loses_nothing() {
             dead: false,
         }
     });
+}
+
+#[test]
+fn a_websocket_client_on_one_node_sees_a_rename_made_through_another() {
+    let Some(cluster) = Cluster::start(3) else {
+        return;
+    };
+    let agent = ureq::agent();
+    let base = cluster.proxy.url();
+    for s in ["w-1", "w-2", "w-3"] {
+        assert_eq!(whole_turn(&agent, &base, s, 1), Ok(201));
+    }
+    let mut clients: Vec<WsClient> = cluster.nodes.iter().map(WsClient::connect).collect();
+    for round in 0..3 {
+        for (i, client) in clients.iter_mut().enumerate() {
+            let through = (i + 1) % 3;
+            let title = format!("Round {round}, watched on {i}, renamed through {through}");
+            let session = format!("w-{}", round + 1);
+            let (st, v) = cluster.nodes[through]
+                .patch(&format!("/api/sessions/{session}"), json!({ "title": title }));
+            assert_eq!(st, 200, "{v}");
+            let seen = client.expect("session_updated", |v| v["data"]["title"] == title.as_str());
+            assert_eq!(seen["data"]["id"], session.as_str());
+        }
+    }
+    // The list on every node names the titles the owner has.
+    for n in &cluster.nodes {
+        let (_, v) = n.get("/api/sessions/w-3");
+        assert_eq!(v["title"], "Round 2, watched on 2, renamed through 0", "{v}");
+    }
 }

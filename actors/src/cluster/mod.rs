@@ -5,6 +5,7 @@
 //! forwards requests for sessions this node does not own (`place`).
 
 mod db;
+mod events;
 pub mod error;
 mod lease;
 pub mod replica;

@@ -15,6 +15,29 @@ impl Engine {
     /// engine checks leases and pushes replicas.
     pub fn attach_cluster(&mut self, cluster: Cluster) {
         let mut rx = cluster.adoptions();
+        match cluster.relay_events(self.hub.clone()) {
+            Ok(relay) => {
+                let mut events = self.hub.subscribe();
+                actix::spawn(async move {
+                    use tokio::sync::broadcast::error::RecvError;
+                    loop {
+                        match events.recv().await {
+                            Ok(e) if !e.remote => {
+                                if relay.send(e.frame.to_string()).is_err() {
+                                    return;
+                                }
+                            }
+                            Ok(_) => {}
+                            Err(RecvError::Lagged(n)) => {
+                                tracing::warn!(missed = n, "events not relayed to the other nodes");
+                            }
+                            Err(RecvError::Closed) => return,
+                        }
+                    }
+                });
+            }
+            Err(e) => tracing::error!(error = %e, "the cluster's event relay did not start"),
+        }
         self.cluster = Some(cluster);
         let engine = self.clone();
         actix::spawn(async move {
