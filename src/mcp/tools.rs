@@ -213,7 +213,7 @@ impl MemoryServer {
         q.pinned = args.pinned;
         q.offset = offset;
         q.limit = openprogram_actors::limit::ListLimit::new(limit).unwrap_or_default();
-        let page = match self.engine.list(q).await {
+        let page = match self.engine.list_all(q).await {
             Ok(p) => p,
             Err(e) => return failed(e),
         };

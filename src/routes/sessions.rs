@@ -178,7 +178,7 @@ pub async fn list(
     state: web::Data<AppState>,
     query: web::Query<ListQuery>,
 ) -> Result<HttpResponse, ApiError> {
-    let page = state.engine.list(query.into_inner()).await?;
+    let page = state.engine.list_all(query.into_inner()).await?;
     Ok(HttpResponse::Ok()
         .content_type("application/json")
         .body(page.client_json()))

@@ -18,7 +18,7 @@ use crate::startup::AppState;
 /// valid session, with no filtering of empty placeholders (the original
 /// skipped them).
 pub async fn sidebar_rows(state: &AppState) -> Result<Value, openprogram_actors::EngineError> {
-    let page = state.engine.list(ListQuery::everything(None)).await?;
+    let page = state.engine.list_all(ListQuery::everything(None)).await?;
     let rows: Vec<_> = page
         .sessions
         .iter()

@@ -365,3 +365,68 @@ fn a_websocket_client_on_one_node_sees_a_rename_made_through_another() {
         assert_eq!(v["title"], "Round 2, watched on 2, renamed through 0", "{v}");
     }
 }
+
+/// `GET path` on `node` until `done` holds (rows are shared right after
+/// each change, not inside its request).
+fn get_until(node: &crate::helpers::TestServer, path: &str, done: impl Fn(&Value) -> bool) -> Value {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let (st, v) = node.get(path);
+        if st == 200 && done(&v) {
+            return v;
+        }
+        assert!(Instant::now() < deadline, "{path}: {v}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn every_node_lists_every_session_in_the_order_of_one_node() {
+    let Some(cluster) = Cluster::start(3) else {
+        return;
+    };
+    let agent = ureq::agent();
+    let base = cluster.proxy.url();
+    let ids: Vec<String> = (0..12).map(|i| format!("l-{i:02}")).collect();
+    for id in &ids {
+        assert_eq!(whole_turn(&agent, &base, id, 1), Ok(201));
+    }
+    let owners: std::collections::BTreeSet<String> =
+        leases(&cluster).values().map(|(o, _)| o.clone()).collect();
+    assert!(owners.len() > 1, "the sessions are spread over the nodes: {owners:?}");
+    // Newest first: the last created leads.
+    let mut newest_first = ids.clone();
+    newest_first.reverse();
+    for node in &cluster.nodes {
+        let v = get_until(node, "/api/sessions", |v| v["total"] == 12);
+        let listed: Vec<&str> = v["sessions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["id"].as_str().unwrap())
+            .collect();
+        assert_eq!(listed, newest_first, "one order on every node");
+        let page = get_until(node, "/api/sessions?limit=5&offset=5", |v| v["total"] == 12);
+        assert_eq!(page["sessions"][0]["id"], newest_first[5].as_str());
+    }
+    // A pin made through one node filters the list on the others.
+    let (st, _) = cluster.nodes[0].patch("/api/sessions/l-03", json!({"pinned": true}));
+    assert_eq!(st, 200);
+    let (st, _) = cluster.nodes[1].patch("/api/sessions/l-07", json!({"archived": true}));
+    assert_eq!(st, 200);
+    for node in &cluster.nodes {
+        let v = get_until(node, "/api/sessions?pinned=true", |v| v["total"] == 1);
+        assert_eq!(v["sessions"][0]["id"], "l-03");
+        let v = get_until(node, "/api/sessions", |v| v["total"] == 11);
+        assert!(v["sessions"].as_array().unwrap().iter().all(|r| r["id"] != "l-07"));
+        let v = get_until(node, "/api/sessions?archived=true", |v| v["total"] == 1);
+        assert_eq!(v["sessions"][0]["id"], "l-07");
+    }
+    // A deletion through any node leaves every list.
+    let (st, _) = cluster.nodes[2].raw_delete("/api/sessions/l-05");
+    assert!(st == 200 || st == 204, "{st}");
+    for node in &cluster.nodes {
+        let v = get_until(node, "/api/sessions?include_archived=true", |v| v["total"] == 11);
+        assert!(v["sessions"].as_array().unwrap().iter().all(|r| r["id"] != "l-05"));
+    }
+}

@@ -8,7 +8,10 @@ use super::error::ClusterError;
 
 /// The schema's migrations, in order; a migration is never edited once
 /// released (a new one is added).
-const MIGRATIONS: &[(i32, &str)] = &[(1, include_str!("migrations/0001_leases.sql"))];
+const MIGRATIONS: &[(i32, &str)] = &[
+    (1, include_str!("migrations/0001_leases.sql")),
+    (2, include_str!("migrations/0002_sessions.sql")),
+];
 
 /// Any fixed number: the advisory lock nodes take while migrating.
 const MIGRATION_LOCK: i64 = 0x6f70_6d65_6d00;

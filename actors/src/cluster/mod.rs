@@ -10,6 +10,7 @@ pub mod error;
 mod lease;
 pub mod replica;
 mod ring;
+mod rows;
 mod takeover;
 pub mod wire;
 

@@ -4,7 +4,11 @@
 //! cluster's threads hand to the engine (a taken-over session to load, a
 //! lost one to set aside).
 
+use std::sync::Arc;
+
 use super::Engine;
+use crate::registry::actor::{Names, RowsOut};
+use crate::registry::{ListQuery, Page};
 use crate::cluster::{Adoption, Cluster};
 use crate::error::EngineError;
 use crate::manager::{Forget, Locate};
@@ -15,6 +19,10 @@ impl Engine {
     /// engine checks leases and pushes replicas.
     pub fn attach_cluster(&mut self, cluster: Cluster) {
         let mut rx = cluster.adoptions();
+        match cluster.share_rows() {
+            Ok(rows) => self.registry.do_send(RowsOut(rows)),
+            Err(e) => tracing::error!(error = %e, "the cluster's session list is not written"),
+        }
         match cluster.relay_events(self.hub.clone()) {
             Ok(relay) => {
                 let mut events = self.hub.subscribe();
@@ -49,6 +57,27 @@ impl Engine {
 
     pub fn cluster(&self) -> Option<&Cluster> {
         self.cluster.as_ref()
+    }
+
+    /// The session list clients see: the cluster's (from PostgreSQL) on a
+    /// node, this engine's own otherwise.
+    pub async fn list_all(&self, query: ListQuery) -> Result<Page, EngineError> {
+        let Some(cluster) = self.cluster.clone() else {
+            return self.list(query).await;
+        };
+        let names = self
+            .registry
+            .send(Names)
+            .await
+            .map_err(|_| EngineError::Unavailable)?;
+        let (total, rows) = tokio::task::spawn_blocking(move || cluster.list(&query))
+            .await
+            .map_err(|_| EngineError::Unavailable)??;
+        Ok(Page {
+            total,
+            sessions: rows.into_iter().map(Arc::new).collect(),
+            names,
+        })
     }
 
     async fn adoption(&self, job: Adoption) {

@@ -41,7 +41,12 @@ pub struct SessionRegistry {
     journaled: usize,
     /// Sessions changed and not written yet.
     dirty: HashSet<String>,
+    /// Every row change, for the cluster's shared list (`RowsOut`).
+    rows_out: Option<crossbeam_channel::Sender<RowChange>>,
 }
+
+/// A row as it is now (None: the session is gone from this registry).
+pub type RowChange = (String, Option<Arc<SessionRow>>);
 
 /// A snapshot replaces the journal once it has this many entries, or as
 /// many as there are sessions (so compaction costs O(1) per change).
@@ -68,6 +73,7 @@ impl SessionRegistry {
             seq,
             journaled: 0,
             dirty: HashSet::new(),
+            rows_out: None,
         };
         // Built in bulk: the list order from one sort.
         let mut rows: Vec<(OrderKey, Arc<SessionRow>)> = rows
@@ -283,6 +289,41 @@ impl Handler<SessionChanged> for SessionRegistry {
                 }
             }
         }
+        if let Some(out) = &self.rows_out {
+            let id = msg.meta.id;
+            let row = self.rows.get(&id).cloned();
+            let _ = out.send((id, row));
+        }
+    }
+}
+
+/// The project names rows are shown with.
+#[derive(Message)]
+#[rtype(result = "Arc<ProjectNames>")]
+pub struct Names;
+
+impl Handler<Names> for SessionRegistry {
+    type Result = MessageResult<Names>;
+
+    fn handle(&mut self, _: Names, _: &mut Context<Self>) -> Self::Result {
+        MessageResult(self.names.clone())
+    }
+}
+
+/// Send every row now, and every change from now on, to `0` (a cluster
+/// node's shared list).
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct RowsOut(pub crossbeam_channel::Sender<RowChange>);
+
+impl Handler<RowsOut> for SessionRegistry {
+    type Result = ();
+
+    fn handle(&mut self, msg: RowsOut, _: &mut Context<Self>) {
+        for (id, row) in &self.rows {
+            let _ = msg.0.send((id.clone(), Some(Arc::clone(row))));
+        }
+        self.rows_out = Some(msg.0);
     }
 }
 
