@@ -147,8 +147,8 @@ pub fn claim_new(
     lease(client, session)?.ok_or_else(|| ClusterError::Moving(session.to_string()))
 }
 
-/// Sessions whose lease ended more than `grace_ms` ago and whose first
-/// replica is `node`.
+/// Sessions whose lease ended more than `grace_ms` ago, whose owner's
+/// node row has ended too, and whose first replica is `node`.
 pub fn orphans(
     client: &mut Client,
     node: &str,
@@ -159,6 +159,8 @@ pub fn orphans(
         "SELECT session_id, node_id, epoch, replicas FROM cluster_leases
          WHERE replicas[1] = $1 AND node_id <> $1
            AND expires_at < now() - make_interval(secs => $2)
+           AND NOT EXISTS (SELECT 1 FROM cluster_nodes n
+                           WHERE n.node_id = cluster_leases.node_id AND n.lease_until > now())
          ORDER BY expires_at LIMIT $3",
         &[&node, &secs(grace_ms), &limit],
     )?;

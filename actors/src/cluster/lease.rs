@@ -18,6 +18,8 @@ pub struct Renewer {
     cluster: Cluster,
     client: Option<postgres::Client>,
     takeovers: crossbeam_channel::Sender<LeaseRow>,
+    /// Since when every renewal succeeded (None after a failure).
+    connected_since: Option<Instant>,
 }
 
 impl Renewer {
@@ -34,6 +36,7 @@ impl Renewer {
             cluster,
             client: Some(client),
             takeovers,
+            connected_since: None,
         }
     }
 
@@ -44,6 +47,7 @@ impl Renewer {
             if let Err(e) = self.tick() {
                 tracing::warn!(error = %e, "cluster lease not renewed");
                 self.client = None;
+                self.connected_since = None;
             }
             std::thread::sleep(period.saturating_sub(started.elapsed()));
         }
@@ -97,6 +101,12 @@ impl Renewer {
         for (id, epoch) in lost {
             tracing::warn!(session = %id, epoch, "lease lost to another node: the local copy is set aside");
             self.cluster.set_aside(&id, epoch);
+        }
+        // Claims only after a whole lease of renewals: after PostgreSQL
+        // or this node was away, every live owner has renewed by then.
+        let since = *self.connected_since.get_or_insert(sent);
+        if since.elapsed() < config.lease {
+            return Ok(());
         }
         self.claim_orphans()
     }
