@@ -3,6 +3,7 @@
 
 pub mod cli;
 pub mod cluster;
+pub mod cluster_search;
 pub mod commands;
 pub mod config;
 pub mod error;

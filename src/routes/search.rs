@@ -112,6 +112,11 @@ pub async fn search(
     let params = web::Query::<SearchParams>::from_query(req.query_string())
         .map_err(|e| bad(e.to_string()))?;
     let q = params.into_inner().into_query()?;
+    if let Some(cluster) = state.engine.cluster().cloned() {
+        if !req.headers().contains_key(crate::cluster_search::LOCAL_ONLY) {
+            return crate::cluster_search::search(&state, cluster, &req, q).await;
+        }
+    }
     let found = state.engine.search(q).await?;
     Ok(HttpResponse::Ok().json(SearchAnswer::from(found)))
 }

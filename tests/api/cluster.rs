@@ -434,3 +434,48 @@ fn every_node_lists_every_session_in_the_order_of_one_node() {
         assert!(v["sessions"].as_array().unwrap().iter().all(|r| r["id"] != "l-05"));
     }
 }
+
+#[test]
+fn a_search_on_any_node_finds_sessions_held_by_every_node() {
+    let Some(cluster) = Cluster::start(3) else {
+        return;
+    };
+    let agent = ureq::agent();
+    let base = cluster.proxy.url();
+    let ids: Vec<String> = (0..9).map(|i| format!("f-{i}")).collect();
+    for id in &ids {
+        assert_eq!(whole_turn(&agent, &base, id, 1), Ok(201));
+    }
+    let owners: std::collections::BTreeSet<String> =
+        leases(&cluster).values().map(|(o, _)| o.clone()).collect();
+    assert_eq!(owners.len(), 3, "the sessions are on every node");
+    // "turn 1 of f-N": every session's user message matches "turn".
+    for node in &cluster.nodes {
+        let v = get_until(node, "/api/search?q=turn&role=user&limit=50", |v| v["total"] == 9);
+        let mut found: Vec<&str> = v["hits"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|h| h["session_id"].as_str().unwrap())
+            .collect();
+        found.sort();
+        assert_eq!(found, ids.iter().map(String::as_str).collect::<Vec<_>>());
+        // Pages of the merged answer: no hit twice, none left out.
+        let mut paged = Vec::new();
+        for offset in [0, 4, 8] {
+            let (_, v) = node.get(&format!("/api/search?q=turn&role=user&limit=4&offset={offset}"));
+            assert_eq!(v["total"], 9);
+            paged.extend(
+                v["hits"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|h| h["session_id"].as_str().unwrap().to_string()),
+            );
+        }
+        paged.sort();
+        assert_eq!(paged, ids);
+        let v = get_until(node, "/api/search?q=f-4&group=session", |v| v["total"] == 1);
+        assert_eq!(v["sessions"][0]["session_id"], "f-4", "{v}");
+    }
+}
