@@ -45,7 +45,10 @@ pub async fn search(
             .unwrap_or_default()
             .into_iter()
             .filter(|(k, _)| k != "offset" && k != "limit")
-            .chain([("offset".into(), "0".into()), ("limit".into(), depth.to_string())])
+            .chain([
+                ("offset".into(), "0".into()),
+                ("limit".into(), depth.to_string()),
+            ])
             .collect();
     let me = cluster.node_id().to_string();
     let others: Vec<(String, String)> = cluster

@@ -113,7 +113,10 @@ pub async fn search(
         .map_err(|e| bad(e.to_string()))?;
     let q = params.into_inner().into_query()?;
     if let Some(cluster) = state.engine.cluster().cloned() {
-        if !req.headers().contains_key(crate::cluster_search::LOCAL_ONLY) {
+        if !req
+            .headers()
+            .contains_key(crate::cluster_search::LOCAL_ONLY)
+        {
             return crate::cluster_search::search(&state, cluster, &req, q).await;
         }
     }

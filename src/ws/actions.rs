@@ -57,6 +57,15 @@ pub fn error_frame(error: &str) -> String {
 }
 
 pub async fn handle(state: &AppState, text: &str) -> Vec<String> {
+    if let Some(answered) = crate::cluster::ws_forward(state, text).await {
+        return answered;
+    }
+    handle_here(state, text).await
+}
+
+/// Answer an action on this node (a cluster node forwards the actions
+/// of sessions another node owns; see `crate::cluster::ws_forward`).
+pub async fn handle_here(state: &AppState, text: &str) -> Vec<String> {
     let mut v: Value = match serde_json::from_str(text) {
         Ok(v) => v,
         Err(e) => return vec![error_frame(&format!("malformed frame: {e}"))],

@@ -11,11 +11,11 @@
 //! tree) run in tasks of their own, so pings, broadcasts and other replies
 //! keep flowing while they run; their replies arrive when they finish.
 
-mod actions;
+pub(crate) mod actions;
 mod branches;
 mod contexts;
 mod files;
-mod frames;
+pub(crate) mod frames;
 mod projects;
 pub mod runners;
 pub mod runs;

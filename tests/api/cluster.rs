@@ -326,18 +326,21 @@ fn an_owner_stopped_past_its_lease_writes_nothing_when_it_continues() {
 
 #[test]
 fn postgresql_restarted_under_load_loses_nothing() {
-    under_load("PostgreSQL restarted (down 6 s, past the nodes' deadlines)", |c| {
-        let before = leases(c);
-        c.pg.restart(Duration::from_secs(6));
-        // Every owner renews before anyone may claim: no session moved.
-        std::thread::sleep(Duration::from_secs(7));
-        assert_eq!(leases(c), before, "no takeover after PostgreSQL came back");
-        Hit {
-            node: 0,
-            sessions: Vec::new(),
-            dead: false,
-        }
-    });
+    under_load(
+        "PostgreSQL restarted (down 6 s, past the nodes' deadlines)",
+        |c| {
+            let before = leases(c);
+            c.pg.restart(Duration::from_secs(6));
+            // Every owner renews before anyone may claim: no session moved.
+            std::thread::sleep(Duration::from_secs(7));
+            assert_eq!(leases(c), before, "no takeover after PostgreSQL came back");
+            Hit {
+                node: 0,
+                sessions: Vec::new(),
+                dead: false,
+            }
+        },
+    );
 }
 
 #[test]
@@ -347,8 +350,8 @@ fn a_websocket_client_on_one_node_sees_a_rename_made_through_another() {
     };
     let agent = ureq::agent();
     let base = cluster.proxy.url();
-    for s in ["w-1", "w-2", "w-3"] {
-        assert_eq!(whole_turn(&agent, &base, s, 1), Ok(201));
+    for i in 1..=9 {
+        assert_eq!(whole_turn(&agent, &base, &format!("w-{i}"), 1), Ok(201));
     }
     let mut clients: Vec<WsClient> = cluster.nodes.iter().map(WsClient::connect).collect();
     for round in 0..3 {
@@ -356,23 +359,57 @@ fn a_websocket_client_on_one_node_sees_a_rename_made_through_another() {
             let through = (i + 1) % 3;
             let title = format!("Round {round}, watched on {i}, renamed through {through}");
             let session = format!("w-{}", round + 1);
-            let (st, v) = cluster.nodes[through]
-                .patch(&format!("/api/sessions/{session}"), json!({ "title": title }));
+            let (st, v) = cluster.nodes[through].patch(
+                &format!("/api/sessions/{session}"),
+                json!({ "title": title }),
+            );
             assert_eq!(st, 200, "{v}");
             let seen = client.expect("session_updated", |v| v["data"]["title"] == title.as_str());
             assert_eq!(seen["data"]["id"], session.as_str());
         }
     }
+    // An action for a session another node owns is answered there.
+    let owners = leases(&cluster);
+    for (i, client) in clients.iter_mut().enumerate() {
+        let (session, (owner, _)) = owners
+            .iter()
+            .find(|(s, (o, _))| *o != cluster.names[i] && s.as_str() > "w-3")
+            .expect("a session another node owns");
+        let title = format!("Renamed by a client of {i}");
+        client.send(json!({"action": "rename_session", "session_id": session, "title": title, "request_id": 7}));
+        let seen = client.expect("session_updated", |v| v["data"]["title"] == title.as_str());
+        assert_eq!(seen["data"]["id"], session.as_str());
+        let at = cluster.names.iter().position(|n| n == owner).unwrap();
+        let (_, meta) = cluster.nodes[at].get(&format!("/api/sessions/{session}"));
+        assert_eq!(meta["title"], title.as_str(), "the owner has it");
+        client.send(json!({"action": "load_session", "session_id": session, "request_id": 8}));
+        let loaded = client.next_where(|v| v["request_id"] == 8);
+        assert_ne!(loaded["type"], "action_error", "{loaded}");
+    }
+    for s in ["w-1", "w-2"] {
+        let (st, _) = cluster.nodes[0].patch(
+            &format!("/api/sessions/{s}"),
+            json!({"title": format!("{s} again")}),
+        );
+        assert_eq!(st, 200);
+    }
     // The list on every node names the titles the owner has.
     for n in &cluster.nodes {
         let (_, v) = n.get("/api/sessions/w-3");
-        assert_eq!(v["title"], "Round 2, watched on 2, renamed through 0", "{v}");
+        assert_eq!(
+            v["title"], "Round 2, watched on 2, renamed through 0",
+            "{v}"
+        );
     }
 }
 
 /// `GET path` on `node` until `done` holds (rows are shared right after
 /// each change, not inside its request).
-fn get_until(node: &crate::helpers::TestServer, path: &str, done: impl Fn(&Value) -> bool) -> Value {
+fn get_until(
+    node: &crate::helpers::TestServer,
+    path: &str,
+    done: impl Fn(&Value) -> bool,
+) -> Value {
     let deadline = Instant::now() + Duration::from_secs(5);
     loop {
         let (st, v) = node.get(path);
@@ -397,7 +434,10 @@ fn every_node_lists_every_session_in_the_order_of_one_node() {
     }
     let owners: std::collections::BTreeSet<String> =
         leases(&cluster).values().map(|(o, _)| o.clone()).collect();
-    assert!(owners.len() > 1, "the sessions are spread over the nodes: {owners:?}");
+    assert!(
+        owners.len() > 1,
+        "the sessions are spread over the nodes: {owners:?}"
+    );
     // Newest first: the last created leads.
     let mut newest_first = ids.clone();
     newest_first.reverse();
@@ -422,7 +462,11 @@ fn every_node_lists_every_session_in_the_order_of_one_node() {
         let v = get_until(node, "/api/sessions?pinned=true", |v| v["total"] == 1);
         assert_eq!(v["sessions"][0]["id"], "l-03");
         let v = get_until(node, "/api/sessions", |v| v["total"] == 11);
-        assert!(v["sessions"].as_array().unwrap().iter().all(|r| r["id"] != "l-07"));
+        assert!(v["sessions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|r| r["id"] != "l-07"));
         let v = get_until(node, "/api/sessions?archived=true", |v| v["total"] == 1);
         assert_eq!(v["sessions"][0]["id"], "l-07");
     }
@@ -430,8 +474,14 @@ fn every_node_lists_every_session_in_the_order_of_one_node() {
     let (st, _) = cluster.nodes[2].raw_delete("/api/sessions/l-05");
     assert!(st == 200 || st == 204, "{st}");
     for node in &cluster.nodes {
-        let v = get_until(node, "/api/sessions?include_archived=true", |v| v["total"] == 11);
-        assert!(v["sessions"].as_array().unwrap().iter().all(|r| r["id"] != "l-05"));
+        let v = get_until(node, "/api/sessions?include_archived=true", |v| {
+            v["total"] == 11
+        });
+        assert!(v["sessions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|r| r["id"] != "l-05"));
     }
 }
 
@@ -451,7 +501,9 @@ fn a_search_on_any_node_finds_sessions_held_by_every_node() {
     assert_eq!(owners.len(), 3, "the sessions are on every node");
     // "turn 1 of f-N": every session's user message matches "turn".
     for node in &cluster.nodes {
-        let v = get_until(node, "/api/search?q=turn&role=user&limit=50", |v| v["total"] == 9);
+        let v = get_until(node, "/api/search?q=turn&role=user&limit=50", |v| {
+            v["total"] == 9
+        });
         let mut found: Vec<&str> = v["hits"]
             .as_array()
             .unwrap()
@@ -463,7 +515,9 @@ fn a_search_on_any_node_finds_sessions_held_by_every_node() {
         // Pages of the merged answer: no hit twice, none left out.
         let mut paged = Vec::new();
         for offset in [0, 4, 8] {
-            let (_, v) = node.get(&format!("/api/search?q=turn&role=user&limit=4&offset={offset}"));
+            let (_, v) = node.get(&format!(
+                "/api/search?q=turn&role=user&limit=4&offset={offset}"
+            ));
             assert_eq!(v["total"], 9);
             paged.extend(
                 v["hits"]

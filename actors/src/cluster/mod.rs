@@ -5,8 +5,8 @@
 //! forwards requests for sessions this node does not own (`place`).
 
 mod db;
-mod events;
 pub mod error;
+mod events;
 mod lease;
 pub mod replica;
 mod ring;

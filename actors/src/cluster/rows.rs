@@ -191,7 +191,10 @@ fn list(
     };
     let refs: Vec<&(dyn ToSql + Sync)> = params.iter().map(|p| &**p).collect();
     let total: i64 = client
-        .query_one(&format!("SELECT count(*) FROM cluster_sessions {filter}"), &refs)?
+        .query_one(
+            &format!("SELECT count(*) FROM cluster_sessions {filter}"),
+            &refs,
+        )?
         .get(0);
     let (offset, limit) = (q.offset as i64, q.limit() as i64);
     let rows = client.query(

@@ -7,11 +7,11 @@
 use std::sync::Arc;
 
 use super::Engine;
-use crate::registry::actor::{Names, RowsOut};
-use crate::registry::{ListQuery, Page};
 use crate::cluster::{Adoption, Cluster};
 use crate::error::EngineError;
 use crate::manager::{Forget, Locate};
+use crate::registry::actor::{Names, RowsOut};
+use crate::registry::{ListQuery, Page};
 use crate::session::actor::SetAside;
 
 impl Engine {
