@@ -85,8 +85,16 @@ impl From<EngineError> for ApiError {
             ErrorKind::Internal => StatusCode::INTERNAL_SERVER_ERROR,
             ErrorKind::Upstream => StatusCode::BAD_GATEWAY,
         };
-        if kind.is_server_side() {
-            tracing::error!(code = e.code(), error = %e, "request failed");
+        match e.code() {
+            // A cluster's passing states (a takeover, a lease being
+            // renewed): counted, not logged per request.
+            "session_moving" | "lease_expired" => {
+                tracing::debug!(code = e.code(), error = %e, "request refused for now")
+            }
+            _ if kind.is_server_side() => {
+                tracing::error!(code = e.code(), error = %e, "request failed")
+            }
+            _ => {}
         }
         let mut api = ApiError::new(status, e.code(), e.client_message());
         api.details = e.details();

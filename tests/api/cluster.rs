@@ -533,3 +533,45 @@ fn a_search_on_any_node_finds_sessions_held_by_every_node() {
         assert_eq!(v["sessions"][0]["session_id"], "f-4", "{v}");
     }
 }
+
+#[test]
+fn with_its_replicas_down_an_owner_acknowledges_nothing_and_resumes_after() {
+    under_load("both replicas of the busiest node killed for 8 s", |c| {
+        let (owner, sessions) = busiest(c);
+        let others: Vec<usize> = (0..c.nodes.len()).filter(|i| *i != owner).collect();
+        // One replica down: its sessions' turns go to the other one.
+        c.nodes[others[0]].kill();
+        std::thread::sleep(Duration::from_secs(3));
+        let moved = leases(c)
+            .into_iter()
+            .filter(|(s, (o, _))| sessions.contains(s) && *o == c.names[owner])
+            .all(|(_, (_, r))| r.first() != Some(&c.names[others[0]]));
+        assert!(
+            moved,
+            "the surviving replica is first for every session the owner kept"
+        );
+        // Both down: nothing is acknowledged on one copy.
+        c.nodes[others[1]].kill();
+        std::thread::sleep(Duration::from_secs(1));
+        let agent = ureq::agent();
+        let probe = format!("{}/api/sessions/probe-1/turns", c.nodes[owner].url);
+        let refused = agent
+            .post(&probe)
+            .send_json(json!({"nodes": [{"id": "probe-u", "role": "user", "content": "probe"}]}));
+        match refused {
+            Err(ureq::Error::Status(503, r)) => {
+                let v: Value = r.into_json().unwrap();
+                assert_eq!(v["code"], "replica_unavailable", "{v}");
+            }
+            other => panic!("a turn with no replica must not be acknowledged: {other:?}"),
+        }
+        std::thread::sleep(Duration::from_secs(4));
+        c.nodes[others[0]].spawn();
+        c.nodes[others[1]].spawn();
+        Hit {
+            node: owner,
+            sessions,
+            dead: false,
+        }
+    });
+}

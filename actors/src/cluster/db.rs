@@ -227,3 +227,17 @@ pub fn release(client: &mut Client, session: &str, node: &str) -> Result<(), Clu
 fn secs(ms: i64) -> f64 {
     ms as f64 / 1000.0
 }
+
+/// Of `ids`, the sessions another node holds, with their epochs.
+pub fn held_elsewhere(
+    client: &mut Client,
+    node: &str,
+    ids: &[String],
+) -> Result<Vec<(String, i64)>, ClusterError> {
+    let rows = client.query(
+        "SELECT session_id, epoch FROM cluster_leases
+         WHERE session_id = ANY($1) AND node_id <> $2",
+        &[&ids, &node],
+    )?;
+    Ok(rows.iter().map(|r| (r.get(0), r.get(1))).collect())
+}

@@ -57,7 +57,7 @@ impl Cluster {
             let payloads: Vec<String> = batch
                 .into_iter()
                 .filter(|f| {
-                    let fits = f.len() + me.len() + 1 <= MAX_PAYLOAD;
+                    let fits = f.len() + me.len() < MAX_PAYLOAD;
                     if !fits {
                         tracing::debug!(bytes = f.len(), "event too large for NOTIFY: not relayed");
                     }

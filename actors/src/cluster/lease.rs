@@ -11,6 +11,9 @@ use super::db::{self, LeaseRow};
 use super::error::ClusterError;
 use super::{lock, Cluster, Owned, MARGIN};
 
+/// Threads making claimed sessions servable.
+const TAKEOVER_THREADS: usize = 4;
+
 /// Sessions claimed in one tick, at most.
 const CLAIMS_PER_TICK: i64 = 256;
 
@@ -25,12 +28,16 @@ pub struct Renewer {
 impl Renewer {
     pub fn new(cluster: Cluster, client: postgres::Client) -> Renewer {
         let (takeovers, rx) = crossbeam_channel::unbounded();
-        let worker = cluster.clone();
-        let spawned = std::thread::Builder::new()
-            .name("cluster-takeover".into())
-            .spawn(move || worker.takeover_loop(rx));
-        if let Err(e) = spawned {
-            tracing::error!(error = %e, "the takeover thread did not start");
+        // A dead node's sessions are made servable several at a time
+        // (each is a restore, a load and a full push).
+        for i in 0..TAKEOVER_THREADS {
+            let (worker, rx) = (cluster.clone(), rx.clone());
+            let spawned = std::thread::Builder::new()
+                .name(format!("cluster-takeover-{i}"))
+                .spawn(move || worker.takeover_loop(rx));
+            if let Err(e) = spawned {
+                tracing::error!(error = %e, "a takeover thread did not start");
+            }
         }
         Renewer {
             cluster,

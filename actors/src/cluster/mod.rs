@@ -9,9 +9,12 @@ pub mod error;
 mod events;
 mod lease;
 pub mod replica;
+mod replica_packs;
 mod ring;
 mod rows;
 mod takeover;
+#[cfg(test)]
+mod tests;
 pub mod wire;
 
 use std::collections::{BTreeMap, HashMap, HashSet};

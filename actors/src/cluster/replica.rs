@@ -64,6 +64,16 @@ impl Replicas {
                 seen: seen.epoch,
             });
         }
+        // Every commit here has its whole history (a pack is only taken
+        // on top of commits already here), so a base found is complete.
+        for base in &push.header.base {
+            let found = Oid::from_str(base)
+                .ok()
+                .and_then(|o| repo.find_commit(o).ok());
+            if found.is_none() {
+                return Err(ClusterError::ReplicaBehind);
+            }
+        }
         if !push.pack.is_empty() {
             let odb = repo.odb()?;
             let mut writer = odb.packwriter()?;
@@ -101,7 +111,17 @@ impl Replicas {
                 repo.reference_symbolic("HEAD", head, true, "replica push")?;
             }
         }
+        // Acknowledged already durable; a failed merge only leaves packs.
+        if let Err(e) = super::replica_packs::tidy(&repo, &dir) {
+            tracing::warn!(session = %id, error = %e, "replica packs not merged");
+        }
         Ok(tips)
+    }
+
+    /// Hold the session's replica still (no push, no pack merge) while it
+    /// is read from.
+    pub fn hold(&self, id: &str) -> crate::replication::Held<'_> {
+        self.locks.hold(id)
     }
 
     /// The branches of a session's replica (empty when there is none).

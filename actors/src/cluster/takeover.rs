@@ -76,6 +76,7 @@ impl Cluster {
             ..RemoteConfig::default()
         };
         debug_assert_eq!(remote.layout(), Layout::PerSession);
+        let held = self.inner.replicas.hold(id);
         let done = crate::replication::restore::restore(
             store,
             &remote,
@@ -84,6 +85,7 @@ impl Cluster {
             |_| {},
         )
         .map_err(|e| e.to_string())?;
+        drop(held);
         if let Some((_, why)) = done.failed.first() {
             return Err(why.clone());
         }
@@ -101,6 +103,19 @@ impl Cluster {
             tracing::warn!(session = %id, error = %e, "the new replica has no copy yet");
         }
         Ok(())
+    }
+
+    /// At a start: the sessions on this disk that another node took over
+    /// while this one was away are set aside (a node only learns of losses
+    /// it sees happen otherwise). Blocking.
+    pub fn set_aside_foreign(&self, ids: Vec<String>) -> Result<usize, super::ClusterError> {
+        let me = self.inner.config.node_id.clone();
+        let foreign = self.with_db(|c| super::db::held_elsewhere(c, &me, &ids))?;
+        for (id, epoch) in &foreign {
+            tracing::warn!(session = %id, epoch, "taken over while this node was away: the local copy is set aside");
+            self.set_aside(id, *epoch);
+        }
+        Ok(foreign.len())
     }
 
     /// Where a lost session's folder is kept.

@@ -18,6 +18,10 @@ pub struct Header {
     pub refs: Vec<(String, String)>,
     /// The branch HEAD names.
     pub head: Option<String>,
+    /// The commits the pack builds on (the replica's tips as the owner
+    /// last heard them); empty: the pack holds the whole history.
+    #[serde(default)]
+    pub base: Vec<String>,
 }
 
 /// A push made from a session's repository.
@@ -50,10 +54,12 @@ impl Push {
         for (_, oid) in &branches {
             walk.push(*oid)?;
         }
+        let mut base = Vec::new();
         for (_, oid) in known {
             // A tip this repository lacks (rewritten elsewhere) is no base.
             if repo.find_commit(*oid).is_ok() {
                 walk.hide(*oid)?;
+                base.push(oid.to_string());
             }
         }
         let mut builder = repo.packbuilder()?;
@@ -73,6 +79,7 @@ impl Push {
                     .map(|(n, o)| (n.clone(), o.to_string()))
                     .collect(),
                 head,
+                base,
             },
             pack,
         }))
@@ -106,6 +113,9 @@ impl Push {
                 return Err(bad("a ref outside refs/heads/"));
             }
             Oid::from_str(oid).map_err(|_| bad("a ref without an object id"))?;
+        }
+        for oid in &header.base {
+            Oid::from_str(oid).map_err(|_| bad("a base that is not an object id"))?;
         }
         if let Some(h) = &header.head {
             if !h.starts_with("refs/heads/") || !git2::Reference::is_valid_name(h) {

@@ -46,11 +46,31 @@ impl Engine {
             }
             Err(e) => tracing::error!(error = %e, "the cluster's event relay did not start"),
         }
-        self.cluster = Some(cluster);
+        self.cluster = Some(cluster.clone());
         let engine = self.clone();
         actix::spawn(async move {
             while let Some(job) = rx.recv().await {
                 engine.adoption(job).await;
+            }
+        });
+        // Sessions taken over while this node was away go aside (on the
+        // blocking pool: it asks PostgreSQL and waits for the engine).
+        let store = self.store.clone();
+        actix::spawn(async move {
+            let done = tokio::task::spawn_blocking(move || {
+                let ids: Vec<String> = store
+                    .all_session_folders()
+                    .map(|f| f.into_iter().map(|(id, _)| id).collect())
+                    .unwrap_or_default();
+                cluster.set_aside_foreign(ids)
+            })
+            .await;
+            match done {
+                Ok(Ok(n)) if n > 0 => {
+                    tracing::info!(sessions = n, "sessions lost while away set aside")
+                }
+                Ok(Err(e)) => tracing::warn!(error = %e, "sessions lost while away not checked"),
+                _ => {}
             }
         });
     }

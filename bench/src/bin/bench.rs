@@ -36,6 +36,8 @@ use openprogram_actors::session::{EndTurn, NewNode, SessionCore};
 use openprogram_actors::store::Store;
 use serde_json::json;
 
+#[path = "bench_support/cluster.rs"]
+mod cluster;
 #[path = "bench_support/floor.rs"]
 mod floor;
 #[path = "bench_support/load.rs"]
@@ -81,6 +83,9 @@ struct Args {
     /// `--replication T`: only replication's cost and lag (T turns per
     /// latency series).
     replication: Option<usize>,
+    /// `--cluster SECONDS`: only the cluster's throughput, replica cost
+    /// and takeover.
+    cluster: Option<usize>,
 }
 
 fn parse_args() -> Args {
@@ -100,6 +105,7 @@ fn parse_args() -> Args {
         mirror: None,
         replication: None,
         startup: None,
+        cluster: None,
     };
     let mut it = std::env::args().skip(1);
     while let Some(a) = it.next() {
@@ -141,6 +147,7 @@ fn parse_args() -> Args {
             }
             "--replication" => args.replication = Some(num("--replication")),
             "--startup" => args.startup = Some(num("--startup")),
+            "--cluster" => args.cluster = Some(num("--cluster")),
             "--mirror" => {
                 let sessions = num("--mirror");
                 let turns = num("--mirror");
@@ -568,6 +575,13 @@ fn main() {
     }
     if let Some((sessions, turns)) = args.import {
         import::bench_import(tmp.path(), sessions, turns);
+        if args.keep {
+            let _ = tmp.keep();
+        }
+        return;
+    }
+    if let Some(secs) = args.cluster {
+        cluster::bench_cluster(tmp.path(), secs as f64);
         if args.keep {
             let _ = tmp.keep();
         }

@@ -44,6 +44,14 @@ pub fn populate(sessions_dir: &Path, n: usize) {
 pub struct ChildServer(std::process::Child);
 
 impl ChildServer {
+    /// SIGKILL, reaped (a node dying in the cluster benchmark).
+    #[allow(dead_code)]
+    pub fn kill(mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+        std::mem::forget(self);
+    }
+
     pub fn pid(&self) -> u32 {
         self.0.id()
     }
@@ -97,13 +105,22 @@ pub fn spawn_server_with(
     state: &Path,
     envs: &[(&str, &std::ffi::OsStr)],
 ) -> (ChildServer, String, Duration) {
+    spawn_server_on(state, "127.0.0.1:0", envs)
+}
+
+/// `spawn_server_with`, listening on `bind`.
+pub fn spawn_server_on(
+    state: &Path,
+    bind: &str,
+    envs: &[(&str, &std::ffi::OsStr)],
+) -> (ChildServer, String, Duration) {
     let exe = server_exe();
     let info = state.join("server.json");
     let _ = std::fs::remove_file(&info);
     let start = Instant::now();
     let server = ChildServer(
         Command::new(exe)
-            .args(["serve", "--bind", "127.0.0.1:0", "--state-dir"])
+            .args(["serve", "--bind", bind, "--state-dir"])
             .arg(state)
             // `BENCH_SERVER_LOG=info` shows the servers' own startup logs.
             .env(
