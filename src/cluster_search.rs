@@ -76,26 +76,33 @@ pub async fn search(
     .await
     .map_err(|_| ApiError::from(openprogram_actors::EngineError::Unavailable))?;
     let key = if grouped { "sessions" } else { "hits" };
-    let mut total = local["total"].as_u64().unwrap_or(0);
-    let mut items: Vec<Value> = local[key].as_array().cloned().unwrap_or_default();
+    // Each node's answers in its own order, the nodes in the order of
+    // their ids; then a stable sort by score. Equal scores keep that
+    // order, so the first `offset + limit` of the merge never depend on
+    // how deep each node was asked: pages neither repeat nor skip.
+    let mut lists: Vec<(String, Value)> = vec![(me, local)];
     let mut missing = Vec::new();
     for (node, answer) in answers {
         match answer {
-            Ok(v) => {
-                total += v["total"].as_u64().unwrap_or(0);
-                items.extend(v[key].as_array().cloned().unwrap_or_default());
-            }
+            Ok(v) => lists.push((node, v)),
             Err(e) => {
                 tracing::warn!(node = %node, error = %e, "a node did not answer a search");
                 missing.push(node);
             }
         }
     }
+    lists.sort_by(|a, b| a.0.cmp(&b.0));
+    let total: u64 = lists
+        .iter()
+        .map(|(_, v)| v["total"].as_u64().unwrap_or(0))
+        .sum();
+    let mut items: Vec<Value> = lists
+        .into_iter()
+        .flat_map(|(_, v)| v[key].as_array().cloned().unwrap_or_default())
+        .collect();
     items.sort_by(|a, b| {
         let (x, y) = (a["score"].as_f64(), b["score"].as_f64());
-        y.partial_cmp(&x)
-            .unwrap_or(Ordering::Equal)
-            .then_with(|| a["session_id"].as_str().cmp(&b["session_id"].as_str()))
+        y.partial_cmp(&x).unwrap_or(Ordering::Equal)
     });
     let page: Vec<Value> = items.into_iter().skip(offset).take(limit).collect();
     let mut out = HttpResponse::Ok();

@@ -1,4 +1,4 @@
-//! The lease thread: every `lease / 5` it renews this node's row and
+//! The lease thread: every `lease / 10` it renews this node's row and
 //! every lease it holds in one statement each, takes the answer as what
 //! this node owns, refreshes the node list, and claims the sessions whose
 //! owner stopped renewing and whose first replica is this node.
@@ -48,7 +48,9 @@ impl Renewer {
     }
 
     pub fn run(mut self) {
-        let period = self.cluster.inner.config.lease / 5;
+        // Ten ticks a lease: a renewal every half second at the default
+        // 5 s, and orphans claimed within half a second of their end.
+        let period = self.cluster.inner.config.lease / 10;
         while !self.cluster.inner.stop.load(Ordering::Relaxed) {
             let started = Instant::now();
             if let Err(e) = self.tick() {

@@ -132,6 +132,9 @@ struct Inner {
     stop: AtomicBool,
     adoptions: Mutex<Option<tokio::sync::mpsc::UnboundedSender<Adoption>>>,
     copies: crossbeam_channel::Sender<(String, String)>,
+    /// Third copies queued and not pushed yet: a session is queued once
+    /// however many turns it makes meanwhile (the push sends them all).
+    queued_copies: Mutex<HashSet<(String, String)>>,
 }
 
 /// What `GET /cluster/v1/status` shows.
@@ -196,6 +199,7 @@ impl Cluster {
                 stop: AtomicBool::new(false),
                 adoptions: Mutex::new(None),
                 copies,
+                queued_copies: Mutex::new(HashSet::new()),
             }),
         };
         let mut renewer = lease::Renewer::new(cluster.clone(), client);
@@ -392,7 +396,10 @@ impl Cluster {
                         self.reorder(id, &owned, node)?;
                     }
                     for other in owned.replicas.iter().filter(|n| *n != node) {
-                        let _ = self.inner.copies.send((id.to_string(), other.clone()));
+                        let key = (id.to_string(), other.clone());
+                        if lock(&self.inner.queued_copies).insert(key.clone()) {
+                            let _ = self.inner.copies.send(key);
+                        }
                     }
                     if !self.lease_ok() {
                         return Err(ClusterError::LeaseExpired);
@@ -505,6 +512,7 @@ impl Cluster {
             if self.inner.stop.load(Ordering::Relaxed) {
                 return;
             }
+            lock(&self.inner.queued_copies).remove(&(id.clone(), node.clone()));
             let _held = self.inner.pushing.hold(&id);
             let Some(epoch) = lock(&self.inner.state).owned.get(&id).map(|o| o.epoch) else {
                 continue;
