@@ -571,3 +571,62 @@ fn with_its_replicas_down_an_owner_acknowledges_nothing_and_resumes_after() {
         }
     });
 }
+
+/// What docs/CLUSTER.md says an open turn may lose: its appends are
+/// durable on the owner only, so a takeover serves the session as of its
+/// last ended turn; the next turn starts from there and is kept.
+#[test]
+fn a_takeover_serves_the_last_ended_turn_and_drops_the_open_one() {
+    let Some(mut cluster) = Cluster::start(3) else {
+        return;
+    };
+    let agent = ureq::agent();
+    let base = cluster.proxy.url();
+    assert_eq!(whole_turn(&agent, &base, "o-1", 1), Ok(201));
+    let owners = leases(&cluster);
+    let (owner, replicas) = owners["o-1"].clone();
+    let at = cluster.names.iter().position(|n| *n == owner).unwrap();
+    // Turn 2 opened on the owner, never ended.
+    cluster.nodes[at].append(
+        "o-1",
+        json!({"id": "open-u", "role": "user", "content": "an open turn"}),
+    );
+    cluster.nodes[at].kill();
+    let first = cluster
+        .names
+        .iter()
+        .position(|n| *n == replicas[0])
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let (st, v) = cluster.nodes[first].get("/api/sessions/o-1/nodes");
+        if st == 200 {
+            let users: Vec<&str> = v
+                .as_array()
+                .or_else(|| v["nodes"].as_array())
+                .unwrap()
+                .iter()
+                .filter(|n| n["role"] == "user")
+                .map(|n| n["content"].as_str().unwrap_or_default())
+                .collect();
+            assert_eq!(
+                users,
+                ["turn 1 of o-1"],
+                "the last ended turn, without the open one"
+            );
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "o-1 was not taken over: {st} {v}"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    // The session goes on from there (through HAProxy, with a node down).
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while whole_turn(&agent, &base, "o-1", 2) != Ok(201) {
+        assert!(Instant::now() < deadline, "turn 2 was never acknowledged");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    assert_eq!(user_turns(&base, "o-1"), ["turn 1 of o-1", "turn 2 of o-1"]);
+}
