@@ -139,7 +139,15 @@ fn busiest(cluster: &Cluster) -> (usize, Vec<String>) {
 /// 14 s more; then every acknowledged turn is checked through the API and
 /// on disk. The seconds until the hit node's sessions were served again.
 fn under_load(what: &str, fault: impl FnOnce(&mut Cluster) -> Hit) -> Option<f64> {
-    let mut cluster = Cluster::start(3)?;
+    under_load_on(Cluster::start(3)?, what, fault)
+}
+
+/// `under_load` on a cluster started by the caller.
+fn under_load_on(
+    mut cluster: Cluster,
+    what: &str,
+    fault: impl FnOnce(&mut Cluster) -> Hit,
+) -> Option<f64> {
     let base = cluster.proxy.url();
     let stop = Arc::new(AtomicBool::new(false));
     let history = Arc::new(Mutex::new(History::default()));
@@ -629,4 +637,41 @@ fn a_takeover_serves_the_last_ended_turn_and_drops_the_open_one() {
         std::thread::sleep(Duration::from_millis(200));
     }
     assert_eq!(user_turns(&base, "o-1"), ["turn 1 of o-1", "turn 2 of o-1"]);
+}
+
+#[test]
+fn a_node_whose_disk_fills_acknowledges_nothing_it_cannot_keep() {
+    use crate::full_disk::{fill, mount_tmpfs, Mounted};
+    let mounted = std::cell::Cell::new(None);
+    let Some(cluster) = Cluster::start_with(3, |i, state| {
+        if i == 2 && mount_tmpfs(state, "64m") {
+            mounted.set(Some(Mounted(state.to_path_buf())));
+        }
+    }) else {
+        return;
+    };
+    let Some(_unmount) = mounted.take() else {
+        assert!(
+            std::env::var_os("OPENPROGRAM_MOUNT_REQUIRED").is_none(),
+            "could not mount a tmpfs for the full-disk cluster test"
+        );
+        eprintln!("skipped: mounting a tmpfs needs the right to mount");
+        return;
+    };
+    under_load_on(cluster, "node-c's disk full for 5 s", |c| {
+        let sessions: Vec<String> = std::fs::read_dir(c.nodes[2].state_dir.join("sessions"))
+            .unwrap()
+            .filter_map(|e| e.ok()?.file_name().into_string().ok())
+            .filter(|n| n.starts_with('c'))
+            .collect();
+        let filler = c.nodes[2].state_dir.join("filler");
+        fill(&filler);
+        std::thread::sleep(Duration::from_secs(5));
+        std::fs::remove_file(&filler).unwrap();
+        Hit {
+            node: 2,
+            sessions,
+            dead: false,
+        }
+    });
 }

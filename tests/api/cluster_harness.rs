@@ -218,8 +218,9 @@ impl Drop for Haproxy {
     }
 }
 
-/// A node of the cluster: a server process with `[cluster]` set.
-pub fn node(pg: &Postgres, name: &str, port: u16) -> TestServer {
+/// A node of the cluster: a server process with `[cluster]` set;
+/// `prepare` gets its state directory before it starts.
+pub fn node(pg: &Postgres, name: &str, port: u16, prepare: Option<&dyn Fn(&Path)>) -> TestServer {
     let url = pg.url();
     let advertise = format!("http://127.0.0.1:{port}");
     let bind = format!("127.0.0.1:{port}");
@@ -232,6 +233,7 @@ pub fn node(pg: &Postgres, name: &str, port: u16) -> TestServer {
     TestServer::start_with(Options {
         env: &env,
         bind: Some(&bind),
+        prepare,
         ..Options::default()
     })
 }
@@ -246,6 +248,11 @@ pub struct Cluster {
 
 impl Cluster {
     pub fn start(n: usize) -> Option<Cluster> {
+        Self::start_with(n, |_, _| {})
+    }
+
+    /// `start`, with `prepare(i, state_dir)` run before node `i` starts.
+    pub fn start_with(n: usize, prepare: impl Fn(usize, &Path)) -> Option<Cluster> {
         let pg = Postgres::start()?;
         let names: Vec<String> = (0..n)
             .map(|i| format!("node-{}", (b'a' + i as u8) as char))
@@ -254,7 +261,8 @@ impl Cluster {
         let nodes: Vec<TestServer> = names
             .iter()
             .zip(&ports)
-            .map(|(name, port)| node(&pg, name, *port))
+            .enumerate()
+            .map(|(i, (name, port))| node(&pg, name, *port, Some(&|d: &Path| prepare(i, d))))
             .collect();
         let pairs: Vec<(String, u16)> = names.iter().cloned().zip(ports).collect();
         let proxy = Haproxy::start(&pairs)?;

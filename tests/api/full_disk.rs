@@ -16,7 +16,7 @@ use crate::helpers::{Options, TestServer};
 use crate::ws::WsClient;
 
 /// Unmounts (lazily) when dropped.
-struct Mounted(PathBuf);
+pub(crate) struct Mounted(pub(crate) PathBuf);
 
 impl Drop for Mounted {
     fn drop(&mut self) {
@@ -24,7 +24,7 @@ impl Drop for Mounted {
     }
 }
 
-fn mount_tmpfs(dir: &Path, size: &str) -> bool {
+pub(crate) fn mount_tmpfs(dir: &Path, size: &str) -> bool {
     std::fs::create_dir_all(dir).unwrap();
     Command::new("mount")
         .args([
@@ -41,7 +41,7 @@ fn mount_tmpfs(dir: &Path, size: &str) -> bool {
 }
 
 /// Write zeros into `path` until the disk refuses; the bytes written.
-fn fill(path: &Path) -> u64 {
+pub(crate) fn fill(path: &Path) -> u64 {
     let mut f = std::fs::File::create(path).unwrap();
     let block = vec![0u8; 64 * 1024];
     let mut written = 0u64;
