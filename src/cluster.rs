@@ -109,15 +109,8 @@ pub async fn ws_forward(state: &AppState, text: &str) -> Option<Vec<String>> {
     let cluster = state.engine.cluster()?.clone();
     let peek: Peek = serde_json::from_str(text).ok()?;
     let id = peek.session_id.filter(|s| !s.is_empty())?;
-    let place = match cluster.place_fast(&id) {
-        Some(p) => Ok(p),
-        None => {
-            let (c, id) = (cluster.clone(), id.clone());
-            web::block(move || c.place(&id))
-                .await
-                .unwrap_or_else(|_| Err(ClusterError::Database("lookup not run".into())))
-        }
-    };
+    let write = !peek.action.as_deref().is_some_and(reads_only_action);
+    let place = locate(&cluster, &id, write).await;
     let refuse = |e: ClusterError| {
         let e = api(e);
         let frame =
@@ -173,6 +166,36 @@ fn session_in_path(path: &str) -> Option<&str> {
     (!collection).then_some(id)
 }
 
+/// Where session `id` is served (a write claims a session nobody holds).
+async fn locate(cluster: &Cluster, id: &str, write: bool) -> Result<Place, ClusterError> {
+    if let Some(p) = cluster.place_fast(id) {
+        return Ok(p);
+    }
+    let (c, id) = (cluster.clone(), id.to_string());
+    web::block(move || if write { c.place_write(&id) } else { c.place(&id) })
+        .await
+        .unwrap_or_else(|_| Err(ClusterError::Database("lookup not run".into())))
+}
+
+/// WebSocket actions that only read (the others may create the session).
+fn reads_only_action(action: &str) -> bool {
+    action.starts_with("list_")
+        || action.starts_with("get_")
+        || matches!(
+            action,
+            "load_session"
+                | "git_session_log"
+                | "git_history"
+                | "git_branches"
+                | "rewind_list"
+                | "turn_file_diff"
+                | "revert_preview"
+                | "agent_turns"
+                | "project_file_tree"
+                | "project_file_read"
+        )
+}
+
 fn error_response(e: &ApiError) -> HttpResponse {
     actix_web::ResponseError::error_response(e)
 }
@@ -196,16 +219,8 @@ pub async fn route(
     else {
         return Ok(next.call(req).await?.map_into_boxed_body());
     };
-    let place = match cluster.place_fast(&id) {
-        Some(p) => Ok(p),
-        None => {
-            let c = cluster.clone();
-            web::block(move || c.place(&id))
-                .await
-                .map_err(|_| ClusterError::Database("lookup not run".into()))
-                .and_then(|r| r)
-        }
-    };
+    let write = !reads_only(req.method());
+    let place = locate(&cluster, &id, write).await;
     let answer = |e: ClusterError| {
         let mut resp = error_response(&api(e));
         resp.headers_mut()
@@ -245,6 +260,37 @@ pub async fn route(
             let forwarded = forward(&cluster, req.request(), &url, body.freeze()).await;
             tracing::debug!(to = %node, path = %req.path(), "forwarded");
             Ok(req.into_response(forwarded))
+        }
+    }
+}
+
+/// For a route whose session is named in its body (a channel message): the
+/// answer when another node serves session `id` (forwarded there, with
+/// `body`), None when this node does.
+pub async fn serve_elsewhere(
+    state: &AppState,
+    req: &HttpRequest,
+    id: &str,
+    body: Vec<u8>,
+) -> Option<HttpResponse> {
+    let cluster = state.engine.cluster()?.clone();
+    let place = locate(&cluster, id, true).await;
+    let refuse = |e: ClusterError| {
+        let mut resp = error_response(&api(e));
+        resp.headers_mut()
+            .insert(header::RETRY_AFTER, header::HeaderValue::from_static("1"));
+        Some(resp)
+    };
+    match place {
+        Err(e) => refuse(e),
+        Ok(Place::Moving) => refuse(ClusterError::Moving(id.to_string())),
+        Ok(Place::Local) if !cluster.lease_ok() => refuse(ClusterError::LeaseExpired),
+        Ok(Place::Local) => None,
+        Ok(Place::Forward { .. }) if req.headers().contains_key(FORWARDED_BY) => {
+            refuse(ClusterError::Moving(id.to_string()))
+        }
+        Ok(Place::Forward { url, .. }) => {
+            Some(forward(&cluster, req, &url, web::Bytes::from(body)).await)
         }
     }
 }

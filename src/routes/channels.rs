@@ -10,7 +10,7 @@ use super::messages::posted_response;
 use crate::error::ApiError;
 use crate::startup::AppState;
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, serde::Serialize)]
 #[serde(deny_unknown_fields)]
 #[derive(utoipa::ToSchema)]
 pub struct ChannelMessage {
@@ -34,6 +34,7 @@ pub struct ChannelMessage {
 #[tracing::instrument(name = "channel_message", skip(state, body))]
 pub async fn post(
     state: web::Data<AppState>,
+    req: actix_web::HttpRequest,
     channel: web::Path<String>,
     body: web::Json<ChannelMessage>,
 ) -> Result<HttpResponse, ApiError> {
@@ -51,6 +52,11 @@ pub async fn post(
             .map_err(|e| ApiError::bad_request("invalid_id", e.to_string()))?;
     }
     let session_id = ids::conversation_id(&channel, &m.account_id, &m.peer_id);
+    // On a cluster node: the conversation's session may be another node's.
+    let bytes = serde_json::to_vec(&m).unwrap_or_default();
+    if let Some(answer) = crate::cluster::serve_elsewhere(&state, &req, &session_id, bytes).await {
+        return Ok(answer);
+    }
     let mut metadata = serde_json::Map::new();
     metadata.insert("channel".into(), channel.as_str().into());
     if let Some(kind) = &m.peer_kind {

@@ -675,3 +675,43 @@ fn a_node_whose_disk_fills_acknowledges_nothing_it_cannot_keep() {
         }
     });
 }
+
+#[test]
+fn a_channel_conversation_is_one_session_whichever_node_its_messages_reach() {
+    let Some(cluster) = Cluster::start(3) else {
+        return;
+    };
+    // Three peers, each writing through every node in turn: each peer's
+    // messages land in one session, on one node (the first opens its turn,
+    // the others queue behind it).
+    let mut seen: BTreeMap<&str, std::collections::BTreeSet<String>> = BTreeMap::new();
+    for round in 0..3 {
+        for (i, node) in cluster.nodes.iter().enumerate() {
+            for peer in ["ada", "bob", "cy"] {
+                let (st, v) = node.post(
+                    "/api/channels/telegram/messages",
+                    json!({"account_id": "bot", "peer_id": peer,
+                           "text": format!("{peer} says {round}.{i}"),
+                           "message_id": format!("{peer}-{round}-{i}")}),
+                );
+                assert!(st == 201 || st == 202, "{st} {v}");
+                let id = v["session_id"].as_str().unwrap_or_default().to_string();
+                seen.entry(peer).or_default().insert(id);
+            }
+        }
+    }
+    for (peer, ids) in &seen {
+        assert_eq!(ids.len(), 1, "{peer}: one session: {ids:?}");
+    }
+    let v = get_until(&cluster.nodes[0], "/api/sessions?channel=telegram", |v| {
+        v["total"] == 3
+    });
+    let leases = leases(&cluster);
+    for row in v["sessions"].as_array().unwrap() {
+        let id = row["id"].as_str().unwrap();
+        let at = cluster.names.iter().position(|n| *n == leases[id].0).unwrap();
+        for (i, node) in cluster.nodes.iter().enumerate() {
+            assert_eq!(node.session_dir(id).exists(), i == at, "{id} on node {i}");
+        }
+    }
+}

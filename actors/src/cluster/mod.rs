@@ -255,15 +255,29 @@ impl Cluster {
             .then_some(Place::Local)
     }
 
-    /// Where a request for session `id` is served (blocking: one lookup).
-    /// A session without a lease that is on this node's disk is claimed.
+    /// Where a read of session `id` is served (blocking: one lookup). A
+    /// session without a lease that is on this node's disk is claimed; one
+    /// that is nowhere is read here (and not found).
     pub fn place(&self, id: &str) -> Result<Place, ClusterError> {
+        self.place_with(id, false)
+    }
+
+    /// Where a write to session `id` is served: as `place`, and a session
+    /// nobody holds yet is claimed by this node first, so two nodes never
+    /// both create it.
+    pub fn place_write(&self, id: &str) -> Result<Place, ClusterError> {
+        self.place_with(id, true)
+    }
+
+    fn place_with(&self, id: &str, write: bool) -> Result<Place, ClusterError> {
         if let Some(p) = self.place_fast(id) {
             return Ok(p);
         }
         let row = match self.with_db(|c| db::lease(c, id))? {
             Some(row) => row,
-            None if self.inner.store.default_session_dir(id).exists() => self.claim_local(id)?,
+            None if write || self.inner.store.default_session_dir(id).exists() => {
+                self.claim_local(id)?
+            }
             None => return Ok(Place::Local),
         };
         if row.node == self.inner.config.node_id {

@@ -90,7 +90,15 @@ impl Cluster {
             return Err(why.clone());
         }
         if done.restored.is_empty() && done.present.is_empty() {
-            return Err("no replica copy on this node".into());
+            // Claimed for a write that never made an acknowledged turn:
+            // there is nothing to serve, and the lease goes.
+            let me = self.inner.config.node_id.clone();
+            self.with_db(|c| super::db::release(c, id, &me))
+                .map_err(|e| e.to_string())?;
+            lock(&self.inner.state).owned.remove(id);
+            lock(&self.inner.moving).remove(id);
+            tracing::info!(session = %id, "taken over with no copy (never acknowledged): released");
+            return Ok(());
         }
         self.engine_does(|reply| Adoption::Adopt {
             id: id.clone(),
