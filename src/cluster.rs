@@ -172,9 +172,15 @@ async fn locate(cluster: &Cluster, id: &str, write: bool) -> Result<Place, Clust
         return Ok(p);
     }
     let (c, id) = (cluster.clone(), id.to_string());
-    web::block(move || if write { c.place_write(&id) } else { c.place(&id) })
-        .await
-        .unwrap_or_else(|_| Err(ClusterError::Database("lookup not run".into())))
+    web::block(move || {
+        if write {
+            c.place_write(&id)
+        } else {
+            c.place(&id)
+        }
+    })
+    .await
+    .unwrap_or_else(|_| Err(ClusterError::Database("lookup not run".into())))
 }
 
 /// WebSocket actions that only read (the others may create the session).

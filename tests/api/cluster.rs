@@ -709,7 +709,11 @@ fn a_channel_conversation_is_one_session_whichever_node_its_messages_reach() {
     let leases = leases(&cluster);
     for row in v["sessions"].as_array().unwrap() {
         let id = row["id"].as_str().unwrap();
-        let at = cluster.names.iter().position(|n| *n == leases[id].0).unwrap();
+        let at = cluster
+            .names
+            .iter()
+            .position(|n| *n == leases[id].0)
+            .unwrap();
         for (i, node) in cluster.nodes.iter().enumerate() {
             assert_eq!(node.session_dir(id).exists(), i == at, "{id} on node {i}");
         }

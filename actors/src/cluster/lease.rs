@@ -3,7 +3,7 @@
 //! this node owns, refreshes the node list, and claims the sessions whose
 //! owner stopped renewing and whose first replica is this node.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
@@ -14,6 +14,10 @@ use super::{lock, Cluster, Owned, MARGIN};
 /// Threads making claimed sessions servable.
 const TAKEOVER_THREADS: usize = 4;
 
+/// Ticks between two sweeps of leases held for no session (a write to a
+/// session that was never made claims one): 60 s at the default lease.
+const SWEEP_TICKS: u32 = 120;
+
 /// Sessions claimed in one tick, at most.
 const CLAIMS_PER_TICK: i64 = 256;
 
@@ -23,6 +27,10 @@ pub struct Renewer {
     takeovers: crossbeam_channel::Sender<LeaseRow>,
     /// Since when every renewal succeeded (None after a failure).
     connected_since: Option<Instant>,
+    /// Ticks since the last sweep of leases with no session.
+    since_sweep: u32,
+    /// Leases held with no session listed at the last sweep.
+    unlisted: HashSet<String>,
 }
 
 impl Renewer {
@@ -44,6 +52,8 @@ impl Renewer {
             client: Some(client),
             takeovers,
             connected_since: None,
+            since_sweep: 0,
+            unlisted: HashSet::new(),
         }
     }
 
@@ -64,7 +74,8 @@ impl Renewer {
 
     /// One renewal (and claims).
     pub fn tick(&mut self) -> Result<(), ClusterError> {
-        let inner = &self.cluster.inner;
+        let cluster = self.cluster.clone();
+        let inner = &cluster.inner;
         let config = &inner.config;
         if self.client.as_ref().is_none_or(|c| c.is_closed()) {
             self.client = Some(db::connect(&config.postgres_url)?);
@@ -110,6 +121,11 @@ impl Renewer {
         for (id, epoch) in lost {
             tracing::warn!(session = %id, epoch, "lease lost to another node: the local copy is set aside");
             self.cluster.set_aside(&id, epoch);
+        }
+        self.since_sweep += 1;
+        if self.since_sweep >= SWEEP_TICKS {
+            self.since_sweep = 0;
+            self.sweep()?;
         }
         // Claims only after a whole lease of renewals: after PostgreSQL
         // or this node was away, every live owner has renewed by then.
@@ -166,6 +182,40 @@ impl Renewer {
                     lock(&inner.moving).remove(&row.session);
                 }
             }
+        }
+        Ok(())
+    }
+}
+
+impl Renewer {
+    /// Leases this node held at two sweeps in a row for sessions its
+    /// registry does not list (and that are not being taken over) go.
+    fn sweep(&mut self) -> Result<(), ClusterError> {
+        let inner = &self.cluster.inner;
+        let unlisted: HashSet<String> = {
+            let state = lock(&inner.state);
+            let known = lock(&inner.known);
+            let moving = lock(&inner.moving);
+            state
+                .owned
+                .keys()
+                .filter(|id| !known.contains(*id) && !moving.contains(*id))
+                .cloned()
+                .collect()
+        };
+        let stale: Vec<String> = unlisted.intersection(&self.unlisted).cloned().collect();
+        self.unlisted = unlisted;
+        let Some(client) = self.client.as_mut() else {
+            return Ok(());
+        };
+        for id in stale {
+            if inner.store.default_session_dir(&id).exists() {
+                continue;
+            }
+            db::release(client, &id, &inner.config.node_id)?;
+            lock(&inner.state).owned.remove(&id);
+            self.unlisted.remove(&id);
+            tracing::debug!(session = %id, "lease of a session never made released");
         }
         Ok(())
     }

@@ -135,6 +135,8 @@ struct Inner {
     /// Third copies queued and not pushed yet: a session is queued once
     /// however many turns it makes meanwhile (the push sends them all).
     queued_copies: Mutex<HashSet<(String, String)>>,
+    /// The sessions this node's registry lists (kept by the row writer).
+    known: Mutex<HashSet<String>>,
 }
 
 /// What `GET /cluster/v1/status` shows.
@@ -200,6 +202,7 @@ impl Cluster {
                 adoptions: Mutex::new(None),
                 copies,
                 queued_copies: Mutex::new(HashSet::new()),
+                known: Mutex::new(HashSet::new()),
             }),
         };
         let mut renewer = lease::Renewer::new(cluster.clone(), client);

@@ -13,7 +13,7 @@ use std::sync::Arc;
 use postgres::types::ToSql;
 
 use super::error::ClusterError;
-use super::{db, Cluster};
+use super::{db, lock, Cluster};
 use crate::registry::actor::RowChange;
 use crate::registry::{ListQuery, SessionRow};
 
@@ -43,6 +43,16 @@ impl Cluster {
                         batch.insert(id, row);
                     }
                     Err(_) => break,
+                }
+            }
+            {
+                let mut known = lock(&self.inner.known);
+                for (id, row) in &batch {
+                    if row.is_some() {
+                        known.insert(id.clone());
+                    } else {
+                        known.remove(id);
+                    }
                 }
             }
             loop {
