@@ -594,6 +594,13 @@ fn a_takeover_serves_the_last_ended_turn_and_drops_the_open_one() {
     let owners = leases(&cluster);
     let (owner, replicas) = owners["o-1"].clone();
     let at = cluster.names.iter().position(|n| *n == owner).unwrap();
+    // A rename acknowledged after the last turn (not committed until the
+    // next one) survives the takeover.
+    let (st, _) = cluster.nodes[at].patch(
+        "/api/sessions/o-1",
+        json!({"title": "Kept through a takeover"}),
+    );
+    assert_eq!(st, 200);
     // Turn 2 opened on the owner, never ended.
     cluster.nodes[at].append(
         "o-1",
@@ -622,6 +629,8 @@ fn a_takeover_serves_the_last_ended_turn_and_drops_the_open_one() {
                 ["turn 1 of o-1"],
                 "the last ended turn, without the open one"
             );
+            let (_, meta) = cluster.nodes[first].get("/api/sessions/o-1");
+            assert_eq!(meta["title"], "Kept through a takeover", "{meta}");
             break;
         }
         assert!(

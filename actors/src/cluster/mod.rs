@@ -123,7 +123,8 @@ struct Inner {
     db: Mutex<Option<postgres::Client>>,
     replicas: Replicas,
     /// Per (session, replica node): the tips that replica acknowledged.
-    acked: Mutex<HashMap<(String, String), Tips>>,
+    /// (and the `meta.json` it was sent last).
+    acked: Mutex<HashMap<(String, String), (Tips, Option<serde_json::Value>)>>,
     /// One push of a session at a time.
     pushing: SessionLocks,
     /// Sessions being taken over (claimed, not yet served).
@@ -456,13 +457,13 @@ impl Cluster {
     /// lacks a base).
     fn push_to(&self, id: &str, dir: &Path, node: &str, epoch: i64) -> Result<(), ClusterError> {
         let key = (id.to_string(), node.to_string());
-        let known = lock(&self.inner.acked)
+        let (known, meta) = lock(&self.inner.acked)
             .get(&key)
             .cloned()
             .unwrap_or_default();
-        match self.send_push(id, dir, node, epoch, &known) {
+        match self.send_push(id, dir, node, epoch, &known, meta.as_ref()) {
             Err(ClusterError::ReplicaBehind) if !known.is_empty() => {
-                self.send_push(id, dir, node, epoch, &[])
+                self.send_push(id, dir, node, epoch, &[], None)
             }
             other => other,
         }
@@ -475,9 +476,10 @@ impl Cluster {
         node: &str,
         epoch: i64,
         known: &[(String, Oid)],
+        known_meta: Option<&serde_json::Value>,
     ) -> Result<(), ClusterError> {
         let me = &self.inner.config.node_id;
-        let Some(push) = Push::build(dir, epoch, me, known)? else {
+        let Some(push) = Push::build_with_meta(dir, epoch, me, known, known_meta)? else {
             return Ok(());
         };
         let url = lock(&self.inner.state)
@@ -502,7 +504,10 @@ impl Cluster {
         }
         match req.send_bytes(&body) {
             Ok(_) => {
-                lock(&self.inner.acked).insert((id.to_string(), node.to_string()), push.tips());
+                lock(&self.inner.acked).insert(
+                    (id.to_string(), node.to_string()),
+                    (push.tips(), push.header.meta.clone()),
+                );
                 Ok(())
             }
             Err(ureq::Error::Status(409, resp)) => {

@@ -14,6 +14,8 @@ use crate::fsio;
 use crate::replication::SessionLocks;
 
 const EPOCH_FILE: &str = "openprogram-epoch.json";
+/// The session's `meta.json` as its owner last pushed it.
+pub const META_FILE: &str = "openprogram-meta.json";
 
 /// The epoch a replica has seen, and from which owner.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -94,6 +96,9 @@ impl Replicas {
                     owner: push.header.owner.clone(),
                 },
             )?;
+        }
+        if let Some(meta) = &push.header.meta {
+            fsio::atomic_write_json(&dir.join(META_FILE), meta)?;
         }
         for (name, oid) in &tips {
             repo.reference(name, *oid, true, "replica push")?;

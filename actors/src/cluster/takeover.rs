@@ -100,6 +100,9 @@ impl Cluster {
             tracing::info!(session = %id, "taken over with no copy (never acknowledged): released");
             return Ok(());
         }
+        // A rename or flag acknowledged after the last turn travelled as
+        // the replica's meta file: the newer of the two is the session's.
+        self.newer_meta(id, &dir)?;
         self.engine_does(|reply| Adoption::Adopt {
             id: id.clone(),
             reply,
@@ -124,6 +127,21 @@ impl Cluster {
             self.set_aside(id, *epoch);
         }
         Ok(foreign.len())
+    }
+
+    fn newer_meta(&self, id: &str, dir: &std::path::Path) -> Result<(), String> {
+        let pushed = self.inner.replicas.dir(id).join(super::replica::META_FILE);
+        let Ok(pushed) = crate::fsio::read_json::<serde_json::Value>(&pushed) else {
+            return Ok(());
+        };
+        let path = dir.join(crate::session::layout::META);
+        let restored: serde_json::Value = crate::fsio::read_json(&path).unwrap_or_default();
+        let newer = pushed["updated_at"].as_f64().unwrap_or(0.0)
+            >= restored["updated_at"].as_f64().unwrap_or(0.0);
+        if newer && pushed["id"] == restored["id"] && pushed != restored {
+            crate::fsio::atomic_write_json(&path, &pushed).map_err(|e| e.to_string())?;
+        }
+        Ok(())
     }
 
     /// Where a lost session's folder is kept.

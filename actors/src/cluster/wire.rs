@@ -22,6 +22,10 @@ pub struct Header {
     /// last heard them); empty: the pack holds the whole history.
     #[serde(default)]
     pub base: Vec<String>,
+    /// The session's `meta.json` as it is now (a rename or a flag is not
+    /// committed until the next turn, so it travels beside the pack).
+    #[serde(default)]
+    pub meta: Option<serde_json::Value>,
 }
 
 /// A push made from a session's repository.
@@ -40,14 +44,29 @@ impl Push {
         owner: &str,
         known: &[(String, Oid)],
     ) -> Result<Option<Push>, ClusterError> {
+        Self::build_with_meta(dir, epoch, owner, known, None)
+    }
+
+    /// `build`, also when only `meta.json` changed since `known_meta` (the
+    /// `meta.json` the replica acknowledged).
+    pub fn build_with_meta(
+        dir: &Path,
+        epoch: i64,
+        owner: &str,
+        known: &[(String, Oid)],
+        known_meta: Option<&serde_json::Value>,
+    ) -> Result<Option<Push>, ClusterError> {
         let repo = Repository::open(dir)?;
         let branches = crate::replication::push::local_branches(&repo)?;
         let head = repo
             .find_reference("HEAD")
             .ok()
             .and_then(|h| h.symbolic_target().map(str::to_string));
+        let meta: Option<serde_json::Value> = std::fs::read(dir.join(crate::session::layout::META))
+            .ok()
+            .and_then(|b| serde_json::from_slice(&b).ok());
         let same = branches.len() == known.len() && branches.iter().zip(known).all(|(a, b)| a == b);
-        if same {
+        if same && (known_meta.is_none() || meta.as_ref() == known_meta) {
             return Ok(None);
         }
         let mut walk = repo.revwalk()?;
@@ -80,6 +99,7 @@ impl Push {
                     .collect(),
                 head,
                 base,
+                meta,
             },
             pack,
         }))

@@ -201,7 +201,10 @@ impl Engine {
         if let Some(t) = &patch.title {
             crate::meta::check_title(t).map_err(SessionError::Invalid)?;
         }
-        self.call(id, UpdateMeta(patch)).await
+        let meta = self.call(id, UpdateMeta(patch)).await?;
+        // On a cluster node: acknowledged once its replica has it too.
+        self.replicate_in_cluster(id).await?;
+        Ok(meta)
     }
 
     /// Add an additional working directory (allowed at any time, unlike
