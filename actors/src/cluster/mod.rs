@@ -93,6 +93,9 @@ pub enum Place {
 /// Branches and their tips.
 type Tips = Vec<(String, Oid)>;
 
+/// What a replica acknowledged: the tips, and the `meta.json` sent.
+type Acked = (Tips, Option<serde_json::Value>);
+
 /// A session this node owns.
 #[derive(Debug, Clone)]
 struct Owned {
@@ -124,7 +127,7 @@ struct Inner {
     replicas: Replicas,
     /// Per (session, replica node): the tips that replica acknowledged.
     /// (and the `meta.json` it was sent last).
-    acked: Mutex<HashMap<(String, String), (Tips, Option<serde_json::Value>)>>,
+    acked: Mutex<HashMap<(String, String), Acked>>,
     /// One push of a session at a time.
     pushing: SessionLocks,
     /// Sessions being taken over (claimed, not yet served).
