@@ -229,6 +229,11 @@ impl Application {
             );
         });
         let result = self.server.await;
+        // A cluster node stops renewing: its sessions go to their replicas
+        // when its leases end.
+        if let Some(cluster) = self.engine.cluster() {
+            cluster.stop();
+        }
         // Requests are drained; persist what they changed.
         self.engine.flush().await;
         self.engine.close_log().await;

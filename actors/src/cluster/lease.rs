@@ -115,7 +115,6 @@ impl Renewer {
             state.owned = owned;
             state.nodes = nodes.into_iter().map(|n| (n.node.clone(), n)).collect();
             state.deadline = Some(deadline);
-            state.renewed_at = Some(crate::meta::now());
             lost
         };
         for (id, epoch) in lost {

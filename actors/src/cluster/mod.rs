@@ -1,6 +1,6 @@
 //! Several nodes sharing the sessions (docs/CLUSTER.md): leases with an
 //! epoch in PostgreSQL (`db`, renewed by `lease`), a replica push before
-//! an end of turn is acknowledged (`wire`, `replica`), takeover of a dead
+//! an end of turn is acknowledged (`replicate`, `wire`, `replica`), takeover of a dead
 //! node's sessions by their first replica (`takeover`). The service
 //! forwards requests for sessions this node does not own (`place`).
 
@@ -10,6 +10,7 @@ mod events;
 mod lease;
 pub mod replica;
 mod replica_packs;
+mod replicate;
 mod ring;
 mod rows;
 mod takeover;
@@ -18,7 +19,6 @@ mod tests;
 pub mod wire;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
@@ -33,7 +33,6 @@ pub use takeover::Adoption;
 use crate::replication::SessionLocks;
 use crate::store::Store;
 use replica::Replicas;
-use wire::Push;
 
 /// The cluster's folder in the state directory.
 pub const DIR: &str = "cluster";
@@ -109,7 +108,6 @@ struct State {
     nodes: BTreeMap<String, NodeRow>,
     /// Until when this node may acknowledge writes (monotonic).
     deadline: Option<Instant>,
-    renewed_at: Option<f64>,
 }
 
 /// The cluster as a node sees it; cheap to clone.
@@ -368,230 +366,6 @@ impl Cluster {
             *slot = None;
         }
         out
-    }
-
-    /// A session made on this node: its lease (epoch 1) and its first
-    /// replica push, before its creation is acknowledged.
-    pub fn created(&self, id: &str, dir: &Path) -> Result<(), ClusterError> {
-        if !self.lease_ok() {
-            return Err(ClusterError::LeaseExpired);
-        }
-        let row = self.claim_local(id)?;
-        if row.node != self.inner.config.node_id {
-            return Err(ClusterError::Moving(id.to_string()));
-        }
-        self.replicate(id, dir)
-    }
-
-    /// Before an end of turn is acknowledged: the first reachable replica
-    /// has the session's branches, and this node still holds its lease.
-    pub fn replicate(&self, id: &str, dir: &Path) -> Result<(), ClusterError> {
-        let _held = self.inner.pushing.hold(id);
-        if lock(&self.inner.moving).contains(id) {
-            return Err(ClusterError::Moving(id.to_string()));
-        }
-        let owned = lock(&self.inner.state).owned.get(id).cloned();
-        let owned = match owned {
-            Some(owned) => owned,
-            // Made before it had a lease (a session created by its first
-            // message): it is claimed now.
-            None => {
-                let row = self.claim_local(id)?;
-                if row.node != self.inner.config.node_id {
-                    return Err(ClusterError::Moving(id.to_string()));
-                }
-                Owned {
-                    epoch: row.epoch,
-                    replicas: row.replicas,
-                }
-            }
-        };
-        if !self.lease_ok() {
-            return Err(ClusterError::LeaseExpired);
-        }
-        let mut failures = Vec::new();
-        for (i, node) in owned.replicas.iter().enumerate() {
-            match self.push_to(id, dir, node, owned.epoch) {
-                Ok(()) => {
-                    if i > 0 {
-                        self.reorder(id, &owned, node)?;
-                    }
-                    for other in owned.replicas.iter().filter(|n| *n != node) {
-                        let key = (id.to_string(), other.clone());
-                        if lock(&self.inner.queued_copies).insert(key.clone()) {
-                            let _ = self.inner.copies.send(key);
-                        }
-                    }
-                    if !self.lease_ok() {
-                        return Err(ClusterError::LeaseExpired);
-                    }
-                    return Ok(());
-                }
-                Err(ClusterError::StaleEpoch { .. }) => {
-                    lock(&self.inner.state).owned.remove(id);
-                    return Err(ClusterError::Moving(id.to_string()));
-                }
-                Err(e) => failures.push(format!("{node}: {e}")),
-            }
-        }
-        if owned.replicas.is_empty() {
-            failures.push("no other live node".into());
-        }
-        Err(ClusterError::ReplicaUnavailable(failures.join("; ")))
-    }
-
-    /// `node` took a push that the first replica did not: it goes first,
-    /// in PostgreSQL before the turn is acknowledged.
-    fn reorder(&self, id: &str, owned: &Owned, node: &str) -> Result<(), ClusterError> {
-        let mut order = vec![node.to_string()];
-        order.extend(owned.replicas.iter().filter(|n| *n != node).cloned());
-        let me = &self.inner.config.node_id;
-        if !self.with_db(|c| db::set_replicas(c, id, me, owned.epoch, &order))? {
-            lock(&self.inner.state).owned.remove(id);
-            return Err(ClusterError::Moving(id.to_string()));
-        }
-        if let Some(o) = lock(&self.inner.state).owned.get_mut(id) {
-            o.replicas = order;
-        }
-        Ok(())
-    }
-
-    /// Push the session to one replica node (everything, when it says it
-    /// lacks a base).
-    fn push_to(&self, id: &str, dir: &Path, node: &str, epoch: i64) -> Result<(), ClusterError> {
-        let key = (id.to_string(), node.to_string());
-        let (known, meta) = lock(&self.inner.acked)
-            .get(&key)
-            .cloned()
-            .unwrap_or_default();
-        match self.send_push(id, dir, node, epoch, &known, meta.as_ref()) {
-            Err(ClusterError::ReplicaBehind) if !known.is_empty() => {
-                self.send_push(id, dir, node, epoch, &[], None)
-            }
-            other => other,
-        }
-    }
-
-    fn send_push(
-        &self,
-        id: &str,
-        dir: &Path,
-        node: &str,
-        epoch: i64,
-        known: &[(String, Oid)],
-        known_meta: Option<&serde_json::Value>,
-    ) -> Result<(), ClusterError> {
-        let me = &self.inner.config.node_id;
-        let Some(push) = Push::build_with_meta(dir, epoch, me, known, known_meta)? else {
-            return Ok(());
-        };
-        let url = lock(&self.inner.state)
-            .nodes
-            .get(node)
-            .map(|n| {
-                format!(
-                    "{}/cluster/v1/replicas/{id}",
-                    n.advertise.trim_end_matches('/')
-                )
-            })
-            .ok_or_else(|| ClusterError::ReplicaUnavailable(format!("unknown node {node}")))?;
-        let body = push.encode()?;
-        let mut req = self
-            .inner
-            .agent
-            .post(&url)
-            .set("Content-Type", "application/octet-stream")
-            .set("X-OpenProgram-Node", me);
-        if let Some(t) = &self.inner.config.token {
-            req = req.set("Authorization", &format!("Bearer {t}"));
-        }
-        match req.send_bytes(&body) {
-            Ok(_) => {
-                lock(&self.inner.acked).insert(
-                    (id.to_string(), node.to_string()),
-                    (push.tips(), push.header.meta.clone()),
-                );
-                Ok(())
-            }
-            Err(ureq::Error::Status(409, resp)) => {
-                let v: serde_json::Value = resp.into_json().unwrap_or_default();
-                match v["code"].as_str() {
-                    Some("replica_behind") => Err(ClusterError::ReplicaBehind),
-                    _ => Err(ClusterError::StaleEpoch {
-                        got: epoch,
-                        seen: v["seen"].as_i64().unwrap_or_default(),
-                    }),
-                }
-            }
-            Err(ureq::Error::Status(code, resp)) => Err(ClusterError::ReplicaUnavailable(format!(
-                "{node} answered {code}: {}",
-                resp.into_string().unwrap_or_default()
-            ))),
-            Err(e) => Err(ClusterError::ReplicaUnavailable(format!("{node}: {e}"))),
-        }
-    }
-
-    /// The third copy: pushed after the acknowledgement, best effort.
-    fn copy_loop(&self, rx: crossbeam_channel::Receiver<(String, String)>) {
-        while let Ok((id, node)) = rx.recv() {
-            if self.inner.stop.load(Ordering::Relaxed) {
-                return;
-            }
-            lock(&self.inner.queued_copies).remove(&(id.clone(), node.clone()));
-            let _held = self.inner.pushing.hold(&id);
-            let Some(epoch) = lock(&self.inner.state).owned.get(&id).map(|o| o.epoch) else {
-                continue;
-            };
-            let dir = self.inner.store.default_session_dir(&id);
-            if let Err(e) = self.push_to(&id, &dir, &node, epoch) {
-                tracing::debug!(session = %id, node = %node, error = %e, "third copy not pushed");
-            }
-        }
-    }
-
-    /// A push from the owner of `id` (the replica side).
-    pub fn receive(&self, id: &str, body: &[u8]) -> Result<usize, ClusterError> {
-        let push = Push::decode(body)?;
-        if lock(&self.inner.state).owned.contains_key(id) {
-            // This node owns it now: whoever pushes lost it.
-            let epoch = lock(&self.inner.state).owned.get(id).map_or(0, |o| o.epoch);
-            if push.header.epoch <= epoch {
-                return Err(ClusterError::StaleEpoch {
-                    got: push.header.epoch,
-                    seen: epoch,
-                });
-            }
-        }
-        Ok(self.inner.replicas.receive(id, &push)?.len())
-    }
-
-    /// A deleted session: its lease goes, and its replicas' copies.
-    pub fn deleted(&self, id: &str) -> Result<(), ClusterError> {
-        let owned = lock(&self.inner.state).owned.remove(id);
-        self.with_db(|c| db::release(c, id, &self.inner.config.node_id))?;
-        for node in owned.map(|o| o.replicas).unwrap_or_default() {
-            let url = lock(&self.inner.state).nodes.get(&node).map(|n| {
-                format!(
-                    "{}/cluster/v1/replicas/{id}",
-                    n.advertise.trim_end_matches('/')
-                )
-            });
-            if let Some(url) = url {
-                let mut req = self.inner.agent.delete(&url);
-                if let Some(t) = &self.inner.config.token {
-                    req = req.set("Authorization", &format!("Bearer {t}"));
-                }
-                if let Err(e) = req.call() {
-                    tracing::warn!(session = %id, node = %node, error = %e, "replica copy not deleted");
-                }
-            }
-        }
-        Ok(())
-    }
-
-    /// A replica copy deleted by its owner.
-    pub fn drop_replica(&self, id: &str) -> Result<(), ClusterError> {
-        self.inner.replicas.remove(id)
     }
 
     pub fn status(&self) -> Status {

@@ -129,14 +129,6 @@ impl Replicas {
         self.locks.hold(id)
     }
 
-    /// The branches of a session's replica (empty when there is none).
-    pub fn tips(&self, id: &str) -> Vec<(String, Oid)> {
-        Repository::open_bare(self.dir(id))
-            .ok()
-            .and_then(|r| crate::replication::push::local_branches(&r).ok())
-            .unwrap_or_default()
-    }
-
     /// A deleted session's replica goes.
     pub fn remove(&self, id: &str) -> Result<(), ClusterError> {
         crate::ids::validate("session id", id).map_err(|e| ClusterError::BadPush(e.to_string()))?;
