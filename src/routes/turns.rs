@@ -67,6 +67,7 @@ pub async fn end_turn(
         session,
         mut end,
     } = body.into_inner();
+
     end.idempotency_key = req
         .headers()
         .get("idempotency-key")

@@ -417,15 +417,24 @@ impl Batch<'_> {
             return Ok(());
         }
         let indexed = |oid: Oid| {
-            known.contains(&oid)
-                || known
-                    .iter()
-                    .any(|t| repo.graph_descendant_of(*t, oid).unwrap_or(false))
+            known
+                .iter()
+                .any(|t| repo.graph_descendant_of(*t, oid).unwrap_or(false))
         };
         let mut stack = heads.clone();
         let mut seen = HashSet::new();
+        // Old tips the walk reached from a new commit: contained in the
+        // heads without asking the graph (a turn's parent, usually).
+        let mut reached = HashSet::new();
         while let Some(oid) = stack.pop() {
-            if !seen.insert(oid) || indexed(oid) {
+            if !seen.insert(oid) {
+                continue;
+            }
+            if known.contains(&oid) {
+                reached.insert(oid);
+                continue;
+            }
+            if indexed(oid) {
                 continue;
             }
             let commit = repo.find_commit(oid)?;
@@ -436,9 +445,10 @@ impl Batch<'_> {
         // branch gone since keeps its history marked as indexed).
         let mut tips = heads.clone();
         for k in known {
-            let covered = heads
-                .iter()
-                .any(|h| *h == k || repo.graph_descendant_of(*h, k).unwrap_or(false));
+            let covered = reached.contains(&k)
+                || heads
+                    .iter()
+                    .any(|h| *h == k || repo.graph_descendant_of(*h, k).unwrap_or(false));
             if !covered && repo.find_commit(k).is_ok() {
                 tips.push(k);
             }
@@ -465,16 +475,8 @@ impl Batch<'_> {
             Ok(p) => Some(p.tree()?),
             Err(_) => None,
         };
-        let mut opts = git2::DiffOptions::new();
-        opts.pathspec(crate::session::layout::HISTORY);
-        let diff = repo.diff_tree_to_tree(parent_tree.as_ref(), Some(&tree), Some(&mut opts))?;
-        let mut blobs = Vec::new();
-        for delta in diff.deltas() {
-            if delta.status() == git2::Delta::Added {
-                blobs.push(delta.new_file().id());
-            }
-        }
-        for blob in blobs {
+        let history = std::path::Path::new(crate::session::layout::HISTORY);
+        for blob in git::blobs_added_under(repo, parent_tree.as_ref(), &tree, history)? {
             let Ok(blob) = repo.find_blob(blob) else {
                 continue;
             };
