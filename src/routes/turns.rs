@@ -67,7 +67,6 @@ pub async fn end_turn(
         session,
         mut end,
     } = body.into_inner();
-
     end.idempotency_key = req
         .headers()
         .get("idempotency-key")
