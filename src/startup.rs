@@ -237,6 +237,7 @@ impl Application {
         // Requests are drained; persist what they changed.
         self.engine.flush().await;
         self.engine.close_log().await;
+        self.engine.mark_closed().await;
         let _ = std::fs::remove_file(info_file);
         tracing::info!("openprogram stopped");
         result

@@ -645,3 +645,60 @@ fn a_torn_journal_line_and_entries_older_than_the_snapshot_are_skipped() {
     assert_eq!(page["total"], 2);
     assert!(journal_lines(&s).is_empty(), "folded into index.json");
 }
+
+/// Set the title in a stopped server's `meta.json` of `id`, by hand.
+fn edit_title(s: &TestServer, id: &str, title: &str) {
+    let path = s.session_dir(id).join("meta.json");
+    let mut meta: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    meta["title"] = title.into();
+    std::fs::write(&path, serde_json::to_vec_pretty(&meta).unwrap()).unwrap();
+}
+
+/// A graceful stop leaves the clean-shutdown mark; the next start takes it
+/// away and takes `index.json` as it is (no look at each `meta.json`). A
+/// mark that names another list, or none (a crash), brings back the check
+/// of every session against its `meta.json`.
+#[test]
+fn a_clean_shutdown_mark_is_used_once_and_only_for_its_own_list() {
+    let mut s = TestServer::start_process();
+    s.turn("c1", "hello", "hi", &[]);
+    s.turn("c2", "hello", "hi", &[]);
+    let (_, page) = s.get("/api/sessions");
+    let listed = row(&page, "c1")["title"].clone();
+    assert_eq!(s.terminate(), Some(0));
+    let mark = s.state_dir.join("sessions/index.closed");
+    let seq: Value = serde_json::from_str(&std::fs::read_to_string(&mark).unwrap()).unwrap();
+    let index: Value = serde_json::from_str(
+        &std::fs::read_to_string(s.state_dir.join("sessions/index.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        seq["seq"], index["seq"],
+        "the mark names the list just written"
+    );
+
+    // Vouched for: the row is index.json's, whatever meta.json says now.
+    edit_title(&s, "c1", "Edited while stopped");
+    s.spawn();
+    assert!(!mark.exists(), "taken away by the start");
+    let (_, page) = s.get("/api/sessions");
+    assert_eq!(row(&page, "c1")["title"], listed);
+    assert_eq!(page["total"], 2);
+
+    // A mark for another list: every session is checked.
+    assert_eq!(s.terminate(), Some(0));
+    std::fs::write(&mark, br#"{"seq": 987654}"#).unwrap();
+    edit_title(&s, "c1", "Edited again");
+    s.spawn();
+    let (_, page) = s.get("/api/sessions");
+    assert_eq!(row(&page, "c1")["title"], "Edited again");
+
+    // Killed: no mark, and every session is checked.
+    s.kill();
+    assert!(!mark.exists());
+    edit_title(&s, "c2", "Edited after a crash");
+    s.spawn();
+    let (_, page) = s.get("/api/sessions");
+    assert_eq!(row(&page, "c2")["title"], "Edited after a crash");
+    assert_eq!(row(&page, "c1")["title"], "Edited again");
+}

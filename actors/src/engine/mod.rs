@@ -44,7 +44,7 @@ use crate::messages::SessionChanged;
 use crate::paths::PathPolicy;
 use crate::project::registry as projects_state;
 use crate::project::{ProjectError, ProjectRegistry};
-use crate::registry::actor::{Flush, GetRow, List, Members, Stats};
+use crate::registry::actor::{Flush, GetRow, List, Members, Settled, Stats};
 use crate::registry::startup::{self, Loaded, Report};
 use crate::registry::writer::Writer;
 use crate::registry::{ListQuery, Page, Policy, RegistryStats, SessionRegistry, SessionRow};
@@ -126,12 +126,19 @@ impl Engine {
         // files are rewritten in place): it stays as it is, for the next
         // start, and this one serves reads only (`EngineError::ReadOnly`).
         let (store, opening) = Store::open(&config.sessions_dir)?;
+        let mut closed = store.closed_cleanly();
         let (read_only, pending) = match opening {
             Opening::Writable(replayed) => {
                 log_replay(&replayed);
+                if replayed.entries > 0 {
+                    // Whatever the mark says, the log had writes for the
+                    // sessions: check them all.
+                    closed = None;
+                }
                 (false, Default::default())
             }
             Opening::ReadOnly { pending, error } => {
+                closed = None;
                 // Sessions whose files lack what the log holds are not shown.
                 tracing::error!(error = %error, sessions_waiting = pending.len(), "the disk is full: the write-ahead log was not replayed; serving reads only until a restart with space free");
                 (true, pending)
@@ -156,7 +163,7 @@ impl Engine {
         } else {
             config.policy.clone()
         };
-        let loaded = startup::open(&store, &locations, &policy)?;
+        let loaded = startup::open(&store, &locations, &policy, closed)?;
         drop_locations(&mut locations, &loaded.report.dropped_locations)?;
         let hub = Hub::new();
         let paths = PathPolicy::new(&state_dir, config.allowed_roots.clone());
@@ -339,6 +346,27 @@ impl Engine {
     /// Write index.json now and wait for it (graceful shutdown).
     pub async fn flush(&self) {
         let _ = self.registry.send(Flush).await;
+    }
+
+    /// The last step of a graceful stop, after `close_log`: when the list
+    /// has not changed since the flush that wrote `index.json` whole,
+    /// leave the clean-shutdown mark (`store/closed.rs`), so the next start
+    /// need not look at every session's `meta.json`.
+    pub async fn mark_closed(&self) {
+        let Ok(Some(seq)) = self.registry.send(Settled).await else {
+            tracing::debug!(
+                "the session list changed after its last write: no clean-shutdown mark"
+            );
+            return;
+        };
+        let store = self.store.clone();
+        match tokio::task::spawn_blocking(move || store.mark_closed(seq)).await {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => {
+                tracing::warn!(error = %e, "clean-shutdown mark not written; the next start checks every session")
+            }
+            Err(_) => {}
+        }
     }
 
     /// Start no more pack merges and wait (up to `within`) for the one

@@ -98,8 +98,11 @@ pub fn prepare_commit(
         )?,
         None => store_signature()?,
     };
-    let parents: Vec<&git2::Commit<'_>> = parent.iter().collect();
-    let oid = staging.commit(None, &sig, &sig, message, &tree, &parents)?;
+    let parents: Vec<Oid> = parent.iter().map(git2::Commit::id).collect();
+    let oid = odb.write(
+        git2::ObjectType::Commit,
+        &commit_object(tree.id(), &parents, &sig, message),
+    )?;
 
     let mut objects = Vec::new();
     for id in created_objects(oid, &tree, &base, paths) {
@@ -136,6 +139,34 @@ pub fn prepare_commit(
         changes,
         staged,
     })
+}
+
+/// The commit object `git_commit_create` writes for these fields, in
+/// git's format: the tree, the parents, author and committer (the same
+/// signature), a blank line, the message as given. Written here rather
+/// than by libgit2: its commit creation loads the repository's
+/// configuration, and the staging repository of each turn is new, so
+/// every turn read the global and system git configuration files (about
+/// twenty system calls and a parse of each before the turn's flush).
+fn commit_object(tree: Oid, parents: &[Oid], sig: &git2::Signature<'_>, message: &str) -> Vec<u8> {
+    let when = sig.when();
+    let offset = when.offset_minutes();
+    let sign = if offset < 0 { '-' } else { '+' };
+    let who = format!(
+        "{} <{}> {} {sign}{:02}{:02}",
+        sig.name().unwrap_or_default(),
+        sig.email().unwrap_or_default(),
+        when.seconds(),
+        offset.abs() / 60,
+        offset.abs() % 60,
+    );
+    let mut out = format!("tree {tree}\n");
+    for p in parents {
+        out.push_str(&format!("parent {p}\n"));
+    }
+    out.push_str(&format!("author {who}\ncommitter {who}\n\n"));
+    out.push_str(message);
+    out.into_bytes()
 }
 
 /// The branch HEAD names (never detached) and its commit (none yet on an
@@ -297,4 +328,45 @@ pub fn finish_commit(
         .write()
         .map_err(|e| std::io::Error::new(e.kind(), format!("the index: {e}")))?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The object written here is the one libgit2 writes for the same
+    /// fields (same id), with and without parents, in any time zone.
+    #[test]
+    fn a_commit_object_is_the_one_libgit2_writes() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = Repository::init(dir.path()).unwrap();
+        let tree = repo.treebuilder(None).unwrap().write().unwrap();
+        let t = repo.find_tree(tree).unwrap();
+        let mut parents: Vec<Oid> = Vec::new();
+        for (i, offset) in [0, 330, -480].into_iter().enumerate() {
+            let sig = git2::Signature::new(
+                "OpenProgram",
+                "sessions@openprogram.local",
+                &git2::Time::new(1_700_000_000 + i as i64, offset),
+            )
+            .unwrap();
+            let message = format!("turn {i}\n\nOpenProgram-Turn: {i}\n");
+            let found: Vec<git2::Commit<'_>> = parents
+                .iter()
+                .map(|p| repo.find_commit(*p).unwrap())
+                .collect();
+            let refs: Vec<&git2::Commit<'_>> = found.iter().collect();
+            let theirs = repo.commit(None, &sig, &sig, &message, &t, &refs).unwrap();
+            let ours = repo
+                .odb()
+                .unwrap()
+                .write(
+                    git2::ObjectType::Commit,
+                    &commit_object(tree, &parents, &sig, &message),
+                )
+                .unwrap();
+            assert_eq!(ours, theirs);
+            parents = vec![theirs];
+        }
+    }
 }

@@ -12,7 +12,6 @@ use git2::{ObjectType, Oid, Repository};
 
 use crate::meta::SessionMeta;
 use crate::registry::startup;
-use crate::registry::writer::SessionListFile;
 use crate::store::{project_folder_missing, Store};
 use crate::{fsio, git};
 
@@ -284,7 +283,7 @@ pub fn repair(store: &Store, report: &mut Report) -> std::io::Result<()> {
         archive_ttl_days: 0.0,
         max_sessions: 0,
     };
-    let loaded = startup::open(store, &locations, &policy)?;
+    let loaded = startup::open(store, &locations, &policy, None)?;
     let mut dropped = false;
     for id in &loaded.report.dropped_locations {
         dropped |= locations.remove(id);
@@ -298,15 +297,8 @@ pub fn repair(store: &Store, report: &mut Report) -> std::io::Result<()> {
     // A fresh snapshot, whatever startup thought of the old one.
     let mut rows: Vec<_> = loaded.rows.into_values().collect();
     rows.sort_by_key(crate::registry::SessionRow::order_key);
-    fsio::atomic_write_json(
-        &store.session_list_file(),
-        &SessionListFile {
-            version: 1,
-            written_at: crate::meta::now(),
-            seq: loaded.seq,
-            sessions: rows,
-        },
-    )?;
+    let bytes = crate::registry::list_file::encode(crate::meta::now(), loaded.seq, &rows)?;
+    fsio::atomic_write(&store.session_list_file(), &bytes)?;
     report
         .repaired
         .push("index.json rewritten from the sessions".into());

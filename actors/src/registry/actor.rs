@@ -461,6 +461,21 @@ impl Handler<Flush> for SessionRegistry {
     }
 }
 
+/// The entry number of the last snapshot when nothing changed since it
+/// was written (no journal entry after it, nothing waiting to be
+/// written); `None` otherwise. Asked at the end of a graceful stop.
+#[derive(Message)]
+#[rtype(result = "Option<u64>")]
+pub struct Settled;
+
+impl Handler<Settled> for SessionRegistry {
+    type Result = Option<u64>;
+
+    fn handle(&mut self, _: Settled, _: &mut Context<Self>) -> Self::Result {
+        (self.journaled == 0 && self.dirty.is_empty() && self.pending.is_none()).then_some(self.seq)
+    }
+}
+
 #[derive(Debug, Clone, Serialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct RegistryStats {

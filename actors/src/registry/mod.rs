@@ -3,6 +3,7 @@
 
 pub mod actor;
 pub mod journal;
+pub mod list_file;
 pub mod query;
 pub mod row;
 pub mod startup;

@@ -10,7 +10,6 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use super::row::SessionRow;
-use super::writer::SessionListFile;
 use crate::fsio;
 use crate::locations::Locations;
 use crate::meta::{now, SessionMeta, Status};
@@ -147,7 +146,7 @@ pub struct Listing {
 /// entries after it, in order. A journal without a readable snapshot is
 /// not used (the list is rebuilt from the sessions then).
 pub fn listing(store: &Store) -> Listing {
-    let index = fsio::read_json::<SessionListFile>(&store.session_list_file());
+    let index = super::list_file::read(&store.session_list_file());
     let entries = super::journal::read(&store.sessions_dir().join(super::journal::JOURNAL));
     let journaled = !entries.is_empty();
     let mut seq = index.as_ref().map_or(0, |i| i.seq);
@@ -185,7 +184,17 @@ fn row_of(dir: &Path) -> Option<SessionRow> {
 /// The registry's startup: the rows of every session, repaired, with the
 /// automatic deletions of `policy` applied and the snapshot rewritten when
 /// anything changed.
-pub fn open(store: &Store, locations: &Locations, policy: &Policy) -> io::Result<Loaded> {
+///
+/// `closed`: the entry number of the `index.json` a clean shutdown
+/// vouched for (`store/closed.rs`), when nothing was replayed from the
+/// log. With that very list and an empty journal, its rows are taken
+/// without looking at each session's `meta.json`.
+pub fn open(
+    store: &Store,
+    locations: &Locations,
+    policy: &Policy,
+    closed: Option<u64>,
+) -> io::Result<Loaded> {
     let mut report = Report::default();
     // `index.json` is parsed on a thread of its own while the session
     // folders are listed and each one's `meta.json` is looked at: the
@@ -195,7 +204,7 @@ pub fn open(store: &Store, locations: &Locations, policy: &Policy) -> io::Result
     let (listing, found) = std::thread::scope(|scope| {
         let parsing = scope.spawn(|| listing(store));
         let found = store.session_folders(locations).map(|dirs| {
-            let mtimes = if snapshot {
+            let mtimes = if snapshot && closed.is_none() {
                 scan(
                     &dirs,
                     "checking the sessions against index.json",
@@ -209,10 +218,22 @@ pub fn open(store: &Store, locations: &Locations, policy: &Policy) -> io::Result
         (parsing.join(), found)
     });
     let listing = listing.map_err(|_| io::Error::other("reading index.json failed"))?;
-    let (dirs, mtimes) = found?;
+    let (dirs, mut mtimes) = found?;
+    let vouched =
+        closed.is_some_and(|seq| listing.index.is_ok() && listing.seq == seq && !listing.journaled);
+    if closed.is_some() && !vouched && snapshot {
+        // The mark names another list (or the journal moved on since):
+        // every session is checked as after a crash.
+        mtimes = scan(
+            &dirs,
+            "checking the sessions against index.json",
+            |(_, dir)| Some(meta_mtime(dir)),
+        );
+    }
+    let mtimes = (!vouched).then_some(mtimes.as_slice());
     let dir_of: HashMap<String, PathBuf> = dirs.iter().cloned().collect();
     let (journaled, seq) = (listing.journaled, listing.seq);
-    let mut rows = read_rows(store, &dirs, &mtimes, listing, &mut report);
+    let mut rows = read_rows(store, &dirs, mtimes, listing, &mut report);
     reset_running(&mut rows, &dir_of, &mut report);
     apply_policy(store, policy, &mut rows, &dir_of, locations, &mut report);
     for (id, dir) in locations.iter() {
@@ -249,11 +270,12 @@ pub fn open(store: &Store, locations: &Locations, policy: &Policy) -> io::Result
 /// change since, from its own files when it did (migrating an older
 /// layout first), or all from the files when there is no snapshot.
 /// `mtimes`: when each of `dirs`' `meta.json` was modified, in the same
-/// order.
+/// order; `None` when a clean shutdown vouched for the snapshot (only
+/// sessions missing from it are read).
 fn read_rows(
     store: &Store,
     dirs: &[(String, PathBuf)],
-    mtimes: &[Option<f64>],
+    mtimes: Option<&[Option<f64>]>,
     listing: Listing,
     report: &mut Report,
 ) -> HashMap<String, SessionRow> {
@@ -265,9 +287,14 @@ fn read_rows(
     let stale: std::collections::HashSet<String> = match &index {
         // (A reader thread that died leaves its part out: every session is
         // then read from its files.)
-        Ok(index) if mtimes.len() == dirs.len() => dirs
+        Ok(index) if mtimes.is_none() => dirs
             .iter()
-            .zip(mtimes)
+            .filter(|(id, _)| !index.rows.contains_key(id))
+            .map(|(id, _)| id.clone())
+            .collect(),
+        Ok(index) if mtimes.is_some_and(|m| m.len() == dirs.len()) => dirs
+            .iter()
+            .zip(mtimes.unwrap_or_default())
             .filter(|((id, _), mtime)| {
                 !index.rows.contains_key(id)
                     || changed_since(**mtime, as_of.get(id).copied().unwrap_or(index.written_at))
@@ -444,15 +471,8 @@ fn write_snapshot(
 ) -> io::Result<()> {
     let mut sessions: Vec<SessionRow> = rows.values().cloned().collect();
     sessions.sort_by_key(SessionRow::order_key);
-    let written = fsio::atomic_write_json(
-        &store.session_list_file(),
-        &SessionListFile {
-            version: 1,
-            written_at: now(),
-            seq,
-            sessions,
-        },
-    );
+    let written = super::list_file::encode(now(), seq, &sessions)
+        .and_then(|bytes| fsio::atomic_write(&store.session_list_file(), &bytes));
     let written = match written {
         Err(e) if fsio::is_disk_full(&e) => {
             tracing::warn!(error = %e, "index.json not rewritten: the disk is full");

@@ -78,14 +78,6 @@ impl Writer {
     }
 }
 
-#[derive(Serialize)]
-struct SessionListRef<'a> {
-    version: u32,
-    written_at: f64,
-    seq: u64,
-    sessions: Vec<&'a SessionRow>,
-}
-
 fn run(path: PathBuf, mut journal: std::fs::File, rx: Receiver<Job>, writes: Arc<AtomicU64>) {
     let mut next: Option<Job> = None;
     loop {
@@ -144,15 +136,9 @@ fn run(path: PathBuf, mut journal: std::fs::File, rx: Receiver<Job>, writes: Arc
                         }
                     }
                 }
-                let file = SessionListRef {
-                    version: 1,
-                    written_at: taken_at,
-                    seq,
-                    sessions: rows.iter().map(|r| r.as_ref()).collect(),
-                };
-                let written = serde_json::to_vec(&file)
-                    .map_err(std::io::Error::other)
-                    .and_then(|b| fsio::atomic_write(&path, &b));
+                let written =
+                    super::list_file::encode(taken_at, seq, rows.iter().map(|r| r.as_ref()))
+                        .and_then(|b| fsio::atomic_write(&path, &b));
                 match written {
                     Ok(()) => {
                         count(&writes);

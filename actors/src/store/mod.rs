@@ -19,6 +19,8 @@ use crate::fsio;
 use crate::locations::Locations;
 use crate::wal::{self, Change, Log, Replayed};
 
+pub mod closed;
+
 /// The folder of the sessions in the state directory.
 pub const SESSIONS: &str = "sessions";
 /// A project's own folder of this service (its sessions are in
@@ -36,6 +38,9 @@ struct Inner {
     state_dir: PathBuf,
     sessions_dir: PathBuf,
     log: Log,
+    /// The entry number of the `index.json` a clean shutdown vouched for
+    /// (`closed.rs`), when this opening found its mark.
+    closed: Option<u64>,
 }
 
 /// How a store opened.
@@ -57,6 +62,9 @@ impl Store {
     /// Call before anything reads a session.
     pub fn open(sessions_dir: &Path) -> io::Result<(Store, Opening)> {
         fsio::create_private_dir_all(sessions_dir)?;
+        // Taken before anything is written: it vouches for the state as the
+        // last server left it, not for what this opening does.
+        let closed = closed::take(sessions_dir)?;
         let state_dir = sessions_dir.parent().map(PathBuf::from).unwrap_or_default();
         let wal_dir = state_dir.join(wal::DIR);
         let (log, opening) = match Log::open(&wal_dir, &state_dir.join(crate::feed::DIR)) {
@@ -67,7 +75,11 @@ impl Store {
             }
             Err(e) => return Err(e),
         };
-        Ok((Store::with_log(state_dir, sessions_dir, log), opening))
+        let mut store = Store::with_log(state_dir, sessions_dir, log);
+        if let Some(inner) = Arc::get_mut(&mut store.inner) {
+            inner.closed = closed;
+        }
+        Ok((store, opening))
     }
 
     /// A store without a log (engine unit tests; tools that only read):
@@ -89,8 +101,21 @@ impl Store {
                 state_dir,
                 sessions_dir: sessions_dir.to_path_buf(),
                 log,
+                closed: None,
             }),
         }
+    }
+
+    /// The entry number of the `index.json` the last server's clean
+    /// shutdown vouched for (`closed.rs`), if this opening found its mark.
+    pub fn closed_cleanly(&self) -> Option<u64> {
+        self.inner.closed
+    }
+
+    /// Mark a clean shutdown: the list is `index.json` with entry number
+    /// `seq` (`closed.rs`). The last write of a graceful stop.
+    pub fn mark_closed(&self, seq: u64) -> io::Result<()> {
+        closed::mark(&self.inner.sessions_dir, seq)
     }
 
     // ----- layout ---------------------------------------------------------
