@@ -14,7 +14,7 @@ use serde::Serialize;
 
 use crate::error::EngineError;
 use crate::ids;
-use crate::meta::{SessionMeta, Status};
+use crate::meta::SessionMeta;
 use crate::node::{Node, Role};
 use crate::session::whole::WriteTurn;
 use crate::session::{EndTurn, NewNode, SessionError, TurnOutcome, ROOT_CALLER};
@@ -115,46 +115,31 @@ impl Engine {
         end.check_files()?;
         let user = check(&mut nodes)?;
         let user_id = nodes[user].id.clone().unwrap_or_default();
-        let exists = match self.meta(id).await {
-            Ok(meta) => {
-                // Another turn is running: refused before anything is
-                // written. This turn's own, left open (a retry): go on.
-                let ours =
-                    meta.open_turn.as_ref().map(|t| t.user_node.as_str()) == Some(user_id.as_str());
-                if meta.status == Status::Running && !ours {
-                    return Err(SessionError::RunActive.into());
-                }
-                if let Some(p) = &nodes[user].predecessor {
-                    if !self.has_node(id, p).await? {
-                        return Err(SessionError::UnknownPredecessor(p.clone()).into());
-                    }
-                }
-                true
-            }
+        let predecessor = nodes[user].predecessor.clone();
+        let project_id = create.project_id.clone();
+        let count = nodes.len() as u64;
+        // The session checks the turn itself (another turn running, an
+        // unknown predecessor) before writing anything: one message. A
+        // session that does not exist yet is placed, then made by the
+        // same message again.
+        let turn = |create: Option<SessionMeta>| WriteTurn {
+            nodes: nodes.clone(),
+            end: end.clone(),
+            create,
+            user_id: user_id.clone(),
+            predecessor: predecessor.clone(),
+            project,
+        };
+        let written = match self.call(id, turn(None)).await {
             Err(e) if e.is_unknown_session() => {
-                if let Some(p) = &nodes[user].predecessor {
+                if let Some(p) = &predecessor {
                     return Err(SessionError::UnknownPredecessor(p.clone()).into());
                 }
-                false
+                self.place(id, &project_id).await?;
+                self.call(id, turn(Some(create))).await?
             }
-            Err(e) => return Err(e),
+            other => other?,
         };
-        let project_id = create.project_id.clone();
-        if !exists {
-            self.place(id, &project_id).await?;
-        }
-        let count = nodes.len() as u64;
-        let written = self
-            .call(
-                id,
-                WriteTurn {
-                    nodes,
-                    end,
-                    create,
-                    project,
-                },
-            )
-            .await?;
         metrics::counter!("openprogram_appends_total").increment(count);
         if !written.outcome.repeated {
             metrics::counter!("openprogram_turns_total").increment(1);

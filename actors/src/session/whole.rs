@@ -32,7 +32,14 @@ use crate::project;
 pub struct WriteTurn {
     pub nodes: Vec<NewNode>,
     pub end: EndTurn,
-    pub create: SessionMeta,
+    /// Make the session when it does not exist; `None`: refused with
+    /// `NotFound` then (the engine places a new session first).
+    pub create: Option<SessionMeta>,
+    /// The id of the turn's user message, and the node it follows when
+    /// it names one: checked against the session before anything is
+    /// written (`check_turn`).
+    pub user_id: String,
+    pub predecessor: Option<String>,
     /// A live turn in a project-bound session records the project's tree
     /// and commits the agent's changes, as separate calls do; a turn from
     /// the past (an import) leaves the project alone.
@@ -51,6 +58,22 @@ pub struct TurnWritten {
 }
 
 impl SessionCore {
+    /// Refuse a whole turn before anything is written: another turn is
+    /// running (not this one's own, left open: a retry goes on), or the
+    /// user message follows a node the session does not have.
+    fn check_turn(&self, user_id: &str, predecessor: Option<&str>) -> Result<(), SessionError> {
+        let ours = self.meta.open_turn.as_ref().map(|t| t.user_node.as_str()) == Some(user_id);
+        if self.meta.status == Status::Running && !ours {
+            return Err(SessionError::RunActive);
+        }
+        match predecessor {
+            Some(p) if self.node(p).is_none() => {
+                Err(SessionError::UnknownPredecessor(p.to_string()))
+            }
+            _ => Ok(()),
+        }
+    }
+
     /// Whether a whole turn of `nodes` can be gathered into one log entry:
     /// it continues the branch's tip, and nothing is open, queued or
     /// pending before it.
@@ -175,11 +198,22 @@ impl Handler<WriteTurn> for SessionActor {
             nodes,
             end,
             create,
+            user_id,
+            predecessor,
             project,
         } = msg;
-        let project_id = match self.slot.live() {
-            Ok(core) => core.meta().project_id.clone(),
-            Err(_) => create.project_id.clone(),
+        let checked = match (self.slot.live(), create) {
+            (Ok(core), _) => core
+                .check_turn(&user_id, predecessor.as_deref())
+                .map(|()| (core.meta().project_id.clone(), None)),
+            (Err(SessionError::NotFound), Some(create)) => {
+                Ok((create.project_id.clone(), Some(create)))
+            }
+            (Err(e), _) => Err(e),
+        };
+        let (project_id, create) = match checked {
+            Ok(c) => c,
+            Err(e) => return AtomicResponse::new(Box::pin(fut::ready(Err(e)))),
         };
         let baseline = self.baseline_of(Some(project_id).filter(|_| project));
         let store = self.store.clone();
@@ -189,6 +223,7 @@ impl Handler<WriteTurn> for SessionActor {
             act.blocking(move |slot, dir| {
                 let created = matches!(slot, Slot::Absent);
                 if created {
+                    let create = create.ok_or(SessionError::NotFound)?;
                     let (core, _) = SessionCore::create(&store, dir, create, None)?;
                     *slot = Slot::Live(Box::new(core));
                 }

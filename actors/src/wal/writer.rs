@@ -489,6 +489,9 @@ fn run(dir: PathBuf, mut seg: Segment, rx: Receiver<Msg>, mut w: Writer) {
                 Err(_) => Vec::new(),
             };
             let mut holds = holds.into_iter();
+            // Counted before the answers: whoever is answered sees it.
+            metrics::counter!("openprogram_wal_flushes_total").increment(1);
+            w.flushes.fetch_add(1, Ordering::Relaxed);
             for job in batch.drain(..) {
                 let answer = match &ok {
                     Ok(()) => {
@@ -502,8 +505,6 @@ fn run(dir: PathBuf, mut seg: Segment, rx: Receiver<Msg>, mut w: Writer) {
                 };
                 let _ = job.reply.send(answer);
             }
-            metrics::counter!("openprogram_wal_flushes_total").increment(1);
-            w.flushes.fetch_add(1, Ordering::Relaxed);
             // A failed write may leave a torn entry: later entries go to a
             // new segment, so that replay reads past it.
             poisoned |= failed;
