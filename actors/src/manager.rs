@@ -97,16 +97,69 @@ impl Handler<Resolve> for SessionManager {
     type Result = Result<Addr<SessionActor>, SessionError>;
 
     fn handle(&mut self, msg: Resolve, _: &mut Self::Context) -> Self::Result {
-        ids::validate("session id", &msg.id)?;
-        if let Some(addr) = self.live.get(&msg.id) {
+        self.resolve(msg.id)
+    }
+}
+
+/// A message for the actor of session `.0`, delivered by the manager
+/// (`Resolve` and the send in one): the caller waits for one answer from
+/// the arbiter every session actor runs on, not two.
+pub struct Via<M>(pub String, pub M);
+
+/// Why a message sent `Via` the manager got no answer from its session.
+#[derive(Debug)]
+pub enum ViaError {
+    /// The session's actor could not be started.
+    Resolve(SessionError),
+    /// The actor stopped before it took the message (evicted, or the
+    /// session deleted): asking again starts a new one.
+    Closed,
+    Timeout,
+}
+
+impl<M> Message for Via<M>
+where
+    M: Message + Send + 'static,
+    M::Result: Send,
+{
+    type Result = Result<M::Result, ViaError>;
+}
+
+impl<M> Handler<Via<M>> for SessionManager
+where
+    M: Message + Send + 'static,
+    M::Result: Send,
+    SessionActor: Handler<M>,
+{
+    type Result = ResponseFuture<Result<M::Result, ViaError>>;
+
+    fn handle(&mut self, Via(id, msg): Via<M>, _: &mut Self::Context) -> Self::Result {
+        let addr = match self.resolve(id) {
+            Ok(addr) => addr,
+            Err(e) => return Box::pin(std::future::ready(Err(ViaError::Resolve(e)))),
+        };
+        Box::pin(async move {
+            addr.send(msg).await.map_err(|e| match e {
+                MailboxError::Closed => ViaError::Closed,
+                MailboxError::Timeout => ViaError::Timeout,
+            })
+        })
+    }
+}
+
+impl SessionManager {
+    /// The live actor of session `id`, started if needed.
+    fn resolve(&mut self, id: String) -> Result<Addr<SessionActor>, SessionError> {
+        ids::validate("session id", &id)?;
+        if let Some(addr) = self.live.get(&id) {
             if addr.connected() {
                 return Ok(addr.clone());
             }
         }
-        let lease = self.leases.entry(msg.id.clone()).or_default().clone();
-        let dir = match self.locations.get(&msg.id) {
+        let lease = self.leases.entry(id.clone()).or_default().clone();
+        let dir = match self.locations.get(&id) {
             Some(d) => d.to_path_buf(),
-            None => self.store.default_session_dir(&msg.id),
+            None => self.store.default_session_dir(&id),
         };
         if self.pending.contains(&dir) {
             return Err(SessionError::AwaitingReplay);
@@ -122,7 +175,7 @@ impl Handler<Resolve> for SessionManager {
         .with_pack_keeper(self.keeper.clone())
         .start();
         // Evicted actors are dropped here: each stops when idle.
-        drop(self.live.push(msg.id, addr.clone()));
+        drop(self.live.push(id, addr.clone()));
         if self.leases.len() > 4 * self.cap {
             self.leases.retain(|_, lease| Arc::strong_count(lease) > 1);
         }

@@ -39,7 +39,7 @@ use actix::prelude::*;
 use crate::error::EngineError;
 use crate::events::Hub;
 use crate::locations::LocationsWriter;
-use crate::manager::{LiveCount, Resolve, SessionManager, SetNaming};
+use crate::manager::{LiveCount, SessionManager, SetNaming, Via, ViaError};
 use crate::messages::SessionChanged;
 use crate::paths::PathPolicy;
 use crate::project::registry as projects_state;
@@ -277,15 +277,16 @@ impl Engine {
         SessionActor: Handler<M>,
     {
         for _ in 0..2 {
-            let addr = self
+            let sent = self
                 .manager
-                .send(Resolve { id: id.to_string() })
+                .send(Via(id.to_string(), msg.clone()))
                 .await
-                .map_err(|_| EngineError::Unavailable)??;
-            match addr.send(msg.clone()).await {
+                .map_err(|_| EngineError::Unavailable)?;
+            match sent {
                 Ok(r) => return Ok(r?),
-                Err(MailboxError::Closed) => continue,
-                Err(MailboxError::Timeout) => return Err(SessionError::Unavailable.into()),
+                Err(ViaError::Closed) => continue,
+                Err(ViaError::Resolve(e)) => return Err(e.into()),
+                Err(ViaError::Timeout) => return Err(SessionError::Unavailable.into()),
             }
         }
         Err(SessionError::Unavailable.into())
