@@ -93,6 +93,14 @@ pub fn make_private(dir: &Path) -> io::Result<()> {
 /// Prefix of temporary files; loaders delete leftovers with this prefix.
 pub const TMP_PREFIX: &str = ".tmp-";
 
+/// The temporary sibling of a file named `name`: `.tmp-<name>-<uuid>`.
+/// It never ends in the file's own extension: `git gc` deletes every
+/// `.idx` in `objects/pack` that has no `.pack` beside it, a temporary
+/// index included, while it is being written.
+fn tmp_name(name: &str) -> String {
+    format!("{TMP_PREFIX}{name}-{}", uuid::Uuid::new_v4().simple())
+}
+
 /// Atomically replace `path` with `bytes` and make the result durable.
 pub fn atomic_write(path: &Path, bytes: &[u8]) -> io::Result<()> {
     replace(path, bytes, Sync::All)
@@ -142,10 +150,7 @@ fn replace(path: &Path, bytes: &[u8], sync: Sync) -> io::Result<()> {
         .file_name()
         .and_then(|n| n.to_str())
         .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "path has no file name"))?;
-    let tmp = dir.join(format!(
-        "{TMP_PREFIX}{}-{name}",
-        uuid::Uuid::new_v4().simple()
-    ));
+    let tmp = dir.join(tmp_name(name));
     let result = (|| {
         let mut file = OpenOptions::new()
             .write(true)
@@ -475,6 +480,47 @@ mod tests {
     }
 
     use super::*;
+
+    /// `git gc` deletes an `.idx` in `objects/pack` with no `.pack`
+    /// beside it: a temporary index named after its target (the old
+    /// naming, checked here so the test shows git still does it) went
+    /// while being written; ours is left alone.
+    #[test]
+    fn git_gc_leaves_a_temporary_pack_index_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let git = |args: &[&str]| {
+            let out = std::process::Command::new("git")
+                .args(args)
+                .current_dir(dir.path())
+                .env("GIT_CONFIG_NOSYSTEM", "1")
+                .env("GIT_CONFIG_GLOBAL", "/dev/null")
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "{out:?}");
+        };
+        git(&["init", "-q"]);
+        fs::write(dir.path().join("f"), "x").unwrap();
+        git(&["add", "f"]);
+        git(&[
+            "-c",
+            "user.name=a",
+            "-c",
+            "user.email=a@b",
+            "commit",
+            "-qm",
+            "one",
+        ]);
+        let pack_dir = dir.path().join(".git/objects/pack");
+        fs::create_dir_all(&pack_dir).unwrap();
+        let name = "pack-0123456789abcdef0123456789abcdef01234567.idx";
+        let ours = pack_dir.join(tmp_name(name));
+        let old = pack_dir.join(format!("{TMP_PREFIX}0123-{name}"));
+        fs::write(&ours, b"being written").unwrap();
+        fs::write(&old, b"being written").unwrap();
+        git(&["gc", "--quiet", "--prune=now"]);
+        assert!(!old.exists(), "git gc deletes an index without its pack");
+        assert!(ours.exists(), "a temporary file of ours is left alone");
+    }
 
     #[test]
     fn atomic_write_replaces_and_leaves_no_temp() {
