@@ -66,14 +66,6 @@ fn libc_enospc() -> i32 {
     28
 }
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
 fn segments(state: &Path) -> usize {
     std::fs::read_dir(state.join("wal"))
         .unwrap()
@@ -118,7 +110,7 @@ fn a_server_on_a_full_disk_serves_reads_and_refuses_writes_until_restarted() {
     // Started on the full disk: on a fixed port (server.json cannot be
     // written either).
     s.env.clear();
-    s.bind = format!("127.0.0.1:{}", free_port());
+    s.bind = format!("127.0.0.1:{}", crate::git_servers::free_port());
     s.spawn();
     let (status, health) = s.get("/api/health");
     assert_eq!(status, 200);

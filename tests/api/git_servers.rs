@@ -3,27 +3,18 @@
 //! `git http-backend` behind lighttpd with basic auth. Each is started
 //! by the test and stopped when dropped.
 
-use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::helpers::git;
+pub use crate::ports::free_port;
 
 /// A bare repository at `dir`.
 pub fn bare(dir: &Path) -> PathBuf {
     std::fs::create_dir_all(dir).unwrap();
     git(dir, &["init", "-q", "--bare", "-b", "main"]);
     dir.to_path_buf()
-}
-
-/// A port nobody listens on now.
-pub fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 fn wait_listening(port: u16, child: &mut Child, what: &str) {

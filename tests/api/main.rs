@@ -25,6 +25,8 @@ mod operations;
 mod original_client;
 mod original_store;
 mod outside;
+#[path = "../shared/ports.rs"]
+mod ports;
 mod projects;
 mod protocol;
 mod provenance;

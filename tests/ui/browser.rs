@@ -2,7 +2,6 @@
 //! `chromium` and `chromium-driver`) with fantoccini. One browser at a time
 //! (the machine has 2 cores); screenshots go to `target/ui-screenshots/`.
 
-use std::net::TcpListener;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::Mutex;
@@ -47,13 +46,6 @@ pub struct Browser {
     pub rt: tokio::runtime::Runtime,
 }
 
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("free port")
-}
-
 impl Browser {
     /// A browser at `width` × `height`, or `None` (skipped) without one.
     pub fn start(width: u32, height: u32) -> Option<Browser> {
@@ -64,7 +56,7 @@ impl Browser {
     pub fn start_with(width: u32, height: u32, flags: &[&str]) -> Option<Browser> {
         let (chromium, driver_bin) = tools()?;
         let guard = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-        let port = free_port();
+        let port = crate::ports::free_port();
         let driver = Command::new(driver_bin)
             .arg(format!("--port={port}"))
             .stdout(Stdio::null())

@@ -11,6 +11,8 @@
 mod helpers;
 
 mod browser;
+#[path = "../shared/ports.rs"]
+mod ports;
 mod runner;
 mod undo;
 
