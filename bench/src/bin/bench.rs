@@ -709,7 +709,10 @@ fn main() {
     );
 
     disk_after_maintenance(&store, tmp.path());
-    bench_branches(&store, tmp.path());
+    // A retry needs a 2nd user message: a session of two turns at least.
+    if args.turns >= 2 {
+        bench_branches(&store, tmp.path());
+    }
     if args.sessions > 0 {
         bench_registry(tmp.path(), args.sessions);
     }
