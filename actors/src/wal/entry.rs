@@ -164,17 +164,17 @@ fn decode_payload(payload: &[u8]) -> Option<Vec<Change>> {
 }
 
 /// The entries of a segment, in order, up to the first that is torn or
-/// damaged; and whether the segment ended cleanly.
+/// damaged; and whether the segment ended cleanly: at its end, or where
+/// only zeros follow (a segment made ahead of time, `spare`).
 pub fn decode_all(bytes: &[u8]) -> (Vec<Vec<Change>>, bool) {
     let mut out = Vec::new();
     let mut at = 0;
     while at < bytes.len() {
-        let Some(header) = bytes.get(at..at + HEADER) else {
-            return (out, false);
+        let header = bytes.get(at..at + HEADER).filter(|h| &h[0..4] == MAGIC);
+        let Some(header) = header else {
+            let zeros = bytes[at..].iter().all(|b| *b == 0);
+            return (out, zeros);
         };
-        if &header[0..4] != MAGIC {
-            return (out, false);
-        }
         let len = u32::from_le_bytes([header[4], header[5], header[6], header[7]]) as usize;
         let crc = u32::from_le_bytes([header[8], header[9], header[10], header[11]]);
         let Some(payload) = bytes.get(at + HEADER..at + HEADER + len) else {
@@ -225,7 +225,7 @@ mod tests {
         log.extend(encode(&b));
         let (all, clean) = decode_all(&log);
         assert!(clean);
-        assert_eq!(all, vec![a.clone(), b]);
+        assert_eq!(all, vec![a.clone(), b.clone()]);
         let cut = log.len() - 3;
         let (some, clean) = decode_all(&log[..cut]);
         assert!(!clean);
@@ -233,5 +233,16 @@ mod tests {
         let mut flipped = log.clone();
         flipped[HEADER + 5] ^= 1;
         assert_eq!(decode_all(&flipped).0.len(), 0);
+        // Zeros after the last entry (a segment made ahead): a clean end;
+        // a torn entry before them is still torn.
+        let mut zeroed = log.clone();
+        zeroed.extend(vec![0u8; 4096]);
+        assert_eq!(decode_all(&zeroed), (vec![a.clone(), b.clone()], true));
+        let mut torn = log[..cut].to_vec();
+        torn.extend(vec![0u8; 4096]);
+        assert_eq!(decode_all(&torn), (vec![a.clone()], false));
+        let mut noise = log.clone();
+        noise.extend([0, 0, 7, 0]);
+        assert!(!decode_all(&noise).1);
     }
 }

@@ -15,8 +15,10 @@
 //! `Store`; without one (`Log::none()`: engine unit tests, a server
 //! serving reads only) the same calls write each file with its own fsyncs.
 
+mod checkpoint;
 mod entry;
 mod replay;
+mod spare;
 mod writer;
 
 use std::io;

@@ -12,8 +12,8 @@
 
 use std::collections::{HashMap, HashSet};
 use std::fs::{self, File, OpenOptions};
-use std::io::{self, Write};
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::io;
+use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -21,13 +21,14 @@ use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
 
+use super::checkpoint::{Checkpoint, Sealed};
 use super::entry;
 use super::{Change, Fault, FeedLink};
 use crate::feed::LogPosition;
 use crate::fsio;
 
 /// A segment this big is checkpointed.
-const SEGMENT_BYTES: u64 = 16 << 20;
+pub(super) const SEGMENT_BYTES: u64 = 16 << 20;
 /// A segment with entries this old is checkpointed.
 const SEGMENT_AGE: Duration = Duration::from_secs(30);
 /// At most this many bytes go in one flush.
@@ -158,14 +159,30 @@ fn start(
     feed: Option<FeedLink>,
     flushes: Arc<AtomicU64>,
 ) -> io::Result<()> {
-    let (ck_tx, ck_rx) = crossbeam_channel::unbounded::<Sealed>();
+    let (ck_tx, ck_rx) = crossbeam_channel::unbounded::<Checkpoint>();
+    let spare_ready = Arc::new(AtomicBool::new(false));
+    let ready = spare_ready.clone();
     std::thread::Builder::new()
         .name("wal-checkpoint".into())
         .spawn(move || {
-            while let Ok(sealed) = ck_rx.recv() {
-                sealed.checkpoint();
+            while let Ok(job) = ck_rx.recv() {
+                match job {
+                    Checkpoint::Sealed(sealed) => {
+                        if sealed.checkpoint() {
+                            ready.store(true, Ordering::SeqCst);
+                        }
+                    }
+                    Checkpoint::Spare(dir) => match super::spare::prepare(&dir) {
+                        Ok(()) => ready.store(true, Ordering::SeqCst),
+                        Err(e) => {
+                            tracing::debug!(error = %e, "the next log segment was not made ahead")
+                        }
+                    },
+                }
             }
         })?;
+    // The segment after `seg`, made ahead.
+    let _ = ck_tx.send(Checkpoint::Spare(dir.to_path_buf()));
     let dir = dir.to_path_buf();
     std::thread::Builder::new()
         .name("wal-writer".into())
@@ -180,6 +197,7 @@ fn start(
                     feed,
                     feed_backlog: Vec::new(),
                     flushes,
+                    spare_ready,
                 },
             )
         })?;
@@ -228,16 +246,28 @@ struct Segment {
     /// A folder on each filesystem written to through this segment.
     filesystems: HashMap<u64, PathBuf>,
     known_roots: HashSet<PathBuf>,
+    /// Made ahead (`spare`): written over zeros, never grown until full.
+    made_ahead: bool,
+    /// A write to it failed: past `size` it may hold part of an entry.
+    failed: bool,
 }
 
 impl Segment {
+    /// Segment `number`: the spare made ahead when there is one, else a
+    /// new empty file. Entries are written at `size`, never appended.
     fn create(dir: &Path, number: u64) -> io::Result<Segment> {
         let path = dir.join(format!("{number:016}.log"));
-        let file = OpenOptions::new()
-            .append(true)
-            .create_new(true)
-            .mode(fsio::FILE_MODE)
-            .open(&path)?;
+        let (file, made_ahead) = match super::spare::take(dir, &path)? {
+            Some(file) => (file, true),
+            None => (
+                OpenOptions::new()
+                    .write(true)
+                    .create_new(true)
+                    .mode(fsio::FILE_MODE)
+                    .open(&path)?,
+                false,
+            ),
+        };
         fsio::fsync_dir(dir)?;
         let mut filesystems = HashMap::new();
         filesystems.insert(fs::metadata(dir)?.dev(), dir.to_path_buf());
@@ -252,6 +282,8 @@ impl Segment {
             pending: Arc::new(AtomicUsize::new(0)),
             filesystems,
             known_roots: HashSet::new(),
+            made_ahead,
+            failed: false,
         })
     }
 
@@ -265,10 +297,13 @@ impl Segment {
         }
     }
 
-    fn due(&self, fault: Option<Fault>) -> bool {
+    /// Sealed now: big or old enough, or grown from empty (the first
+    /// segment of a start without a spare) while a spare is ready.
+    fn due(&self, fault: Option<Fault>, spare_ready: &AtomicBool) -> bool {
         fault != Some(Fault::NoCheckpoint)
             && (self.size >= SEGMENT_BYTES
-                || self.first_entry.is_some_and(|t| t.elapsed() >= SEGMENT_AGE))
+                || self.first_entry.is_some_and(|t| t.elapsed() >= SEGMENT_AGE)
+                || (!self.made_ahead && self.size > 0 && spare_ready.load(Ordering::SeqCst)))
     }
 
     /// No more entries; `keep`: the checkpoint leaves the segment for
@@ -279,57 +314,16 @@ impl Segment {
             path: self.path,
             pending: self.pending,
             filesystems: self.filesystems.into_values().collect(),
-            empty: self.size == 0,
+            size: self.size,
+            recycle: !self.failed,
             keep,
         }
     }
 }
 
-/// A segment that takes no more entries, waiting for its checkpoint.
-struct Sealed {
-    dir: PathBuf,
-    path: PathBuf,
-    pending: Arc<AtomicUsize>,
-    filesystems: Vec<PathBuf>,
-    empty: bool,
-    keep: bool,
-}
-
-impl Sealed {
-    fn checkpoint(self) {
-        let started = Instant::now();
-        // Every file the segment covers is written in place once its
-        // tickets are back (each is held for a few writes).
-        while self.pending.load(Ordering::SeqCst) > 0 {
-            std::thread::sleep(Duration::from_millis(1));
-        }
-        if !self.empty {
-            for fs_dir in &self.filesystems {
-                if let Err(e) = fsio::sync_filesystem(fs_dir) {
-                    // The segment stays; startup replays it.
-                    tracing::error!(dir = %fs_dir.display(), error = %e, "checkpoint: syncfs failed; the log segment is kept");
-                    return;
-                }
-            }
-        }
-        if self.keep {
-            tracing::warn!(path = %self.path.display(), "checkpoint: the change feed lacks events of this segment; it is kept for startup to replay");
-            return;
-        }
-        if let Err(e) = fs::remove_file(&self.path).and_then(|_| fsio::fsync_dir(&self.dir)) {
-            tracing::warn!(path = %self.path.display(), error = %e, "checkpoint: segment not removed; startup replays it");
-        }
-        metrics::counter!("openprogram_wal_checkpoints_total").increment(1);
-        tracing::debug!(
-            took_ms = started.elapsed().as_millis() as u64,
-            "wal checkpoint"
-        );
-    }
-}
-
 /// The writer thread's own state besides the open segment.
 struct Writer {
-    checkpoints: Sender<Sealed>,
+    checkpoints: Sender<Checkpoint>,
     fault: Option<Fault>,
     feed: Option<FeedLink>,
     /// Change feed events of flushed entries that could not be appended
@@ -338,6 +332,9 @@ struct Writer {
     feed_backlog: Vec<(LogPosition, Vec<u8>)>,
     /// Flushes made.
     flushes: Arc<AtomicU64>,
+    /// A spare is ready to be the next segment (set by the checkpoint
+    /// thread once it made one, cleared when a rotation takes it).
+    spare_ready: Arc<AtomicBool>,
 }
 
 impl Writer {
@@ -347,9 +344,12 @@ impl Writer {
         match Segment::create(dir, seg.number + 1) {
             Ok(next) => {
                 *poisoned = false;
-                let _ = self
-                    .checkpoints
-                    .send(seg.seal(!self.feed_backlog.is_empty()));
+                if next.made_ahead {
+                    self.spare_ready.store(false, Ordering::SeqCst);
+                }
+                let sealed = seg.seal(!self.feed_backlog.is_empty());
+                let _ = self.checkpoints.send(Checkpoint::Sealed(sealed));
+                let _ = self.checkpoints.send(Checkpoint::Spare(dir.to_path_buf()));
                 next
             }
             Err(e) => {
@@ -437,7 +437,7 @@ fn run(dir: PathBuf, mut seg: Segment, rx: Receiver<Msg>, mut w: Writer) {
         let first = match rx.recv_timeout(Duration::from_secs(1)) {
             Ok(m) => m,
             Err(RecvTimeoutError::Timeout) => {
-                if poisoned || seg.due(fault) {
+                if poisoned || seg.due(fault, &w.spare_ready) {
                     seg = w.rotate(&dir, seg, &mut poisoned);
                 }
                 continue;
@@ -508,7 +508,7 @@ fn run(dir: PathBuf, mut seg: Segment, rx: Receiver<Msg>, mut w: Writer) {
             // A failed write may leave a torn entry: later entries go to a
             // new segment, so that replay reads past it.
             poisoned |= failed;
-            if poisoned || seg.due(fault) {
+            if poisoned || seg.due(fault, &w.spare_ready) {
                 seg = w.rotate(&dir, seg, &mut poisoned);
             }
         }
@@ -524,7 +524,7 @@ fn run(dir: PathBuf, mut seg: Segment, rx: Receiver<Msg>, mut w: Writer) {
             }
             let number = seg.number;
             let sealed = seg.seal(!w.feed_backlog.is_empty());
-            sealed.checkpoint();
+            let _ = sealed.checkpoint();
             tracing::debug!(segment = number, "write-ahead log closed");
             let _ = done.send(());
             return;
@@ -540,9 +540,14 @@ fn flush(seg: &mut Segment, batch: &[Job]) -> io::Result<()> {
     for job in batch {
         seg.note_roots(&job.roots);
     }
-    seg.file.write_all(&all)?;
-    metrics::counter!("openprogram_fsyncs_total").increment(1);
-    seg.file.sync_data()?;
+    let written = seg.file.write_all_at(&all, seg.size).and_then(|()| {
+        metrics::counter!("openprogram_fsyncs_total").increment(1);
+        seg.file.sync_data()
+    });
+    if let Err(e) = written {
+        seg.failed = true;
+        return Err(e);
+    }
     seg.size += all.len() as u64;
     seg.entries += batch.len() as u32;
     seg.first_entry.get_or_insert_with(Instant::now);

@@ -138,3 +138,41 @@ fn a_full_segment_is_sealed_and_checkpointed_in_the_background() {
     );
     assert_eq!(segments(dir.path()), vec![2]);
 }
+
+#[test]
+fn a_segment_made_ahead_takes_entries_over_its_zeros_and_replays_cleanly() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = tempfile::tempdir().unwrap();
+    crate::wal::spare::prepare(dir.path()).unwrap();
+    let wal = Wal::spawn(dir.path(), 1, None, None).unwrap();
+    let tickets: Vec<Ticket> = (0..3)
+        .map(|i| {
+            wal.append(&[put(files.path(), &format!("f{i}"), vec![b'x'; 10 + i])])
+                .unwrap()
+        })
+        .collect();
+    let seg = dir.path().join(format!("{:016}.log", 1));
+    assert_eq!(
+        fs::metadata(&seg).unwrap().len(),
+        crate::wal::spare::SPARE_BYTES as u64,
+        "the spare became segment 1: written over, not grown"
+    );
+    // The next one is made ahead meanwhile.
+    wait_for("the next spare", || {
+        dir.path().join("segment.spare").exists()
+    });
+    // The log as a crash leaves it (its files never written in place):
+    // every entry comes back, and the zeros after them are a clean end.
+    let crashed = tempfile::tempdir().unwrap();
+    fs::copy(&seg, crashed.path().join(seg.file_name().unwrap())).unwrap();
+    let replayed = crate::wal::replay::replay(crashed.path(), None).unwrap();
+    assert_eq!((replayed.entries, replayed.applied), (3, 3));
+    assert!(!replayed.torn);
+    for i in 0..3 {
+        assert_eq!(
+            fs::read(files.path().join(format!("f{i}"))).unwrap(),
+            vec![b'x'; 10 + i]
+        );
+    }
+    drop(tickets);
+}
