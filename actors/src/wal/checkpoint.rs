@@ -57,6 +57,12 @@ impl Sealed {
         let gone = match recycled {
             Ok(true) => Ok(()),
             Ok(false) => fs::remove_file(&self.path).and_then(|_| fsio::fsync_dir(&self.dir)),
+            // Renamed away already: only the spare is missing (a full
+            // disk); the next one is made later.
+            Err(e) if !self.path.exists() => {
+                tracing::debug!(error = %e, "checkpoint: the segment was not made the next spare");
+                Ok(())
+            }
             Err(e) => Err(e),
         };
         if let Err(e) = gone {
@@ -76,4 +82,6 @@ impl Sealed {
 pub(super) enum Checkpoint {
     Sealed(Sealed),
     Spare(PathBuf),
+    /// Answered once everything sent before it is done (a closing log).
+    Drained(crossbeam_channel::Sender<()>),
 }

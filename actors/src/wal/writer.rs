@@ -81,6 +81,12 @@ impl Wal {
         feed: Option<FeedLink>,
     ) -> io::Result<Wal> {
         let (tx, rx) = crossbeam_channel::unbounded();
+        // The first start of a log folder makes its first spare here (a
+        // later start takes the one its predecessor made): every segment
+        // is made ahead.
+        if let Err(e) = super::spare::prepare(dir) {
+            tracing::debug!(error = %e, "the first log segment was not made ahead");
+        }
         let first = Segment::create(dir, first.max(next_number(dir)?))?;
         start(dir, first, rx, fault, feed, Arc::default())?;
         Ok(Wal {
@@ -160,24 +166,22 @@ fn start(
     flushes: Arc<AtomicU64>,
 ) -> io::Result<()> {
     let (ck_tx, ck_rx) = crossbeam_channel::unbounded::<Checkpoint>();
-    let spare_ready = Arc::new(AtomicBool::new(false));
-    let ready = spare_ready.clone();
     std::thread::Builder::new()
         .name("wal-checkpoint".into())
         .spawn(move || {
             while let Ok(job) = ck_rx.recv() {
                 match job {
                     Checkpoint::Sealed(sealed) => {
-                        if sealed.checkpoint() {
-                            ready.store(true, Ordering::SeqCst);
+                        let _ = sealed.checkpoint();
+                    }
+                    Checkpoint::Spare(dir) => {
+                        if let Err(e) = super::spare::prepare(&dir) {
+                            tracing::debug!(error = %e, "the next log segment was not made ahead");
                         }
                     }
-                    Checkpoint::Spare(dir) => match super::spare::prepare(&dir) {
-                        Ok(()) => ready.store(true, Ordering::SeqCst),
-                        Err(e) => {
-                            tracing::debug!(error = %e, "the next log segment was not made ahead")
-                        }
-                    },
+                    Checkpoint::Drained(done) => {
+                        let _ = done.send(());
+                    }
                 }
             }
         })?;
@@ -197,7 +201,6 @@ fn start(
                     feed,
                     feed_backlog: Vec::new(),
                     flushes,
-                    spare_ready,
                 },
             )
         })?;
@@ -246,8 +249,6 @@ struct Segment {
     /// A folder on each filesystem written to through this segment.
     filesystems: HashMap<u64, PathBuf>,
     known_roots: HashSet<PathBuf>,
-    /// Made ahead (`spare`): written over zeros, never grown until full.
-    made_ahead: bool,
     /// A write to it failed: past `size` it may hold part of an entry.
     failed: bool,
 }
@@ -257,16 +258,13 @@ impl Segment {
     /// new empty file. Entries are written at `size`, never appended.
     fn create(dir: &Path, number: u64) -> io::Result<Segment> {
         let path = dir.join(format!("{number:016}.log"));
-        let (file, made_ahead) = match super::spare::take(dir, &path)? {
-            Some(file) => (file, true),
-            None => (
-                OpenOptions::new()
-                    .write(true)
-                    .create_new(true)
-                    .mode(fsio::FILE_MODE)
-                    .open(&path)?,
-                false,
-            ),
+        let file = match super::spare::take(dir, &path)? {
+            Some(file) => file,
+            None => OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .mode(fsio::FILE_MODE)
+                .open(&path)?,
         };
         fsio::fsync_dir(dir)?;
         let mut filesystems = HashMap::new();
@@ -282,7 +280,6 @@ impl Segment {
             pending: Arc::new(AtomicUsize::new(0)),
             filesystems,
             known_roots: HashSet::new(),
-            made_ahead,
             failed: false,
         })
     }
@@ -297,13 +294,10 @@ impl Segment {
         }
     }
 
-    /// Sealed now: big or old enough, or grown from empty (the first
-    /// segment of a start without a spare) while a spare is ready.
-    fn due(&self, fault: Option<Fault>, spare_ready: &AtomicBool) -> bool {
+    fn due(&self, fault: Option<Fault>) -> bool {
         fault != Some(Fault::NoCheckpoint)
             && (self.size >= SEGMENT_BYTES
-                || self.first_entry.is_some_and(|t| t.elapsed() >= SEGMENT_AGE)
-                || (!self.made_ahead && self.size > 0 && spare_ready.load(Ordering::SeqCst)))
+                || self.first_entry.is_some_and(|t| t.elapsed() >= SEGMENT_AGE))
     }
 
     /// No more entries; `keep`: the checkpoint leaves the segment for
@@ -332,9 +326,6 @@ struct Writer {
     feed_backlog: Vec<(LogPosition, Vec<u8>)>,
     /// Flushes made.
     flushes: Arc<AtomicU64>,
-    /// A spare is ready to be the next segment (set by the checkpoint
-    /// thread once it made one, cleared when a rotation takes it).
-    spare_ready: Arc<AtomicBool>,
 }
 
 impl Writer {
@@ -344,9 +335,6 @@ impl Writer {
         match Segment::create(dir, seg.number + 1) {
             Ok(next) => {
                 *poisoned = false;
-                if next.made_ahead {
-                    self.spare_ready.store(false, Ordering::SeqCst);
-                }
                 let sealed = seg.seal(!self.feed_backlog.is_empty());
                 let _ = self.checkpoints.send(Checkpoint::Sealed(sealed));
                 let _ = self.checkpoints.send(Checkpoint::Spare(dir.to_path_buf()));
@@ -437,7 +425,7 @@ fn run(dir: PathBuf, mut seg: Segment, rx: Receiver<Msg>, mut w: Writer) {
         let first = match rx.recv_timeout(Duration::from_secs(1)) {
             Ok(m) => m,
             Err(RecvTimeoutError::Timeout) => {
-                if poisoned || seg.due(fault, &w.spare_ready) {
+                if poisoned || seg.due(fault) {
                     seg = w.rotate(&dir, seg, &mut poisoned);
                 }
                 continue;
@@ -508,7 +496,7 @@ fn run(dir: PathBuf, mut seg: Segment, rx: Receiver<Msg>, mut w: Writer) {
             // A failed write may leave a torn entry: later entries go to a
             // new segment, so that replay reads past it.
             poisoned |= failed;
-            if poisoned || seg.due(fault, &w.spare_ready) {
+            if poisoned || seg.due(fault) {
                 seg = w.rotate(&dir, seg, &mut poisoned);
             }
         }
@@ -521,6 +509,11 @@ fn run(dir: PathBuf, mut seg: Segment, rx: Receiver<Msg>, mut w: Writer) {
                         .reply
                         .send(Err(io::Error::other("the write-ahead log is closed")));
                 }
+            }
+            // The segments sealed before are checkpointed first.
+            let (drained, wait) = crossbeam_channel::bounded(1);
+            if w.checkpoints.send(Checkpoint::Drained(drained)).is_ok() {
+                let _ = wait.recv();
             }
             let number = seg.number;
             let sealed = seg.seal(!w.feed_backlog.is_empty());
