@@ -25,9 +25,9 @@ pub(super) struct Sealed {
 }
 
 impl Sealed {
-    /// Make the segment's files durable in place, then drop the segment;
-    /// whether its file became the next spare.
-    pub(super) fn checkpoint(self) -> bool {
+    /// Make the segment's files durable in place, then drop the segment
+    /// (its file becomes the next spare when none is ready).
+    pub(super) fn checkpoint(self) {
         let started = Instant::now();
         // Every file the segment covers is written in place once its
         // tickets are back (each is held for a few writes).
@@ -39,13 +39,13 @@ impl Sealed {
                 if let Err(e) = fsio::sync_filesystem(fs_dir) {
                     // The segment stays; startup replays it.
                     tracing::error!(dir = %fs_dir.display(), error = %e, "checkpoint: syncfs failed; the log segment is kept");
-                    return false;
+                    return;
                 }
             }
         }
         if self.keep {
             tracing::warn!(path = %self.path.display(), "checkpoint: the change feed lacks events of this segment; it is kept for startup to replay");
-            return false;
+            return;
         }
         // Its file becomes the next spare when none is ready (its entries
         // zeroed: as many bytes as it holds), else it goes.
@@ -53,7 +53,6 @@ impl Sealed {
             true => super::spare::recycle(&self.dir, &self.path, self.size, SEGMENT_BYTES),
             false => Ok(false),
         };
-        let made_spare = matches!(recycled, Ok(true));
         let gone = match recycled {
             Ok(true) => Ok(()),
             Ok(false) => fs::remove_file(&self.path).and_then(|_| fsio::fsync_dir(&self.dir)),
@@ -73,7 +72,6 @@ impl Sealed {
             took_ms = started.elapsed().as_millis() as u64,
             "wal checkpoint"
         );
-        made_spare
     }
 }
 

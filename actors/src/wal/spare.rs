@@ -12,7 +12,7 @@
 //! entry: the zeros after it are its clean end (`entry::decode_all`).
 
 use std::fs::{self, File, OpenOptions};
-use std::io::{self, Write};
+use std::io;
 use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
@@ -35,6 +35,18 @@ fn making(dir: &Path) -> PathBuf {
     dir.join(format!("{}{SPARE}", fsio::TMP_PREFIX))
 }
 
+/// Write zeros over `from..to` of `file`.
+fn write_zeros(file: &File, from: u64, to: u64) -> io::Result<()> {
+    let zeros = vec![0u8; 256 << 10];
+    let mut at = from;
+    while at < to {
+        let n = (to - at).min(zeros.len() as u64);
+        file.write_all_at(&zeros[..n as usize], at)?;
+        at += n;
+    }
+    Ok(())
+}
+
 /// Make the spare in `dir` unless one is there: zeros, flushed, then
 /// renamed to its name (a crash midway leaves only the temporary file,
 /// which the next `prepare` writes again).
@@ -45,16 +57,13 @@ pub fn prepare(dir: &Path) -> io::Result<()> {
     }
     let tmp = making(dir);
     let made = (|| {
-        let mut file = OpenOptions::new()
+        let file = OpenOptions::new()
             .write(true)
             .create(true)
             .truncate(true)
             .mode(fsio::FILE_MODE)
             .open(&tmp)?;
-        let zeros = vec![0u8; 256 << 10];
-        for _ in 0..SPARE_BYTES / zeros.len() {
-            file.write_all(&zeros)?;
-        }
+        write_zeros(&file, 0, SPARE_BYTES as u64)?;
         file.sync_data()?;
         fs::rename(&tmp, &target)
     })();
@@ -66,10 +75,10 @@ pub fn prepare(dir: &Path) -> io::Result<()> {
 
 /// Turn the checkpointed segment at `path` (its first `used` bytes
 /// written, nothing after them: never one with a failed write, whose
-/// tail may hold a torn entry) into the spare, unless one is ready: renamed out of the
-/// segments' names first (replay never reads it half zeroed), its entries
-/// overwritten with zeros, sized for what it held, flushed, renamed to
-/// the spare's name. A segment written a few times in its 30 s costs a
+/// tail may hold a torn entry) into the spare, unless one is ready:
+/// renamed out of the segments' names first (replay never reads it half
+/// zeroed), its entries overwritten with zeros, sized for what it held,
+/// flushed, renamed to the spare's name. A segment written a few times in its 30 s costs a
 /// few kilobytes of zeros instead of a new spare's megabyte. Whether it
 /// did (else the caller removes the segment).
 pub fn recycle(dir: &Path, path: &Path, used: u64, cap: u64) -> io::Result<bool> {
@@ -85,21 +94,11 @@ pub fn recycle(dir: &Path, path: &Path, used: u64, cap: u64) -> io::Result<bool>
         let spare = used
             .next_multiple_of(1 << 20)
             .clamp(SPARE_BYTES as u64, cap.max(SPARE_BYTES as u64));
-        let zeros = vec![0u8; 256 << 10];
-        let zero = |from: u64, to: u64| -> io::Result<()> {
-            let mut at = from;
-            while at < to {
-                let n = (to - at).min(zeros.len() as u64);
-                file.write_all_at(&zeros[..n as usize], at)?;
-                at += n;
-            }
-            Ok(())
-        };
         // Past `used` the file holds zeros (a spare) or nothing (a
         // segment made empty): the entries are zeroed, then a file shorter
         // than a spare is made up to its size.
-        zero(0, used.min(spare))?;
-        zero(len.min(spare), spare)?;
+        write_zeros(&file, 0, used.min(spare))?;
+        write_zeros(&file, len.min(spare), spare)?;
         file.set_len(spare)?;
         file.sync_data()?;
         fs::rename(&tmp, ready(dir))

@@ -171,9 +171,7 @@ fn start(
         .spawn(move || {
             while let Ok(job) = ck_rx.recv() {
                 match job {
-                    Checkpoint::Sealed(sealed) => {
-                        let _ = sealed.checkpoint();
-                    }
+                    Checkpoint::Sealed(sealed) => sealed.checkpoint(),
                     Checkpoint::Spare(dir) => {
                         if let Err(e) = super::spare::prepare(&dir) {
                             tracing::debug!(error = %e, "the next log segment was not made ahead");
@@ -517,7 +515,7 @@ fn run(dir: PathBuf, mut seg: Segment, rx: Receiver<Msg>, mut w: Writer) {
             }
             let number = seg.number;
             let sealed = seg.seal(!w.feed_backlog.is_empty());
-            let _ = sealed.checkpoint();
+            sealed.checkpoint();
             tracing::debug!(segment = number, "write-ahead log closed");
             let _ = done.send(());
             return;
