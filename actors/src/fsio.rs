@@ -133,8 +133,17 @@ pub fn sync_filesystem(dir: &Path) -> io::Result<()> {
     Ok(())
 }
 
+/// Write a file named by its content (a pack, its index) without waiting
+/// for the disk: under a temporary name, then renamed. No exchange is
+/// tried: there is no older version of it to swap with.
+pub fn write_content_named(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    replace(path, bytes, Sync::Fresh)
+}
+
 #[derive(Clone, Copy, PartialEq)]
 enum Sync {
+    /// No sync, and no file expected at the target.
+    Fresh,
     /// File data, then the rename (directory fsync).
     All,
     /// File data only.
@@ -158,11 +167,13 @@ fn replace(path: &Path, bytes: &[u8], sync: Sync) -> io::Result<()> {
             .mode(FILE_MODE)
             .open(&tmp)?;
         file.write_all(bytes)?;
-        if sync != Sync::None {
-            sync_file(&file)?;
-            fs::rename(&tmp, path)?;
-        } else {
-            swap_into_place(&tmp, path)?;
+        match sync {
+            Sync::None => swap_into_place(&tmp, path)?,
+            Sync::Fresh => fs::rename(&tmp, path)?,
+            Sync::All | Sync::Data => {
+                sync_file(&file)?;
+                fs::rename(&tmp, path)?;
+            }
         }
         if sync == Sync::All {
             fsync_dir(dir)?;

@@ -1,9 +1,8 @@
 use std::path::{Path, PathBuf};
 
-use git2::build::TreeUpdateBuilder;
-use git2::{Commit, FileMode, Odb, Oid, Repository, Tree};
+use git2::{ObjectType, Oid, Repository};
 
-use super::{pack, store_signature, GitError, GitIndex, RecentObjects};
+use super::{pack, store_signature, tree_edit, GitError, GitIndex, RecentObjects};
 use crate::wal::{self, Change};
 
 pub struct CommitOutcome {
@@ -44,12 +43,12 @@ pub fn commit_paths(
 ///
 /// Cost does not grow with the files already committed:
 /// - the new tree is the parent tree with only the changed paths updated
-///   (libgit2 rewrites just the trees above them);
-/// - the new objects (blobs, those trees, the commit) are built in an
-///   in-memory object database and packed whole by `pack::write_pack` (no delta
-///   search), one log change instead of a fsynced loose file per object;
-///   small packs are merged geometrically later, off the commit (`repack`,
-///   run by the session's actor when it is idle);
+///   (`tree_edit`: just the trees above them are read and rewritten);
+/// - the new objects (blobs, those trees, the commit) are hashed here and
+///   packed whole by `pack::write_pack` (no delta search), one log change
+///   instead of a fsynced loose file per object; small packs are merged
+///   geometrically later, off the commit (`repack`, run by the session's
+///   actor when it is idle);
 /// - the index is updated entry by entry in memory and written from cached
 ///   entry bytes (`GitIndex`), never re-read (`finish_commit`).
 ///
@@ -68,28 +67,24 @@ pub fn prepare_commit(
         .ok_or_else(|| git2::Error::from_str("bare repository"))?
         .to_path_buf();
     let (branch, parent_id) = branch_and_tip(repo)?;
-    // A repository whose only object database is in memory: every object
-    // this commit writes stays there, and a write's existence check never
-    // reaches the session's packs (libgit2 re-reads `objects/pack` after
-    // each miss there). What the new objects build on is copied in first,
-    // from `recent` when the parent is the last commit made here.
-    let staging = Repository::from_odb(Odb::new()?)?;
-    let odb = staging.odb()?;
-    let mempack = odb.add_new_mempack_backend(1000)?;
-    let parent = match parent_id {
-        Some(id) => Some(preload(repo, recent, &staging, id, paths)?),
+    // What the new objects build on comes from `recent` when the parent
+    // is the last commit made here, else from the session's packs.
+    let mut read = |id: Oid| -> Result<Vec<u8>, GitError> {
+        match recent.get(id) {
+            Some((_, bytes)) => Ok(bytes.to_vec()),
+            None => Ok(repo.odb()?.read(id)?.data().to_vec()),
+        }
+    };
+    let base = match parent_id {
+        Some(id) => Some(tree_of_commit(&read(id)?)?),
         None => None,
     };
-    let base = match &parent {
-        Some(p) => p.tree()?,
-        None => staging.find_tree(staging.treebuilder(None)?.write()?)?,
-    };
-    let (mut update, staged) = stage_paths(&staging, &workdir, paths, overrides)?;
-    let tree_oid = update.create_updated(&staging, &base)?;
-    if parent.as_ref().is_some_and(|p| p.tree_id() == tree_oid) {
+    let (blobs, staged) = stage_paths(&workdir, paths, overrides)?;
+    let edits: Vec<tree_edit::Edit<'_>> = staged.iter().map(|(p, b)| (p.as_path(), *b)).collect();
+    let edited = tree_edit::edit_tree(&mut read, base, &edits)?;
+    if base == Some(edited.root) {
         return Err(GitError::Empty);
     }
-    let tree = staging.find_tree(tree_oid)?;
     let sig = match time {
         Some(secs) => git2::Signature::new(
             "OpenProgram",
@@ -98,18 +93,21 @@ pub fn prepare_commit(
         )?,
         None => store_signature()?,
     };
-    let parents: Vec<Oid> = parent.iter().map(git2::Commit::id).collect();
-    let oid = odb.write(
-        git2::ObjectType::Commit,
-        &commit_object(tree.id(), &parents, &sig, message),
-    )?;
+    let parents: Vec<Oid> = parent_id.into_iter().collect();
+    let commit = commit_object(edited.root, &parents, &sig, message);
+    let oid = Oid::hash_object(ObjectType::Commit, &commit)?;
 
-    let mut objects = Vec::new();
-    for id in created_objects(oid, &tree, &base, paths) {
-        let object = odb.read(id)?;
-        objects.push((id, object.kind(), object.data().to_vec()));
+    let mut objects = vec![(oid, ObjectType::Commit, commit)];
+    for (id, bytes) in edited.trees {
+        objects.push((id, ObjectType::Tree, bytes));
     }
-    mempack.reset()?;
+    for (id, bytes) in blobs {
+        if edited.new_blobs.contains(&id) {
+            objects.push((id, ObjectType::Blob, bytes));
+        }
+    }
+    objects.sort_by_key(|(id, _, _)| *id);
+    objects.dedup_by_key(|(id, _, _)| *id);
     let files = pack::write_pack(&objects)?;
     recent.replace(&objects);
 
@@ -130,7 +128,7 @@ pub fn prepare_commit(
             root,
             git_dir: repo.path().to_path_buf(),
             name: branch,
-            old: parent.as_ref().map(git2::Commit::id),
+            old: parent_id,
             new: oid,
         },
     ];
@@ -139,6 +137,15 @@ pub fn prepare_commit(
         changes,
         staged,
     })
+}
+
+/// The root tree named on the first line of a raw commit object.
+fn tree_of_commit(raw: &[u8]) -> Result<Oid, GitError> {
+    raw.strip_prefix(b"tree ")
+        .and_then(|rest| rest.get(..40))
+        .and_then(|hex| std::str::from_utf8(hex).ok())
+        .and_then(|hex| Oid::from_str(hex).ok())
+        .ok_or_else(|| git2::Error::from_str("corrupt commit object").into())
 }
 
 /// The commit object `git_commit_create` writes for these fields, in
@@ -189,16 +196,16 @@ fn branch_and_tip(repo: &Repository) -> Result<(String, Option<Oid>), GitError> 
 /// none (removed).
 type Staged = (PathBuf, Option<Oid>);
 
-/// The tree update of `paths`: each file's content (from `overrides`,
-/// else the work tree) as a blob in `staging`, a missing file removed;
-/// and the index changes to make once the objects are on disk.
+/// Each path's content (from `overrides`, else the work tree) hashed as a
+/// blob, with its bytes; and the index changes to make once the objects
+/// are on disk (a missing file is removed).
+#[allow(clippy::type_complexity)]
 fn stage_paths(
-    staging: &Repository,
     workdir: &Path,
     paths: &[&Path],
     overrides: &[(&Path, &[u8])],
-) -> Result<(TreeUpdateBuilder, Vec<Staged>), GitError> {
-    let mut update = TreeUpdateBuilder::new();
+) -> Result<(Vec<(Oid, Vec<u8>)>, Vec<Staged>), GitError> {
+    let mut blobs = Vec::with_capacity(paths.len());
     let mut staged: Vec<Staged> = Vec::with_capacity(paths.len());
     for path in paths {
         let given = overrides
@@ -215,91 +222,14 @@ fn stage_paths(
         };
         match content {
             Some(bytes) => {
-                let blob = staging.blob(&bytes)?;
-                update.upsert(*path, blob, FileMode::Blob);
+                let blob = Oid::hash_object(ObjectType::Blob, &bytes)?;
                 staged.push((path.to_path_buf(), Some(blob)));
+                blobs.push((blob, bytes));
             }
-            None => {
-                update.remove(*path);
-                staged.push((path.to_path_buf(), None));
-            }
+            None => staged.push((path.to_path_buf(), None)),
         }
     }
-    Ok((update, staged))
-}
-
-/// Exactly the objects a commit created, sorted: the commit, the root
-/// tree, and along each path its trees and blob where they differ from
-/// the parent's (`.gitignore` is named every turn and rarely changes: it
-/// went into every turn's pack, so no two packs could be merged by copying
-/// them).
-fn created_objects(commit: Oid, tree: &Tree<'_>, base: &Tree<'_>, paths: &[&Path]) -> Vec<Oid> {
-    let mut created = vec![commit, tree.id()];
-    for path in paths {
-        for prefix in prefixes(path) {
-            if let Ok(entry) = tree.get_path(&prefix) {
-                let before = base.get_path(&prefix).map(|e| e.id());
-                if before.ok() != Some(entry.id()) {
-                    created.push(entry.id());
-                }
-            }
-        }
-    }
-    created.sort();
-    created.dedup();
-    created
-}
-
-/// `a`, `a/b`, `a/b/c` for the path `a/b/c`.
-fn prefixes(path: &Path) -> impl Iterator<Item = PathBuf> + '_ {
-    path.iter().scan(PathBuf::new(), |prefix, part| {
-        prefix.push(part);
-        Some(prefix.clone())
-    })
-}
-
-/// Copy into `staging` what a commit on `parent` changing `paths` reads:
-/// the parent commit, its root tree, and each tree on the way to a path
-/// (the siblings along the way are only named, never read). Each comes
-/// from `recent` if it is there, else from the repository's packs.
-fn preload<'s>(
-    repo: &Repository,
-    recent: &RecentObjects,
-    staging: &'s Repository,
-    parent: Oid,
-    paths: &[&Path],
-) -> Result<Commit<'s>, GitError> {
-    let source = repo.odb()?;
-    let target = staging.odb()?;
-    let copy = |id: Oid| -> Result<(), GitError> {
-        if target.exists(id) {
-            return Ok(());
-        }
-        match recent.get(id) {
-            Some((kind, bytes)) => target.write(kind, bytes)?,
-            None => {
-                let object = source.read(id)?;
-                target.write(object.kind(), object.data())?
-            }
-        };
-        Ok(())
-    };
-    copy(parent)?;
-    let commit = staging.find_commit(parent)?;
-    copy(commit.tree_id())?;
-    let tree: Tree<'_> = commit.tree()?;
-    for path in paths {
-        // The folders above the file, not the file itself; each is found
-        // in the one above it, copied in just before.
-        let folders = path.iter().count().saturating_sub(1);
-        for prefix in prefixes(path).take(folders) {
-            match tree.get_path(&prefix) {
-                Ok(e) if e.kind() == Some(git2::ObjectType::Tree) => copy(e.id())?,
-                _ => break,
-            }
-        }
-    }
-    Ok(commit)
+    Ok((blobs, staged))
 }
 
 /// After the prepared commit's changes (and the files it names) are

@@ -17,6 +17,7 @@ pub mod repack;
 mod revert_turns;
 mod trailers;
 mod tree_diff;
+mod tree_edit;
 mod tree_files;
 mod worktree_snapshot;
 mod worktree_status;

@@ -63,6 +63,20 @@ pub enum Change {
     Feed { root: PathBuf, event: Vec<u8> },
 }
 
+impl Change {
+    /// A file under `.git/objects` (a pack, its index): named by its
+    /// content, so writing it early or twice writes the same bytes.
+    pub fn is_content_addressed(&self) -> bool {
+        match self {
+            Change::Put { path, .. } => {
+                let mut parts = path.components().map(|c| c.as_os_str());
+                parts.any(|p| p == ".git") && parts.next().is_some_and(|p| p == "objects")
+            }
+            _ => false,
+        }
+    }
+}
+
 /// A test of the crash paths, chosen with `OPENPROGRAM_WAL_FAULT`.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Fault {
@@ -214,13 +228,32 @@ impl Log {
         }
         match self.writer.as_ref().filter(|w| w.is_open()) {
             Some(w) => {
-                let ticket = match w.append(&changes) {
-                    Ok(t) => t,
+                let flushing = match w.submit(&changes) {
+                    Ok(f) => f,
                     // Closed meanwhile (shutdown): write on its own.
                     Err(_) if !w.is_open() => return self.apply_durably(&changes),
                     Err(e) => return Err(e),
                 };
-                let applied = changes.iter().try_for_each(|c| apply(c, false));
+                // Packs and their indexes are written while the entry is
+                // flushed: named by their content and reachable only once
+                // the ref after them moves, they change nothing a reader
+                // sees if the entry never becomes durable.
+                let early: Vec<bool> = changes
+                    .iter()
+                    .map(|c| c.is_content_addressed() && apply(c, false).is_ok())
+                    .collect();
+                let ticket = match flushing.wait() {
+                    Ok(t) => t,
+                    Err(_) if !w.is_open() => return self.apply_durably(&changes),
+                    Err(e) => return Err(e),
+                };
+                // The rest in order; an early write that failed is tried
+                // again in its place.
+                let applied = changes
+                    .iter()
+                    .zip(early)
+                    .filter(|(_, written)| !written)
+                    .try_for_each(|(c, _)| apply(c, false));
                 drop(ticket);
                 applied
             }
@@ -262,9 +295,12 @@ fn apply_one(change: &Change, durable: bool) -> io::Result<()> {
         Change::Put { path, bytes, .. } => {
             if durable {
                 fsio::atomic_write(path, bytes)
-            } else if path.components().any(|c| c.as_os_str() == ".git") {
+            } else if change.is_content_addressed() {
                 // Packs and their indexes: other threads' libgit2 handles
                 // (search, pack merges) may list them at any moment.
+                fsio::write_content_named(path, bytes)
+            } else if path.components().any(|c| c.as_os_str() == ".git") {
+                // Other git files, read by git and libgit2 at any moment.
                 fsio::atomic_write_unsynced(path, bytes)
             } else {
                 // Session files, read only by their actor between writes;

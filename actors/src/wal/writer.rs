@@ -1,9 +1,10 @@
 //! The log's writer thread (group commit) and its checkpoints.
 //!
-//! Callers block on `append` (they run on blocking threads, never on the
-//! event loop). The thread takes every entry queued, writes them with one
-//! `write`, flushes with one `fdatasync`, and answers them all. An answer
-//! carries a `Ticket`, held while the caller writes the files in place.
+//! Callers hand an entry over with `submit` and block on its `wait` (they
+//! run on blocking threads, never on the event loop). The thread takes
+//! every entry queued, writes them with one `write`, flushes with one
+//! `fdatasync`, and answers them all. An answer carries a `Ticket`, held
+//! while the caller writes the files in place.
 //!
 //! Checkpoint: when a segment is big or old enough, the thread starts a
 //! new one and hands the old one to the checkpoint thread, which waits
@@ -45,6 +46,20 @@ pub struct Ticket {
 impl Drop for Ticket {
     fn drop(&mut self) {
         self.pending.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// An entry handed to the writer, not yet answered.
+pub struct Flushing {
+    rx: Receiver<io::Result<Ticket>>,
+}
+
+impl Flushing {
+    /// Wait until the entry is durable (or its flush failed).
+    pub fn wait(self) -> io::Result<Ticket> {
+        self.rx
+            .recv()
+            .map_err(|_| io::Error::other("the write-ahead log stopped"))?
     }
 }
 
@@ -107,7 +122,14 @@ impl Wal {
     }
 
     /// Log `changes` as one entry; returns once it is durable.
+    #[cfg(test)]
     pub fn append(&self, changes: &[Change]) -> io::Result<Ticket> {
+        self.submit(changes)?.wait()
+    }
+
+    /// Hand `changes` to the writer as one entry; `Flushing::wait` returns
+    /// once it is durable. The caller may do other work meanwhile.
+    pub fn submit(&self, changes: &[Change]) -> io::Result<Flushing> {
         self.entries.fetch_add(1, Ordering::Relaxed);
         let mut roots: Vec<PathBuf> = changes.iter().map(|c| root_of(c).to_path_buf()).collect();
         roots.dedup();
@@ -128,8 +150,7 @@ impl Wal {
         self.tx
             .send(Msg::Append(job))
             .map_err(|_| io::Error::other("the write-ahead log is closed"))?;
-        rx.recv()
-            .map_err(|_| io::Error::other("the write-ahead log stopped"))?
+        Ok(Flushing { rx })
     }
 
     pub fn close(&self) {

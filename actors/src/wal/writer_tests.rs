@@ -178,3 +178,50 @@ fn a_segment_made_ahead_takes_entries_over_its_zeros_and_replays_cleanly() {
     }
     drop(tickets);
 }
+
+/// A log whose first segment is `seg`, as `Log::open` makes one.
+fn log_over(dir: &Path, seg: Segment) -> super::super::Log {
+    let (tx, rx) = crossbeam_channel::unbounded();
+    start(dir, seg, rx, None, None, Arc::default()).unwrap();
+    super::super::Log {
+        writer: Some(Wal {
+            tx,
+            open: Arc::new(AtomicBool::new(true)),
+            closing: Mutex::new(()),
+            entries: AtomicU64::new(0),
+        }),
+        feed: None,
+    }
+}
+
+#[test]
+fn a_pack_is_written_during_the_flush_and_the_rest_only_after_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("s");
+    fs::create_dir_all(root.join(".git/objects/pack")).unwrap();
+    let logs = dir.path().join("wal");
+    fs::create_dir_all(&logs).unwrap();
+    let pack = put(&root, ".git/objects/pack/pack-1.pack", b"PACK".to_vec());
+    let node = put(&root, "node.json", b"{}".to_vec());
+    assert!(pack.is_content_addressed() && !node.is_content_addressed());
+
+    // A flush that fails: the pack was written meanwhile (named by its
+    // content, reachable only through a ref), the node file never.
+    let mut seg = Segment::create(&logs, 1).unwrap();
+    seg.file = File::open(&seg.path).unwrap();
+    let log = log_over(&logs, seg);
+    assert!(log.commit(vec![pack.clone(), node.clone()]).is_err());
+    assert_eq!(
+        fs::read(root.join(".git/objects/pack/pack-1.pack")).unwrap(),
+        b"PACK"
+    );
+    assert!(
+        !root.join("node.json").exists(),
+        "nothing else before the flush"
+    );
+
+    // Flushed: everything, in order.
+    assert!(log.commit(vec![pack, node]).is_ok());
+    assert_eq!(fs::read(root.join("node.json")).unwrap(), b"{}");
+    log.close();
+}
