@@ -29,7 +29,16 @@ pub fn commit_paths(
     message: &str,
     time: Option<i64>,
 ) -> Result<CommitOutcome, GitError> {
-    let prepared = prepare_commit(repo, &mut RecentObjects::new(), paths, &[], message, time)?;
+    let head = Head::read(repo)?;
+    let prepared = prepare_commit(
+        repo,
+        &mut RecentObjects::new(),
+        head,
+        paths,
+        &[],
+        message,
+        time,
+    )?;
     let oid = prepared.oid;
     wal::apply_durably(&prepared.changes)?;
     finish_commit(repo, index, prepared)?;
@@ -54,9 +63,12 @@ pub fn commit_paths(
 ///
 /// The branch ref is the last change, after the pack: applied in order, a
 /// crash leaves either the old or the new commit.
+/// `head` is where HEAD is, read by the caller (`Head::read`).
+#[allow(clippy::too_many_arguments)]
 pub fn prepare_commit(
     repo: &Repository,
     recent: &mut RecentObjects,
+    head: Head,
     paths: &[&Path],
     overrides: &[(&Path, &[u8])],
     message: &str,
@@ -66,7 +78,10 @@ pub fn prepare_commit(
         .workdir()
         .ok_or_else(|| git2::Error::from_str("bare repository"))?
         .to_path_buf();
-    let (branch, parent_id) = branch_and_tip(repo)?;
+    let Head {
+        branch,
+        tip: parent_id,
+    } = head;
     // What the new objects build on comes from `recent` when the parent
     // is the last commit made here, else from the session's packs.
     let mut read = |id: Oid| -> Result<Vec<u8>, GitError> {
@@ -176,20 +191,36 @@ fn commit_object(tree: Oid, parents: &[Oid], sig: &git2::Signature<'_>, message:
     out.into_bytes()
 }
 
-/// The branch HEAD names (never detached) and its commit (none yet on an
-/// unborn branch).
-fn branch_and_tip(repo: &Repository) -> Result<(String, Option<Oid>), GitError> {
-    let branch = repo
-        .find_reference("HEAD")?
-        .symbolic_target()
-        .map(str::to_owned)
-        .ok_or_else(|| git2::Error::from_str("HEAD is detached"))?;
-    let tip = match repo.refname_to_id(&branch) {
-        Ok(id) => Some(id),
-        Err(e) if e.code() == git2::ErrorCode::NotFound => None,
-        Err(e) => return Err(e.into()),
-    };
-    Ok((branch, tip))
+/// Where HEAD is: the branch it names (never detached) and that branch's
+/// commit (none yet on an unborn branch). Read once per commit: each read
+/// is `HEAD` and the ref file, four system calls apiece.
+pub struct Head {
+    /// The full ref name (`refs/heads/main`).
+    pub branch: String,
+    pub tip: Option<Oid>,
+}
+
+impl Head {
+    pub fn read(repo: &Repository) -> Result<Head, GitError> {
+        let branch = repo
+            .find_reference("HEAD")?
+            .symbolic_target()
+            .map(str::to_owned)
+            .ok_or_else(|| git2::Error::from_str("HEAD is detached"))?;
+        let tip = match repo.refname_to_id(&branch) {
+            Ok(id) => Some(id),
+            Err(e) if e.code() == git2::ErrorCode::NotFound => None,
+            Err(e) => return Err(e.into()),
+        };
+        Ok(Head { branch, tip })
+    }
+
+    /// The branch's short name (`main`).
+    pub fn short_name(&self) -> &str {
+        self.branch
+            .strip_prefix("refs/heads/")
+            .unwrap_or(&self.branch)
+    }
 }
 
 /// A path the index updates once the commit is on disk: its new blob, or

@@ -29,7 +29,9 @@ pub use branches::{
     list_branches, new_branch_name, BranchTip, CommitRow, MAIN,
 };
 pub use bundle::{read_bundle, write_bundle, BundleError, ImportLimits};
-pub use commit::{commit_paths, finish_commit, prepare_commit, CommitOutcome, PreparedCommit};
+pub use commit::{
+    commit_paths, finish_commit, prepare_commit, CommitOutcome, Head, PreparedCommit,
+};
 pub use fork::fork_repo;
 pub use git_index::GitIndex;
 pub use held_turn::{held_ref_name, hold_turn, tree_with_paths, Held, HELD_PREFIX};

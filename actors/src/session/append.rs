@@ -168,7 +168,7 @@ impl SessionCore {
         self.meta.updated_at = node.created_at;
         if opens_turn {
             self.meta.open_turn = Some(OpenTurn {
-                number: self.recent.head_trailers(&self.repo)?.turn + 1,
+                number: self.head_trailers()?.turn + 1,
                 user_node: self.answered_user_node(self.dag.at(self.dag.len() as u32 - 1)),
                 first_seq: self.ended_seq() + 1,
                 started_at: node.created_at,

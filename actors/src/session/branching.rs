@@ -146,7 +146,7 @@ impl SessionCore {
         // (read from the refs and the commit this session made last,
         // kept in memory: no object lookup, which would make libgit2
         // rescan `objects/pack` for the pack the last commit wrote).
-        let tip = git::head_id(&self.repo)?;
+        let tip = self.head_tip()?;
         let tip_head = match tip {
             Some(id) => self.recent.trailers_of(&self.repo, id)?.head_node,
             None => None,

@@ -64,7 +64,15 @@ pub struct SessionCore {
     pub(super) recent: git::RecentObjects,
     /// While a whole turn is written (`whole.rs`): its changes, gathered
     /// into the one log entry its commit makes.
-    pub(super) batch: Option<Vec<wal::Change>>,
+    pub(super) batch: Option<Gathered>,
+}
+
+/// A whole turn's writes while it is gathered, and the branch tip it
+/// continues (read once when the gathering starts: nothing moves a ref
+/// until the turn's commit).
+pub(super) struct Gathered {
+    pub changes: Vec<wal::Change>,
+    pub tip: Option<git2::Oid>,
 }
 
 impl SessionCore {
@@ -206,6 +214,23 @@ impl SessionCore {
 
     // ----- internals ------------------------------------------------------
 
+    /// The commit HEAD's branch points at (none on an unborn branch): the
+    /// one a gathered turn read when it started, else read now.
+    pub(super) fn head_tip(&self) -> Result<Option<git2::Oid>, git2::Error> {
+        match &self.batch {
+            Some(g) => Ok(g.tip),
+            None => git::head_id(&self.repo),
+        }
+    }
+
+    /// The trailers of HEAD's commit (all zero without commits).
+    pub(super) fn head_trailers(&self) -> Result<git::Trailers, git2::Error> {
+        match self.head_tip()? {
+            Some(id) => self.recent.trailers_of(&self.repo, id),
+            None => Ok(git::Trailers::default()),
+        }
+    }
+
     /// Last sequence number covered by an ended turn.
     pub(super) fn ended_seq(&self) -> u64 {
         self.meta.last_turn.as_ref().map_or(0, |r| r.last_seq)
@@ -215,7 +240,7 @@ impl SessionCore {
     /// the turn's commit (`batch`).
     pub(super) fn log_changes(&mut self, changes: Vec<wal::Change>) -> Result<(), SessionError> {
         match &mut self.batch {
-            Some(batch) => batch.extend(changes),
+            Some(batch) => batch.changes.extend(changes),
             None => self.store.commit(changes)?,
         }
         Ok(())

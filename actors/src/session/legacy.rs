@@ -404,7 +404,13 @@ impl SessionCore {
             .collect();
         paths.push(PathBuf::from(META));
         paths.push(PathBuf::from(layout::GITIGNORE));
-        self.write_commit(paths, &message, a.at, super::turn::FeedNote::default())?;
+        self.write_commit(
+            paths,
+            &message,
+            a.at,
+            super::turn::FeedNote::default(),
+            None,
+        )?;
         Ok(turns as usize)
     }
 }

@@ -237,6 +237,7 @@ impl SessionCore {
             &message,
             self.meta.created_at as i64,
             FeedNote::default(),
+            None,
         )?;
         Ok(())
     }
@@ -256,7 +257,12 @@ impl SessionCore {
         turn_refs.reverse();
         // A turn on a new branch also brings the nodes of its path that the
         // parent commit lacks (a retry: the user message it answers again).
-        let parent_head = self.recent.head_trailers(&self.repo)?.head_node;
+        // HEAD and its branch read once for the whole commit.
+        let head = git::Head::read(&self.repo)?;
+        let parent_head = match head.tip {
+            Some(tip) => self.recent.trailers_of(&self.repo, tip)?.head_node,
+            None => None,
+        };
         let opener = turn_refs.iter().find(|n| n.is_conversational()).copied();
         let extra_refs = match opener {
             Some(o) => self.path_nodes_since(o, parent_head.as_deref()),
@@ -276,7 +282,7 @@ impl SessionCore {
                 self.write_node(n)?;
             }
         }
-        let branch = git::current_branch(&self.repo)?;
+        let branch = head.short_name().to_string();
         let turn_nodes: Vec<&Node> = turn_nodes.iter().collect();
         let described: Vec<&Node> = extras.iter().chain(turn_nodes.iter().copied()).collect();
         let mut summary = TurnSummary::from_nodes(&self.meta.id, record.number, &turn_nodes);
@@ -314,7 +320,8 @@ impl SessionCore {
                 _ => None,
             },
         };
-        let commit = self.write_commit(paths, &message, record.ended_at as i64, note)?;
+        let commit =
+            self.write_commit(paths, &message, record.ended_at as i64, note, Some(head))?;
         self.settle(record.last_seq);
         Ok(commit)
     }
@@ -325,12 +332,14 @@ impl SessionCore {
     /// turn's end is recorded, and its commit is retried). A whole turn's
     /// gathered changes (`batch`) lead that entry, and the commit takes
     /// their files from it.
+    /// `head`: where HEAD is, when the caller read it (else read here).
     pub(super) fn write_commit(
         &mut self,
         mut paths: Vec<PathBuf>,
         message: &str,
         at: i64,
         note: FeedNote,
+        head: Option<git::Head>,
     ) -> Result<String, SessionError> {
         paths.extend(self.pending_paths.iter().cloned());
         let refs: Vec<&Path> = paths.iter().map(PathBuf::as_path).collect();
@@ -341,7 +350,11 @@ impl SessionCore {
         let meta_path = self.dir.join(META);
         // Taken out, not ended: until the entry is flushed the session is
         // still gathering (a failed flush drops it from memory).
-        let mut changes = self.batch.as_mut().map(std::mem::take).unwrap_or_default();
+        let mut changes = self
+            .batch
+            .as_mut()
+            .map(|g| std::mem::take(&mut g.changes))
+            .unwrap_or_default();
         // The last meta.json wins: the ones gathered before are dropped.
         changes.retain(|c| !matches!(c, wal::Change::Put { path, .. } if *path == meta_path));
         let prepared = {
@@ -356,7 +369,21 @@ impl SessionCore {
                 })
                 .collect();
             overrides.push((Path::new(META), meta.as_slice()));
-            git::prepare_commit(&self.repo, &mut self.recent, &refs, &overrides, message, at)
+            let head = match head {
+                Some(h) => Ok(h),
+                None => git::Head::read(&self.repo),
+            };
+            head.and_then(|head| {
+                git::prepare_commit(
+                    &self.repo,
+                    &mut self.recent,
+                    head,
+                    &refs,
+                    &overrides,
+                    message,
+                    at,
+                )
+            })
         };
         changes.push(self.meta_change(meta));
         let oid = match prepared {

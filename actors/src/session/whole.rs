@@ -15,9 +15,10 @@
 //! agent's changes comes between two.
 
 use actix::prelude::*;
+use git2::Oid;
 
 use super::actor::{Pending, SessionActor, Slot, RETRY_FIRST};
-use super::core::SessionCore;
+use super::core::{Gathered, SessionCore};
 use super::error::SessionError;
 use super::wire::{EndTurn, NewNode, TurnOutcome};
 use crate::messages::ChangeKind;
@@ -77,27 +78,33 @@ impl SessionCore {
     /// Whether a whole turn of `nodes` can be gathered into one log entry:
     /// it continues the branch's tip, and nothing is open, queued or
     /// pending before it.
-    fn can_gather(&self, nodes: &[NewNode]) -> Result<bool, SessionError> {
+    /// The branch's tip when it does, the turn's commit builds on it.
+    fn can_gather(&self, nodes: &[NewNode]) -> Result<Option<Option<Oid>>, SessionError> {
         if self.meta.open_turn.is_some()
             || self.meta.status == Status::Running
             || self.commit_pending
             || !self.queue.is_empty()
             || !self.pending_paths.is_empty()
         {
-            return Ok(false);
+            return Ok(None);
         }
         if nodes
             .iter()
             .any(|n| n.id.as_deref().is_none_or(|id| self.node(id).is_some()))
         {
-            return Ok(false);
+            return Ok(None);
         }
-        let tip = self.recent.head_trailers(&self.repo)?.head_node;
+        let tip = self.head_tip()?;
+        let tip_head = match tip {
+            Some(id) => self.recent.trailers_of(&self.repo, id)?.head_node,
+            None => None,
+        };
         let head = self.meta.head.clone();
-        Ok(head == tip
+        let continues = head == tip_head
             && nodes
                 .iter()
-                .all(|n| n.predecessor.is_none() || n.predecessor == head))
+                .all(|n| n.predecessor.is_none() || n.predecessor == head);
+        Ok(continues.then_some(tip))
     }
 
     /// Append the nodes of a whole turn, gathering their writes when the
@@ -108,10 +115,16 @@ impl SessionCore {
         nodes: Vec<NewNode>,
         baseline: Option<ProjectBaseline>,
     ) -> Result<(Vec<Node>, bool), SessionError> {
-        let gathered = self.can_gather(&nodes)?;
-        if gathered {
-            self.batch = Some(Vec::new());
-        }
+        let gathered = match self.can_gather(&nodes)? {
+            Some(tip) => {
+                self.batch = Some(Gathered {
+                    changes: Vec::new(),
+                    tip,
+                });
+                true
+            }
+            None => false,
+        };
         let mut baseline = baseline;
         let mut out = Vec::with_capacity(nodes.len());
         for n in nodes {
