@@ -135,6 +135,9 @@ impl SessionCore {
     /// The nodes up to `last_seq` are committed: they are read from disk
     /// from now on.
     pub(super) fn settle(&mut self, last_seq: u64) {
+        // The previews first, while the turn's user message is still in
+        // memory (else it is read back from its file).
+        self.refresh_previews();
         self.open_nodes.retain(|n| n.seq > last_seq);
     }
 

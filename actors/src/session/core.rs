@@ -263,8 +263,17 @@ impl SessionCore {
         let path = self
             .dir
             .join(layout::node_rel_path(node.seq, node.role, &node.id));
+        // A gathered turn's earlier node in the same folder saw it there
+        // moments ago, in this same step.
+        let seen = |parent: &Path| {
+            self.batch.as_ref().is_some_and(|g| {
+                g.changes.iter().any(
+                    |c| matches!(c, wal::Change::Put { path, .. } if path.parent() == Some(parent)),
+                )
+            })
+        };
         if let Some(parent) = path.parent() {
-            if !parent.exists() {
+            if !seen(parent) && !parent.exists() {
                 if self.store.is_logged() {
                     // Replay recreates it under the session folder.
                     fsio::create_private_dir_all(parent)?;
