@@ -608,6 +608,38 @@ fn a_change_is_one_journal_line_and_survives_sigkill() {
     assert_eq!(index_row(&s, "j3")["title"], "Journaled title");
 }
 
+/// The end of a turn reaches the journal without a fsync of its own (the
+/// log made its `meta.json` durable already): a power loss that takes the
+/// line away leaves the row older than `meta.json`, and the next start
+/// reads the session again.
+#[test]
+fn a_turn_end_line_lost_to_a_power_loss_is_read_again_from_meta_json() {
+    let mut s = TestServer::start_process();
+    s.turn("pl", "first words", "r", &[]);
+    s.turn("other", "x", "r", &[]);
+    // Folded into index.json: the journal starts empty.
+    s.restart_after_kill();
+    assert!(journal_lines(&s).is_empty());
+    s.turn("pl", "words the journal loses", "r", &[]);
+    let lines = journal_with(&s, 1);
+    assert!(
+        lines.iter().any(|l| l["row"]["id"] == "pl"),
+        "the turn's end is written at once: {lines:?}"
+    );
+    let (_, live) = s.get("/api/sessions");
+    s.kill();
+    // What a power loss may leave of a file appended without a fsync.
+    std::fs::write(s.state_dir.join("sessions/index.journal"), b"").unwrap();
+    s.spawn();
+    let (_, page) = s.get("/api/sessions");
+    assert_eq!(row(&page, "pl")["preview"], "words the journal loses");
+    assert_eq!(
+        row(&page, "pl")["updated_at"],
+        row(&live, "pl")["updated_at"]
+    );
+    assert_eq!(ids(&page), vec!["pl", "other"]);
+}
+
 #[test]
 fn a_torn_journal_line_and_entries_older_than_the_snapshot_are_skipped() {
     let mut s = TestServer::start_process();

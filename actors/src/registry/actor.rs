@@ -212,7 +212,9 @@ impl SessionRegistry {
     }
 
     /// Write what changed now; a pending debounced write is covered.
-    fn write_now(&mut self, ctx: &mut Context<Self>, done: Done) {
+    /// `durable`: the journal line is fsynced (a creation, a deletion);
+    /// else left to the kernel (`journal::append` says why that is safe).
+    fn write_now(&mut self, ctx: &mut Context<Self>, done: Done, durable: bool) {
         if let Some(h) = self.pending.take() {
             ctx.cancel_future(h);
         }
@@ -221,7 +223,11 @@ impl SessionRegistry {
             let job = self.snapshot(done);
             self.writer.submit(job);
         } else if !entries.is_empty() || done.is_some() {
-            self.writer.submit(Job::Append { entries, done });
+            self.writer.submit(Job::Append {
+                entries,
+                done,
+                durable,
+            });
         }
     }
 
@@ -238,7 +244,7 @@ impl SessionRegistry {
         if self.pending.is_none() {
             self.pending = Some(ctx.run_later(self.debounce, |act, ctx| {
                 act.pending = None;
-                act.write_now(ctx, None);
+                act.write_now(ctx, None, true);
             }));
         }
     }
@@ -269,7 +275,7 @@ impl Handler<SessionChanged> for SessionRegistry {
                 if self.remove(&id) {
                     self.publish(ChangeKind::Deleted, old.as_deref(), None);
                     self.dirty.insert(id);
-                    self.write_now(ctx, None);
+                    self.write_now(ctx, None, true);
                 }
             }
             kind => {
@@ -283,9 +289,10 @@ impl Handler<SessionChanged> for SessionRegistry {
                     _ if !changed => {}
                     // A session discovered by loading it (e.g. a fork) is new
                     // to the list: written at once like a creation.
-                    ChangeKind::Loaded if old.is_none() => self.write_now(ctx, None),
+                    ChangeKind::Loaded if old.is_none() => self.write_now(ctx, None, true),
                     ChangeKind::Appended | ChangeKind::Loaded => self.write_later(ctx),
-                    _ => self.write_now(ctx, None),
+                    ChangeKind::Updated => self.write_now(ctx, None, false),
+                    _ => self.write_now(ctx, None, true),
                 }
             }
         }

@@ -62,15 +62,27 @@ pub fn open(path: &Path) -> io::Result<File> {
         .open(path)
 }
 
-/// Append `entries` in one write, durably.
-pub fn append(file: &mut File, entries: &[Entry]) -> io::Result<()> {
+/// Append `entries` in one write; `durable`: fsynced too.
+///
+/// A row is a copy of its session's `meta.json`, which the write-ahead log
+/// made durable before the change reached the registry; a line lost to a
+/// crash (or cut short: the replay stops at the first line that does not
+/// parse) leaves that row older than its `meta.json`, and the start after
+/// a crash re-reads every such row. So the end of a turn, a rename or an
+/// archive is written without a fsync of its own (one per turn beside the
+/// log's flush, contending with it for the disk); a creation, a deletion
+/// and the debounced previews are synced as before.
+pub fn append(file: &mut File, entries: &[Entry], durable: bool) -> io::Result<()> {
     let mut buf = Vec::with_capacity(entries.len() * 512);
     for e in entries {
         serde_json::to_writer(&mut buf, e).map_err(io::Error::other)?;
         buf.push(b'\n');
     }
     file.write_all(&buf)?;
-    fsio::sync_file(file)
+    if durable {
+        fsio::sync_file(file)?;
+    }
+    Ok(())
 }
 
 /// Empty the journal (after a snapshot that includes it is durable).

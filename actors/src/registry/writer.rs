@@ -38,8 +38,13 @@ pub enum Job {
         seq: u64,
         done: Done,
     },
-    /// Changes since the last job.
-    Append { entries: Vec<Entry>, done: Done },
+    /// Changes since the last job; `durable`: fsynced before `done` is
+    /// answered (else written and left to the kernel: see `journal::append`).
+    Append {
+        entries: Vec<Entry>,
+        done: Done,
+        durable: bool,
+    },
 }
 
 #[derive(Clone)]
@@ -86,7 +91,11 @@ fn run(path: PathBuf, mut journal: std::fs::File, rx: Receiver<Job>, writes: Arc
         };
         let mut waiters = Vec::new();
         match first {
-            Job::Append { mut entries, done } => {
+            Job::Append {
+                mut entries,
+                done,
+                mut durable,
+            } => {
                 waiters.extend(done);
                 // Group: every append already queued goes in this write.
                 while let Ok(j) = rx.try_recv() {
@@ -94,9 +103,11 @@ fn run(path: PathBuf, mut journal: std::fs::File, rx: Receiver<Job>, writes: Arc
                         Job::Append {
                             entries: more,
                             done,
+                            durable: d,
                         } => {
                             entries.extend(more);
                             waiters.extend(done);
+                            durable |= d;
                         }
                         snapshot => {
                             next = Some(snapshot);
@@ -104,7 +115,7 @@ fn run(path: PathBuf, mut journal: std::fs::File, rx: Receiver<Job>, writes: Arc
                         }
                     }
                 }
-                match journal::append(&mut journal, &entries) {
+                match journal::append(&mut journal, &entries, durable || !waiters.is_empty()) {
                     Ok(()) => count(&writes),
                     Err(e) => {
                         tracing::error!(path = %path.display(), error = %e, "index.journal append failed; startup rereads the sessions changed since index.json")
