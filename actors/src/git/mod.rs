@@ -104,12 +104,11 @@ pub fn enable_fsync() {
         // search indexer's tree diffs). `fsck` hashes what it reads.
         git2::opts::strict_hash_verification(false);
         // Objects written are not checked against the object store for
-        // the objects they name (libgit2's "strict object creation"): a
-        // turn's commit builds its trees in a staging store that holds only
-        // the parent's path to each change, so every inserted tree entry
-        // was a lookup (a third of the tree update's time). What the
-        // engine writes names objects it just wrote or read; `git fsck`
-        // in the tests checks every repository whole.
+        // the objects they name (libgit2's "strict object creation"):
+        // every tree entry libgit2 inserts (a project's agent commit, a
+        // held turn, a work-tree snapshot) was a lookup through every
+        // pack. What the engine writes names objects it just wrote or
+        // read; `git fsck` in the tests checks every repository whole.
         git2::opts::strict_object_creation(false);
         // SAFETY: git_libgit2_opts with ENABLE_FSYNC_GITDIR takes one int
         // argument; libgit2 has been initialised by the call above.
