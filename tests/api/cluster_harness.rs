@@ -123,6 +123,24 @@ impl Postgres {
             .spawn()
             .unwrap();
         wait_port(self.port, &mut child, "postgres");
+        // The port is open before the server takes queries: a connection
+        // made meanwhile is refused ("the database system is starting
+        // up"), which a node's start reports as a failed join.
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let ready = Command::new(self.bin.join("pg_isready"))
+                .args(["-q", "-h", "127.0.0.1", "-p", &self.port.to_string()])
+                .status()
+                .is_ok_and(|s| s.success());
+            if ready {
+                break;
+            }
+            if let Ok(Some(status)) = child.try_wait() {
+                panic!("postgres exited at start: {status}");
+            }
+            assert!(Instant::now() < deadline, "postgres took no queries");
+            std::thread::sleep(Duration::from_millis(25));
+        }
         self.child = Some(child);
     }
 

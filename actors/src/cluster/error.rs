@@ -60,8 +60,18 @@ impl ClusterError {
 }
 
 impl From<postgres::Error> for ClusterError {
+    /// With the server's own words when it refused (the error's display
+    /// alone is "db error").
     fn from(e: postgres::Error) -> Self {
-        ClusterError::Database(e.to_string())
+        match e.as_db_error() {
+            Some(db) => ClusterError::Database(format!(
+                "{}: {} (SQLSTATE {})",
+                db.severity(),
+                db.message(),
+                db.code().code()
+            )),
+            None => ClusterError::Database(e.to_string()),
+        }
     }
 }
 
