@@ -310,12 +310,12 @@ fn rename_at(a: &Path, b: &Path, flags: libc::c_uint) -> io::Result<()> {
     }
 }
 
-/// Exchange the names of two files (`RENAME_EXCHANGE`), atomically.
 /// Rename `from` to `to`, failing (`AlreadyExists`) when `to` exists.
 pub fn rename_noreplace(from: &Path, to: &Path) -> io::Result<()> {
     rename_at(from, to, libc::RENAME_NOREPLACE)
 }
 
+/// Exchange the names of two files (`RENAME_EXCHANGE`), atomically.
 fn exchange(a: &Path, b: &Path) -> io::Result<()> {
     rename_at(a, b, libc::RENAME_EXCHANGE)
 }

@@ -43,15 +43,6 @@ impl RecentObjects {
         }
     }
 
-    /// The trailers of HEAD's commit (all zero without commits), from
-    /// memory when HEAD is the last commit kept here.
-    pub fn head_trailers(&self, repo: &Repository) -> Result<Trailers, git2::Error> {
-        match head_id(repo)? {
-            None => Ok(Trailers::default()),
-            Some(id) => self.trailers_of(repo, id),
-        }
-    }
-
     /// The trailers of commit `id`, from memory when it is the last
     /// commit kept here, else read from the repository.
     pub fn trailers_of(&self, repo: &Repository, id: Oid) -> Result<Trailers, git2::Error> {
@@ -92,12 +83,21 @@ fn commit_message(raw: &[u8]) -> String {
 mod tests {
     use super::*;
 
+    /// The trailers of HEAD's commit (all zero without commits), from
+    /// memory when HEAD is the last commit kept there.
+    fn head_trailers(recent: &RecentObjects, repo: &Repository) -> Result<Trailers, git2::Error> {
+        match head_id(repo)? {
+            None => Ok(Trailers::default()),
+            Some(id) => recent.trailers_of(repo, id),
+        }
+    }
+
     #[test]
     fn head_trailers_from_memory_match_the_repository() {
         let dir = tempfile::tempdir().unwrap();
         let repo = Repository::init(dir.path()).unwrap();
         let recent = RecentObjects::new();
-        assert_eq!(recent.head_trailers(&repo).unwrap(), Trailers::default());
+        assert_eq!(head_trailers(&recent, &repo).unwrap(), Trailers::default());
         let sig = git2::Signature::now("t", "t@example.com").unwrap();
         let tree = repo
             .find_tree(repo.treebuilder(None).unwrap().write().unwrap())
@@ -109,7 +109,7 @@ mod tests {
         let raw = repo.odb().unwrap().read(id).unwrap().data().to_vec();
         let mut recent = RecentObjects::new();
         recent.replace(&[(id, ObjectType::Commit, raw)]);
-        let from_memory = recent.head_trailers(&repo).unwrap();
+        let from_memory = head_trailers(&recent, &repo).unwrap();
         assert_eq!(from_memory, crate::git::head_trailers(&repo).unwrap());
         assert_eq!(from_memory.turn, 3);
         assert_eq!(from_memory.head_node.as_deref(), Some("n9"));
@@ -119,7 +119,7 @@ mod tests {
             .unwrap()
             .replace("Turn: 3", "Turn: 4");
         recent.replace(&[(id, ObjectType::Commit, edited.into_bytes())]);
-        assert_eq!(recent.head_trailers(&repo).unwrap().turn, 4);
+        assert_eq!(head_trailers(&recent, &repo).unwrap().turn, 4);
     }
 
     fn raw_of(repo: &Repository, id: Oid) -> Vec<u8> {

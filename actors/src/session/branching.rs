@@ -147,10 +147,7 @@ impl SessionCore {
         // kept in memory: no object lookup, which would make libgit2
         // rescan `objects/pack` for the pack the last commit wrote).
         let tip = self.head_tip()?;
-        let tip_head = match tip {
-            Some(id) => self.recent.trailers_of(&self.repo, id)?.head_node,
-            None => None,
-        };
+        let tip_head = self.trailers_at(tip)?.head_node;
         if tip_head == start {
             return Ok(());
         }

@@ -225,7 +225,13 @@ impl SessionCore {
 
     /// The trailers of HEAD's commit (all zero without commits).
     pub(super) fn head_trailers(&self) -> Result<git::Trailers, git2::Error> {
-        match self.head_tip()? {
+        self.trailers_at(self.head_tip()?)
+    }
+
+    /// The trailers of the branch tip `tip` (all zero without one), from
+    /// the last commit kept in memory when it is that one.
+    pub(super) fn trailers_at(&self, tip: Option<git2::Oid>) -> Result<git::Trailers, git2::Error> {
+        match tip {
             Some(id) => self.recent.trailers_of(&self.repo, id),
             None => Ok(git::Trailers::default()),
         }

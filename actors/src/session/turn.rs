@@ -259,10 +259,7 @@ impl SessionCore {
         // parent commit lacks (a retry: the user message it answers again).
         // HEAD and its branch read once for the whole commit.
         let head = git::Head::read(&self.repo)?;
-        let parent_head = match head.tip {
-            Some(tip) => self.recent.trailers_of(&self.repo, tip)?.head_node,
-            None => None,
-        };
+        let parent_head = self.trailers_at(head.tip)?.head_node;
         let opener = turn_refs.iter().find(|n| n.is_conversational()).copied();
         let extra_refs = match opener {
             Some(o) => self.path_nodes_since(o, parent_head.as_deref()),

@@ -95,10 +95,7 @@ impl SessionCore {
             return Ok(None);
         }
         let tip = self.head_tip()?;
-        let tip_head = match tip {
-            Some(id) => self.recent.trailers_of(&self.repo, id)?.head_node,
-            None => None,
-        };
+        let tip_head = self.trailers_at(tip)?.head_node;
         let head = self.meta.head.clone();
         let continues = head == tip_head
             && nodes

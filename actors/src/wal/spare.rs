@@ -78,9 +78,9 @@ pub fn prepare(dir: &Path) -> io::Result<()> {
 /// tail may hold a torn entry) into the spare, unless one is ready:
 /// renamed out of the segments' names first (replay never reads it half
 /// zeroed), its entries overwritten with zeros, sized for what it held,
-/// flushed, renamed to the spare's name. A segment written a few times in its 30 s costs a
-/// few kilobytes of zeros instead of a new spare's megabyte. Whether it
-/// did (else the caller removes the segment).
+/// flushed, renamed to the spare's name. A segment written a few times in
+/// its 30 s costs a few kilobytes of zeros instead of a new spare's
+/// megabyte. Whether it did (else the caller removes the segment).
 pub fn recycle(dir: &Path, path: &Path, used: u64, cap: u64) -> io::Result<bool> {
     if ready(dir).exists() {
         return Ok(false);
