@@ -265,28 +265,10 @@ async fn not_found() -> Result<actix_web::HttpResponse, error::ApiError> {
     Err(error::ApiError::not_found("no such route"))
 }
 
-/// Remove half-built session folders of a creation that a crash interrupted.
-/// A folder that cannot be removed is logged and left for the next start:
-/// it never stops this one.
-fn remove_create_leftovers(sessions_dir: &Path) -> std::io::Result<()> {
-    for entry in std::fs::read_dir(sessions_dir)?.flatten() {
-        let is_tmp = entry
-            .file_name()
-            .to_string_lossy()
-            .starts_with(fsio::TMP_PREFIX);
-        if is_tmp && entry.file_type().is_ok_and(|t| t.is_dir()) {
-            tracing::warn!(path = %entry.path().display(), "removing an interrupted session creation or deletion");
-            if let Err(e) = std::fs::remove_dir_all(entry.path()) {
-                tracing::warn!(path = %entry.path().display(), error = %e, "could not remove it; trying again at the next start");
-            }
-        }
-    }
-    Ok(())
-}
-
 /// Make the state directory (private: every transcript is in it) and take
 /// its lock: one server per state directory, so a session repository has
-/// one writer. Leftovers of creations a crash cut short are removed.
+/// one writer. (Leftovers of creations a crash cut short are removed by the
+/// engine's start, as it lists the session folders.)
 fn claim_state_dir(state_dir: &Path, sessions_dir: &Path) -> Result<std::fs::File, StartupError> {
     use std::os::unix::fs::OpenOptionsExt;
     let dir_err = |source| StartupError::StateDir {
@@ -306,7 +288,6 @@ fn claim_state_dir(state_dir: &Path, sessions_dir: &Path) -> Result<std::fs::Fil
     if lock.try_lock().is_err() {
         return Err(StartupError::Locked(state_dir.to_path_buf()));
     }
-    remove_create_leftovers(sessions_dir)?;
     Ok(lock)
 }
 

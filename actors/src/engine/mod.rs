@@ -31,6 +31,7 @@ pub use session_store::{
 pub use turns::WholeTurn;
 pub use undo::{Undone, MAX_REVERT_TURNS};
 
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -45,7 +46,7 @@ use crate::paths::PathPolicy;
 use crate::project::registry as projects_state;
 use crate::project::{ProjectError, ProjectRegistry};
 use crate::registry::actor::{Flush, GetRow, List, Members, Settled, Stats};
-use crate::registry::startup::{self, Loaded, Report};
+use crate::registry::startup::{self, Report};
 use crate::registry::writer::Writer;
 use crate::registry::{ListQuery, Page, Policy, RegistryStats, SessionRegistry, SessionRow};
 use crate::session::actor::Naming;
@@ -168,16 +169,14 @@ impl Engine {
         let hub = Hub::new();
         let paths = PathPolicy::new(&state_dir, config.allowed_roots.clone());
         let writer = Writer::spawn(store.session_list_file())?;
+        // Where each session lives: one map, shared by search and the
+        // startup validation.
+        let dirs = std::sync::Arc::new(loaded.dirs);
         let search = match opening {
-            Some(opening) => Some(start_search(opening, &loaded)?),
+            Some(opening) => Some(start_search(opening, &loaded.rows, dirs.clone())?),
             None => None,
         };
         let (search_backlog, search) = search.unzip();
-        let to_verify: Vec<(String, PathBuf)> = loaded
-            .dirs
-            .iter()
-            .map(|(id, dir)| (id.clone(), dir.clone()))
-            .collect();
         let mut registry =
             SessionRegistry::new(loaded.rows, writer, config.index_debounce, loaded.seq)
                 .with_hub(hub.clone());
@@ -243,7 +242,7 @@ impl Engine {
             read_only,
         };
         if !read_only {
-            engine.verify_in_background(to_verify);
+            engine.verify_in_background(dirs);
         }
         Ok((engine, loaded.report))
     }
@@ -337,7 +336,7 @@ impl Engine {
     }
 
     /// Which sessions each project holds now, from memory.
-    async fn members(&self) -> Result<std::collections::HashMap<String, Vec<String>>, EngineError> {
+    async fn members(&self) -> Result<HashMap<String, Vec<String>>, EngineError> {
         self.registry
             .send(Members)
             .await
@@ -473,20 +472,13 @@ type SearchStart = (crate::search::Backlog, Addr<crate::search::Search>);
 /// the listed sessions, and its actor started.
 fn start_search(
     opening: std::thread::JoinHandle<tantivy::Result<crate::search::Opened>>,
-    loaded: &Loaded,
+    rows: &HashMap<String, std::sync::Arc<crate::registry::SessionRow>>,
+    dirs: std::sync::Arc<HashMap<String, PathBuf>>,
 ) -> std::io::Result<SearchStart> {
     let opened = opening
         .join()
         .map_err(|_| std::io::Error::other("search index: opening panicked"))?
         .map_err(|e| std::io::Error::other(format!("search index: {e}")))?;
-    let for_search: Vec<(String, PathBuf, String)> = loaded
-        .rows
-        .values()
-        .filter_map(|r| {
-            let dir = loaded.dirs.get(&r.id)?.clone();
-            Some((r.id.clone(), dir, r.search_title()))
-        })
-        .collect();
-    let search = opened.catch_up(for_search);
+    let search = opened.catch_up_known(rows.values().cloned().collect(), dirs);
     Ok((search.backlog(), search.start()))
 }

@@ -8,11 +8,19 @@
 //! branch tips of each session, on a blocking thread; sessions that need
 //! nothing are never loaded.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
 
 use super::Engine;
 use crate::git;
 use crate::meta::SessionMeta;
+
+/// The check starts this long after the engine: it opens every session's
+/// repository, which would share the cores with the server's first answers
+/// (as the search index's startup pass, which waits as long).
+const START_AFTER: Duration = Duration::from_millis(500);
 
 /// Whether the session at `dir` needs the repair a load does.
 pub fn needs_repair(dir: &Path) -> bool {
@@ -35,16 +43,17 @@ pub fn needs_repair(dir: &Path) -> bool {
 }
 
 impl Engine {
-    /// Check `sessions` (id and folder) in the background and load those
-    /// that need a repair. Returns at once.
-    pub fn verify_in_background(&self, sessions: Vec<(String, PathBuf)>) {
+    /// Check `sessions` (id and folder) in the background, from
+    /// `START_AFTER` on, and load those that need a repair. Returns at once.
+    pub fn verify_in_background(&self, sessions: Arc<HashMap<String, PathBuf>>) {
         let engine = self.clone();
         actix::spawn(async move {
+            actix::clock::sleep(START_AFTER).await;
             let found = tokio::task::spawn_blocking(move || {
                 sessions
-                    .into_iter()
+                    .iter()
                     .filter(|(_, dir)| needs_repair(dir))
-                    .map(|(id, _)| id)
+                    .map(|(id, _)| id.clone())
                     .collect::<Vec<String>>()
             })
             .await

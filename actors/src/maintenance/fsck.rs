@@ -295,9 +295,9 @@ pub fn repair(store: &Store, report: &mut Report) -> std::io::Result<()> {
         locations.save_now()?;
     }
     // A fresh snapshot, whatever startup thought of the old one.
-    let mut rows: Vec<_> = loaded.rows.into_values().collect();
-    rows.sort_by_key(crate::registry::SessionRow::order_key);
-    let bytes = crate::registry::list_file::encode(crate::meta::now(), loaded.seq, &rows)?;
+    let mut rows: Vec<&crate::registry::SessionRow> = loaded.rows.values().map(|r| &**r).collect();
+    rows.sort_by_key(|r| r.order_key());
+    let bytes = crate::registry::list_file::encode(crate::meta::now(), loaded.seq, rows)?;
     fsio::atomic_write(&store.session_list_file(), &bytes)?;
     report
         .repaired

@@ -55,7 +55,7 @@ const MIN_COMPACTION: usize = 1000;
 impl SessionRegistry {
     /// `rows` by id; `seq`: the last journal entry number startup saw.
     pub fn new(
-        rows: HashMap<String, SessionRow>,
+        rows: HashMap<String, Arc<SessionRow>>,
         writer: Writer,
         debounce: Duration,
         seq: u64,
@@ -75,18 +75,16 @@ impl SessionRegistry {
             dirty: HashSet::new(),
             rows_out: None,
         };
-        // Built in bulk: the list order from one sort.
-        let mut rows: Vec<(OrderKey, Arc<SessionRow>)> = rows
-            .into_values()
-            .map(|r| (r.order_key(), Arc::new(r)))
+        // Built in bulk: the list order from one sort (a BTreeMap made
+        // from sorted keys is built leaf by leaf); the rows by id as given.
+        let mut order: Vec<(OrderKey, Arc<SessionRow>)> = rows
+            .values()
+            .map(|r| (r.order_key(), Arc::clone(r)))
             .collect();
-        rows.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-        reg.archived = rows.iter().filter(|(_, r)| r.archived).count();
-        reg.rows = rows
-            .iter()
-            .map(|(_, r)| (r.id.clone(), Arc::clone(r)))
-            .collect();
-        reg.order = rows.into_iter().collect();
+        order.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        reg.archived = order.iter().filter(|(_, r)| r.archived).count();
+        reg.order = order.into_iter().collect();
+        reg.rows = rows;
         reg
     }
 

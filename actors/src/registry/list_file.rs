@@ -10,11 +10,22 @@
 
 use std::io;
 use std::path::Path;
+use std::sync::Arc;
 
 use serde::Deserialize;
 
 use super::row::SessionRow;
 use super::writer::SessionListFile;
+
+/// `index.json` as read: each row on the heap once, as the registry keeps
+/// it (a row is about 400 bytes; moved by value through the start's maps
+/// it was copied three more times).
+#[derive(Debug)]
+pub struct ReadList {
+    pub written_at: f64,
+    pub seq: u64,
+    pub sessions: Vec<Arc<SessionRow>>,
+}
 
 /// The line that ends the rows.
 const END: &[u8] = b"]}";
@@ -48,18 +59,25 @@ pub fn encode<'a>(
 }
 
 /// Read `index.json` at `path` (`NotFound` when there is none).
-pub fn read(path: &Path) -> io::Result<SessionListFile> {
+pub fn read(path: &Path) -> io::Result<ReadList> {
     let bytes = std::fs::read(path)?;
     match decode_by_lines(&bytes) {
         Some(file) => Ok(file),
-        None => serde_json::from_slice(&bytes)
+        None => serde_json::from_slice::<SessionListFile>(&bytes)
+            .map(|f| ReadList {
+                written_at: f.written_at,
+                seq: f.seq,
+                sessions: f.sessions.into_iter().map(Arc::new).collect(),
+            })
             .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e)),
     }
 }
 
 #[derive(Deserialize)]
 struct Header {
-    version: u32,
+    /// Required, as in the whole file's shape; not otherwise read.
+    #[serde(rename = "version")]
+    _version: u32,
     written_at: f64,
     #[serde(default)]
     seq: u64,
@@ -68,7 +86,7 @@ struct Header {
 /// The list as `encode` lays it out, its rows parsed on several threads;
 /// `None` when the bytes are laid out otherwise or do not parse (the
 /// caller then reads them whole, and reports what is wrong).
-fn decode_by_lines(bytes: &[u8]) -> Option<SessionListFile> {
+fn decode_by_lines(bytes: &[u8]) -> Option<ReadList> {
     let first_break = bytes.iter().position(|b| *b == b'\n')?;
     let head = &bytes[..first_break];
     let open = head.strip_suffix(b"\"sessions\":[")?;
@@ -99,16 +117,16 @@ fn decode_by_lines(bytes: &[u8]) -> Option<SessionListFile> {
         .unwrap_or(1)
         .min(rows.len() / MIN_PER_THREAD)
         .max(1);
-    let parse = |part: &[&[u8]]| -> Option<Vec<SessionRow>> {
+    let parse = |part: &[&[u8]]| -> Option<Vec<Arc<SessionRow>>> {
         part.iter()
-            .map(|l| serde_json::from_slice::<SessionRow>(l).ok())
+            .map(|l| serde_json::from_slice::<SessionRow>(l).ok().map(Arc::new))
             .collect()
     };
     let sessions = if threads == 1 {
         parse(&rows)?
     } else {
         let chunk = rows.len().div_ceil(threads);
-        let parts: Vec<Option<Vec<SessionRow>>> = std::thread::scope(|scope| {
+        let parts: Vec<Option<Vec<Arc<SessionRow>>>> = std::thread::scope(|scope| {
             let handles: Vec<_> = rows
                 .chunks(chunk)
                 .map(|part| scope.spawn(move || parse(part)))
@@ -124,8 +142,7 @@ fn decode_by_lines(bytes: &[u8]) -> Option<SessionListFile> {
         }
         all
     };
-    Some(SessionListFile {
-        version: header.version,
+    Some(ReadList {
         written_at: header.written_at,
         seq: header.seq,
         sessions,
@@ -142,6 +159,10 @@ mod tests {
         SessionRow::from_meta(&meta, Some(format!("preview {i}")), None)
     }
 
+    fn unshared(rows: Vec<Arc<SessionRow>>) -> Vec<SessionRow> {
+        rows.into_iter().map(|r| (*r).clone()).collect()
+    }
+
     #[test]
     fn a_list_reads_back_by_lines_and_as_plain_json() {
         let dir = tempfile::tempdir().unwrap();
@@ -155,9 +176,9 @@ mod tests {
             // Laid out one row per line: read on several threads.
             let by_lines = decode_by_lines(&bytes).expect("by lines");
             assert_eq!((by_lines.seq, by_lines.written_at), (7, 12.5));
-            assert_eq!(by_lines.sessions, rows);
+            assert_eq!(unshared(by_lines.sessions), rows);
             std::fs::write(&path, &bytes).unwrap();
-            assert_eq!(read(&path).unwrap().sessions, rows);
+            assert_eq!(unshared(read(&path).unwrap().sessions), rows);
         }
         // Compact JSON (an older layout, or written by hand): read whole.
         let rows: Vec<SessionRow> = (0..3).map(row).collect();
@@ -170,7 +191,7 @@ mod tests {
         .unwrap();
         assert!(decode_by_lines(&compact).is_none());
         std::fs::write(&path, &compact).unwrap();
-        assert_eq!(read(&path).unwrap().sessions, rows);
+        assert_eq!(unshared(read(&path).unwrap().sessions), rows);
         // A damaged row: an error, never a list missing the row.
         let mut bytes = encode(1.0, 1, &rows).unwrap();
         let at = bytes.iter().rposition(|b| *b == b'}').unwrap() - 3;

@@ -8,6 +8,7 @@ use std::collections::HashMap;
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use super::row::SessionRow;
 use crate::fsio;
@@ -53,7 +54,7 @@ pub struct Report {
 }
 
 pub struct Loaded {
-    pub rows: HashMap<String, SessionRow>,
+    pub rows: HashMap<String, Arc<SessionRow>>,
     pub report: Report,
     /// Where each listed session lives.
     pub dirs: HashMap<String, PathBuf>,
@@ -82,12 +83,24 @@ fn changed_since(mtime: Option<f64>, written_at: f64) -> bool {
 pub struct Snapshot {
     /// When the snapshot was taken.
     pub written_at: f64,
-    pub rows: HashMap<String, SessionRow>,
+    pub rows: HashMap<String, Arc<SessionRow>>,
 }
 
 /// Threads that read session folders at startup: the work waits on the
 /// file system more than on the CPU (a cold cache), so more than the cores.
 const READERS: usize = 8;
+
+/// Remove the half-built session folders of a creation (or the half-
+/// removed ones of a deletion) that a crash cut short. One that cannot be
+/// removed is logged and left for the next start: it never stops this one.
+fn remove_leftovers(leftovers: &[PathBuf]) {
+    for path in leftovers {
+        tracing::warn!(path = %path.display(), "removing an interrupted session creation or deletion");
+        if let Err(e) = fs::remove_dir_all(path) {
+            tracing::warn!(path = %path.display(), error = %e, "could not remove it; trying again at the next start");
+        }
+    }
+}
 
 /// `f` of every session folder of `dirs`, spread over `READERS` threads,
 /// keeping the `Some` answers in the order of `dirs`. Every `LOG_EVERY`
@@ -152,13 +165,14 @@ pub fn listing(store: &Store) -> Listing {
     let mut seq = index.as_ref().map_or(0, |i| i.seq);
     let mut as_of: HashMap<String, f64> = HashMap::new();
     let index = index.map(|index| {
-        let mut by_id: HashMap<String, SessionRow> = HashMap::with_capacity(index.sessions.len());
+        let mut by_id: HashMap<String, Arc<SessionRow>> =
+            HashMap::with_capacity(index.sessions.len());
         by_id.extend(index.sessions.into_iter().map(|r| (r.id.clone(), r)));
         for e in entries.into_iter().filter(|e| e.seq > index.seq) {
             seq = seq.max(e.seq);
             if let Some(row) = e.row {
                 as_of.insert(row.id.clone(), e.at);
-                by_id.insert(row.id.clone(), row);
+                by_id.insert(row.id.clone(), Arc::new(row));
             } else if let Some(id) = e.deleted {
                 as_of.insert(id.clone(), e.at);
                 by_id.remove(&id);
@@ -177,8 +191,8 @@ pub fn listing(store: &Store) -> Listing {
     }
 }
 
-fn row_of(dir: &Path) -> Option<SessionRow> {
-    read_summary(dir).map(|s| SessionRow::from_meta(&s.meta, s.preview, s.first_preview))
+fn row_of(dir: &Path) -> Option<Arc<SessionRow>> {
+    read_summary(dir).map(|s| Arc::new(SessionRow::from_meta(&s.meta, s.preview, s.first_preview)))
 }
 
 /// The registry's startup: the rows of every session, repaired, with the
@@ -203,18 +217,21 @@ pub fn open(
     let snapshot = store.session_list_file().exists();
     let (listing, found) = std::thread::scope(|scope| {
         let parsing = scope.spawn(|| listing(store));
-        let found = store.session_folders(locations).map(|dirs| {
-            let mtimes = if snapshot && closed.is_none() {
-                scan(
-                    &dirs,
-                    "checking the sessions against index.json",
-                    |(_, dir)| Some(meta_mtime(dir)),
-                )
-            } else {
-                Vec::new()
-            };
-            (dirs, mtimes)
-        });
+        let found = store
+            .session_folders_and_leftovers(locations)
+            .map(|(dirs, leftovers)| {
+                remove_leftovers(&leftovers);
+                let mtimes = if snapshot && closed.is_none() {
+                    scan(
+                        &dirs,
+                        "checking the sessions against index.json",
+                        |(_, dir)| Some(meta_mtime(dir)),
+                    )
+                } else {
+                    Vec::new()
+                };
+                (dirs, mtimes)
+            });
         (parsing.join(), found)
     });
     let listing = listing.map_err(|_| io::Error::other("reading index.json failed"))?;
@@ -231,9 +248,9 @@ pub fn open(
         );
     }
     let mtimes = (!vouched).then_some(mtimes.as_slice());
-    let dir_of: HashMap<String, PathBuf> = dirs.iter().cloned().collect();
     let (journaled, seq) = (listing.journaled, listing.seq);
     let mut rows = read_rows(store, &dirs, mtimes, listing, &mut report);
+    let dir_of: HashMap<String, PathBuf> = dirs.into_iter().collect();
     reset_running(&mut rows, &dir_of, &mut report);
     apply_policy(store, policy, &mut rows, &dir_of, locations, &mut report);
     for (id, dir) in locations.iter() {
@@ -254,9 +271,9 @@ pub fn open(
     {
         write_snapshot(store, &rows, seq, journaled)?;
     }
-    let dirs = rows
-        .keys()
-        .filter_map(|id| dir_of.get(id).map(|d| (id.clone(), d.clone())))
+    let dirs = dir_of
+        .into_iter()
+        .filter(|(id, _)| rows.contains_key(id))
         .collect();
     Ok(Loaded {
         rows,
@@ -278,7 +295,7 @@ fn read_rows(
     mtimes: Option<&[Option<f64>]>,
     listing: Listing,
     report: &mut Report,
-) -> HashMap<String, SessionRow> {
+) -> HashMap<String, Arc<SessionRow>> {
     let Listing { index, as_of, .. } = listing;
     // A session changed after the snapshot (or missing from it) is read
     // from its own files; the rest is taken as is. Only those are looked
@@ -309,7 +326,7 @@ fn read_rows(
         .cloned()
         .collect();
     migrate_legacy(store, &candidates, report);
-    let mut rows: HashMap<String, SessionRow> = HashMap::with_capacity(dirs.len());
+    let mut rows: HashMap<String, Arc<SessionRow>> = HashMap::with_capacity(dirs.len());
     match index {
         Ok(index) => {
             let mut known = index.rows;
@@ -356,7 +373,7 @@ fn read_rows(
 /// without its own fsync; one syncfs per folder of sessions follows (a
 /// reset lost to a crash is simply made again at the next start).
 fn reset_running(
-    rows: &mut HashMap<String, SessionRow>,
+    rows: &mut HashMap<String, Arc<SessionRow>>,
     dir_of: &HashMap<String, PathBuf>,
     report: &mut Report,
 ) {
@@ -386,7 +403,7 @@ fn reset_running(
     }
     for (id, _) in &running {
         if let Some(row) = rows.get_mut(id) {
-            row.status = Status::Idle;
+            Arc::make_mut(row).status = Status::Idle;
             report.reset_running += 1;
         }
     }
@@ -397,7 +414,7 @@ fn reset_running(
 fn apply_policy(
     store: &Store,
     policy: &Policy,
-    rows: &mut HashMap<String, SessionRow>,
+    rows: &mut HashMap<String, Arc<SessionRow>>,
     dir_of: &HashMap<String, PathBuf>,
     locations: &Locations,
     report: &mut Report,
@@ -431,7 +448,8 @@ fn apply_policy(
         rows.remove(id);
     }
     if policy.max_sessions > 0 && rows.len() > policy.max_sessions {
-        let mut archived: Vec<&SessionRow> = rows.values().filter(|r| r.archived).collect();
+        let mut archived: Vec<&SessionRow> =
+            rows.values().map(|r| &**r).filter(|r| r.archived).collect();
         archived.sort_by(|a, b| a.updated_at.total_cmp(&b.updated_at));
         let excess = rows.len() - policy.max_sessions;
         let extra: Vec<String> = archived.iter().take(excess).map(|r| r.id.clone()).collect();
@@ -465,13 +483,13 @@ fn apply_policy(
 /// (a later start writes it).
 fn write_snapshot(
     store: &Store,
-    rows: &HashMap<String, SessionRow>,
+    rows: &HashMap<String, Arc<SessionRow>>,
     seq: u64,
     journaled: bool,
 ) -> io::Result<()> {
-    let mut sessions: Vec<SessionRow> = rows.values().cloned().collect();
-    sessions.sort_by_key(SessionRow::order_key);
-    let written = super::list_file::encode(now(), seq, &sessions)
+    let mut sessions: Vec<&SessionRow> = rows.values().map(|r| &**r).collect();
+    sessions.sort_by_key(|r| r.order_key());
+    let written = super::list_file::encode(now(), seq, sessions)
         .and_then(|bytes| fsio::atomic_write(&store.session_list_file(), &bytes));
     let written = match written {
         Err(e) if fsio::is_disk_full(&e) => {

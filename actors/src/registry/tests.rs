@@ -33,7 +33,12 @@ fn change(id: &str, title: &str, at: f64, kind: ChangeKind) -> SessionChanged {
 fn on_disk(store: &Store) -> HashMap<String, String> {
     listing(store)
         .index
-        .map(|s| s.rows.into_values().map(|r| (r.id, r.title)).collect())
+        .map(|s| {
+            s.rows
+                .into_values()
+                .map(|r| (r.id.clone(), r.title.clone()))
+                .collect()
+        })
         .unwrap_or_default()
 }
 

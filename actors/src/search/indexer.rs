@@ -12,6 +12,7 @@
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 use crossbeam_channel::{Receiver, RecvTimeoutError};
@@ -23,6 +24,7 @@ use tantivy::{doc, IndexReader, IndexWriter, TantivyDocument};
 use super::index::{self, Fields, ROLE_TIPS, ROLE_TITLE};
 use crate::git::{self, Trailers};
 use crate::node::{Node, Role};
+use crate::registry::SessionRow;
 
 pub enum Job {
     /// The session changed: index its new commits, refresh its title.
@@ -38,8 +40,44 @@ pub enum Job {
     Forget(String),
     /// Drop everything, then index these sessions.
     Rebuild(Vec<(String, PathBuf, String)>),
+    /// Every session a server's start found, as the registry holds them
+    /// (shared, not copied: the start's own thread does nothing per
+    /// session for search): taken apart here into a `Rebuild` or a
+    /// `TouchAll`.
+    Known(Known),
     /// Answer once everything queued before is committed.
     Flush(tokio::sync::oneshot::Sender<()>),
+}
+
+/// The sessions of a start: the registry's rows and where each session
+/// lives; `rebuild` when the index was made anew.
+pub struct Known {
+    pub rows: Vec<Arc<SessionRow>>,
+    pub dirs: Arc<HashMap<String, PathBuf>>,
+    pub rebuild: bool,
+}
+
+impl Known {
+    /// (id, directory, the title search indexes) of each session with a
+    /// directory.
+    fn sessions(self) -> Vec<(String, PathBuf, String)> {
+        self.rows
+            .iter()
+            .filter_map(|r| {
+                let dir = self.dirs.get(&r.id)?.clone();
+                Some((r.id.clone(), dir, r.search_title()))
+            })
+            .collect()
+    }
+
+    /// The job it stands for.
+    fn into_job(self) -> Job {
+        if self.rebuild {
+            Job::Rebuild(self.sessions())
+        } else {
+            Job::TouchAll(self.sessions())
+        }
+    }
 }
 
 impl Job {
@@ -48,6 +86,7 @@ impl Job {
         match self {
             Job::Touch { .. } => 1,
             Job::TouchAll(all) | Job::Rebuild(all) => all.len(),
+            Job::Known(known) => known.rows.len(),
             Job::Forget(_) | Job::Flush(_) => 0,
         }
     }
@@ -87,7 +126,7 @@ pub fn run(
                 Err(_) => break,
             },
         };
-        let jobs = gather(first, &rx, &mut carry);
+        let jobs = gather(first, &rx, &mut carry, &backlog);
         let mut batch = Batch {
             writer: &mut writer,
             f,
@@ -155,7 +194,12 @@ pub fn run(
 
 /// `first` and the jobs that arrive within `BATCH_WINDOW` of each other,
 /// at most 256.
-fn gather(first: Job, rx: &Receiver<Job>, carry: &mut VecDeque<Job>) -> Vec<Job> {
+fn gather(
+    first: Job,
+    rx: &Receiver<Job>,
+    carry: &mut VecDeque<Job>,
+    backlog: &super::Backlog,
+) -> Vec<Job> {
     let mut jobs = Vec::new();
     let mut next = Some(first);
     while jobs.len() < 256 {
@@ -165,6 +209,17 @@ fn gather(first: Job, rx: &Receiver<Job>, carry: &mut VecDeque<Job>) -> Vec<Job>
                 Ok(job) => job,
                 Err(RecvTimeoutError::Timeout | RecvTimeoutError::Disconnected) => break,
             },
+        };
+        let job = match job {
+            Job::Known(known) => {
+                // A row without a folder (none, as a start lists them) is
+                // not indexed: no longer waited for either.
+                let asked = known.rows.len();
+                let job = known.into_job();
+                backlog.done(asked.saturating_sub(job.weight()));
+                job
+            }
+            job => job,
         };
         match job {
             // Taken apart here (only ever from the channel, carry being
@@ -326,7 +381,7 @@ impl Batch<'_> {
                 }
                 Job::Flush(done) => waiters.push(done),
                 // Taken apart by `gather`.
-                Job::TouchAll(_) => {}
+                Job::TouchAll(_) | Job::Known(_) => {}
             }
         }
         Planned {

@@ -206,6 +206,41 @@ impl Opened {
         })
     }
 
+    /// A server's start: every session the registry listed (`rows`, and
+    /// where each lives), handed to the indexer as they are; it makes its
+    /// list of them after its start delay, off the start's path.
+    pub fn catch_up_known(
+        self,
+        rows: Vec<Arc<crate::registry::SessionRow>>,
+        dirs: Arc<HashMap<String, PathBuf>>,
+    ) -> Search {
+        let Opened {
+            tx,
+            indexer,
+            backlog,
+            reader,
+            fields,
+            rebuilt,
+        } = self;
+        let known = indexer::Known {
+            rows,
+            dirs: dirs.clone(),
+            rebuild: rebuilt,
+        };
+        queue(&tx, &backlog, Job::Known(known));
+        if !rebuilt {
+            queue(&tx, &backlog, Job::Flush(tokio::sync::oneshot::channel().0));
+        }
+        Search {
+            tx: Some(tx),
+            indexer: Some(indexer),
+            backlog,
+            reader,
+            fields,
+            dirs,
+        }
+    }
+
     /// `sessions` (id, directory, title): every one is indexed when the
     /// index was rebuilt, otherwise checked for commits not indexed yet.
     pub fn catch_up(self, sessions: Vec<(String, PathBuf, String)>) -> Search {

@@ -29,6 +29,9 @@ pub const OPENPROGRAM_DIR: &str = ".openprogram";
 /// The session list, in the sessions folder.
 pub const SESSION_LIST: &str = "index.json";
 
+/// Every session's id and folder.
+pub type SessionFolders = Vec<(String, PathBuf)>;
+
 #[derive(Clone)]
 pub struct Store {
     inner: Arc<Inner>,
@@ -146,8 +149,20 @@ impl Store {
     /// Every session folder: the scan of the sessions folder (names not
     /// starting with '.') merged with `locations`, de-duplicated (a
     /// recorded location wins).
-    pub fn session_folders(&self, locations: &Locations) -> io::Result<Vec<(String, PathBuf)>> {
+    pub fn session_folders(&self, locations: &Locations) -> io::Result<SessionFolders> {
+        self.session_folders_and_leftovers(locations)
+            .map(|(folders, _)| folders)
+    }
+
+    /// `session_folders`, and the folders in the sessions folder that a
+    /// creation or a deletion cut short left behind (named with
+    /// `fsio::TMP_PREFIX`; a start removes them): one read of the folder.
+    pub fn session_folders_and_leftovers(
+        &self,
+        locations: &Locations,
+    ) -> io::Result<(SessionFolders, Vec<PathBuf>)> {
         let sessions_dir = &self.inner.sessions_dir;
+        let mut leftovers = Vec::new();
         let mut out: Vec<(String, PathBuf)> = locations
             .iter()
             .map(|(id, dir)| (id.clone(), dir.clone()))
@@ -164,7 +179,9 @@ impl Store {
             };
             let name = entry.file_name().to_string_lossy().into_owned();
             let is_dir = entry.file_type().map(|t| t.is_dir()).unwrap_or(false);
-            if !name.starts_with('.') && is_dir {
+            if is_dir && name.starts_with(crate::fsio::TMP_PREFIX) {
+                leftovers.push(entry.path());
+            } else if !name.starts_with('.') && is_dir {
                 if locations.get(&name).is_some() {
                     tracing::warn!(session = %name, "session found in the state directory and in locations.json; using the recorded location");
                     continue;
@@ -172,7 +189,7 @@ impl Store {
                 out.push((name, entry.path()));
             }
         }
-        Ok(out)
+        Ok((out, leftovers))
     }
 
     /// Every session folder, with `locations.json` read now.
