@@ -138,23 +138,45 @@ fn json_logs_are_one_object_per_line() {
     }
 }
 
-/// Every `.route("<path>", web::<method>()` in `src/routes/mod.rs`.
+/// Every `.route("<path>", web::<method>()` in `src/routes/mod.rs`, with
+/// its scope's path: `/api` in `configure`, and the path of each
+/// `web::scope("<path>").configure(<function>)` for that function's routes.
 fn registered_routes() -> BTreeSet<(String, String)> {
     let text =
         std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/src/routes/mod.rs")).unwrap();
     let flat: String = text.split_whitespace().collect();
+    let mut prefixes =
+        std::collections::BTreeMap::from([("configure".to_string(), "/api".to_string())]);
+    for part in flat.split("web::scope(\"").skip(1) {
+        let (path, rest) = part.split_once('"').unwrap();
+        if let Some(f) = rest.strip_prefix(").configure(") {
+            let (function, _) = f.split_once(')').unwrap();
+            prefixes.insert(function.to_string(), format!("/api{path}"));
+        }
+    }
     let mut out = BTreeSet::new();
-    for part in flat.split(".route(").skip(1) {
-        let Some(rest) = part.strip_prefix('"') else {
-            continue;
-        };
-        let (path, rest) = rest.split_once('"').unwrap();
-        let method = rest
-            .strip_prefix(",web::")
-            .and_then(|r| r.split_once('('))
-            .map(|(m, _)| m.to_string())
-            .unwrap();
-        out.insert((format!("/api{path}"), method));
+    for (name, prefix) in &prefixes {
+        // The function's body: from its signature to the `}` that ends it
+        // at the start of a line.
+        let start = text
+            .find(&format!("fn {name}("))
+            .unwrap_or_else(|| panic!("no fn {name} in src/routes/mod.rs"));
+        let end = text[start..]
+            .find("\n}\n")
+            .map_or(text.len(), |e| start + e);
+        let body: String = text[start..end].split_whitespace().collect();
+        for part in body.split(".route(").skip(1) {
+            let Some(rest) = part.strip_prefix('"') else {
+                continue;
+            };
+            let (path, rest) = rest.split_once('"').unwrap();
+            let method = rest
+                .strip_prefix(",web::")
+                .and_then(|r| r.split_once('('))
+                .map(|(m, _)| m.to_string())
+                .unwrap();
+            out.insert((format!("{prefix}{path}"), method));
+        }
     }
     out
 }

@@ -231,7 +231,7 @@ fn git_gc_and_fsck_by_the_user_while_the_server_writes() {
     // Once the user's git is done: a switch and turns on another branch,
     // the history through the API and git, then the same after a restart.
     let (status, v) = s.post(&format!("/api/sessions/{id}/checkout"), json!({"turn": 2}));
-    assert_eq!(status, 200, "{v}");
+    assert_eq!(status, 200, "{v}\n{}", s.log());
     s.turn(id, "on a replay branch", "fine", &[]);
     let (status, v) = s.post(
         &format!("/api/sessions/{id}/switch"),
