@@ -140,6 +140,57 @@ pub fn write_content_named(path: &Path, bytes: &[u8]) -> io::Result<()> {
     replace(path, bytes, Sync::Fresh)
 }
 
+/// A file written under a temporary name next to its place, not yet in
+/// it (`stage_content_named`); removed when dropped unpublished.
+#[derive(Debug)]
+pub struct Staged {
+    tmp: PathBuf,
+    target: PathBuf,
+    published: bool,
+}
+
+impl Staged {
+    /// Rename it into its place.
+    pub fn publish(mut self) -> io::Result<()> {
+        fs::rename(&self.tmp, &self.target)?;
+        self.published = true;
+        Ok(())
+    }
+}
+
+impl Drop for Staged {
+    fn drop(&mut self) {
+        if !self.published {
+            let _ = fs::remove_file(&self.tmp);
+        }
+    }
+}
+
+/// `write_content_named` in two steps: the bytes written now under a
+/// temporary name (which git and libgit2 never list), the rename left to
+/// `Staged::publish`.
+pub fn stage_content_named(path: &Path, bytes: &[u8]) -> io::Result<Staged> {
+    let dir = path
+        .parent()
+        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "path has no parent"))?;
+    let name = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "path has no file name"))?;
+    let staged = Staged {
+        tmp: dir.join(tmp_name(name)),
+        target: path.to_path_buf(),
+        published: false,
+    };
+    let mut file = OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(FILE_MODE)
+        .open(&staged.tmp)?;
+    file.write_all(bytes)?;
+    Ok(staged)
+}
+
 #[derive(Clone, Copy, PartialEq)]
 enum Sync {
     /// No sync, and no file expected at the target.

@@ -235,25 +235,35 @@ impl Log {
                     Err(e) => return Err(e),
                 };
                 // Packs and their indexes are written while the entry is
-                // flushed: named by their content and reachable only once
-                // the ref after them moves, they change nothing a reader
-                // sees if the entry never becomes durable.
-                let early: Vec<bool> = changes
+                // flushed, under temporary names; each is renamed into its
+                // place in turn after the flush, just before the ref that
+                // makes it reachable moves. In place early, a pack stayed
+                // unreachable for the whole flush, and a user's `git gc
+                // --prune=now` listing it then deleted it with its objects
+                // (the ref moved after the gc had read the refs).
+                let mut early: Vec<Option<crate::fsio::Staged>> = changes
                     .iter()
-                    .map(|c| c.is_content_addressed() && apply(c, false).is_ok())
+                    .map(|c| match c {
+                        Change::Put { path, bytes, .. } if c.is_content_addressed() => {
+                            crate::fsio::stage_content_named(path, bytes).ok()
+                        }
+                        _ => None,
+                    })
                     .collect();
                 let ticket = match flushing.wait() {
                     Ok(t) => t,
+                    // (The staged files are removed as `early` drops.)
                     Err(_) if !w.is_open() => return self.apply_durably(&changes),
                     Err(e) => return Err(e),
                 };
-                // The rest in order; an early write that failed is tried
-                // again in its place.
+                // In order; a staged write that failed is done in its place.
                 let applied = changes
                     .iter()
-                    .zip(early)
-                    .filter(|(_, written)| !written)
-                    .try_for_each(|(c, _)| apply(c, false));
+                    .zip(early.iter_mut())
+                    .try_for_each(|(c, staged)| match staged.take() {
+                        Some(s) => s.publish().or_else(|_| apply(c, false)),
+                        None => apply(c, false),
+                    });
                 drop(ticket);
                 applied
             }

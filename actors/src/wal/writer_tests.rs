@@ -195,7 +195,7 @@ fn log_over(dir: &Path, seg: Segment) -> super::super::Log {
 }
 
 #[test]
-fn a_pack_is_written_during_the_flush_and_the_rest_only_after_it() {
+fn a_pack_is_staged_during_the_flush_and_put_in_place_only_after_it() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("s");
     fs::create_dir_all(root.join(".git/objects/pack")).unwrap();
@@ -205,23 +205,28 @@ fn a_pack_is_written_during_the_flush_and_the_rest_only_after_it() {
     let node = put(&root, "node.json", b"{}".to_vec());
     assert!(pack.is_content_addressed() && !node.is_content_addressed());
 
-    // A flush that fails: the pack was written meanwhile (named by its
-    // content, reachable only through a ref), the node file never.
+    // A flush that fails: the pack was written meanwhile under a
+    // temporary name (which git never lists: a `git gc` running then
+    // cannot delete it as unreachable), and removed; nothing in place.
     let mut seg = Segment::create(&logs, 1).unwrap();
     seg.file = File::open(&seg.path).unwrap();
     let log = log_over(&logs, seg);
     assert!(log.commit(vec![pack.clone(), node.clone()]).is_err());
+    let packs = root.join(".git/objects/pack");
     assert_eq!(
-        fs::read(root.join(".git/objects/pack/pack-1.pack")).unwrap(),
-        b"PACK"
+        fs::read_dir(&packs).unwrap().count(),
+        0,
+        "no pack in place, no temporary file left"
     );
     assert!(
         !root.join("node.json").exists(),
         "nothing else before the flush"
     );
 
-    // Flushed: everything, in order.
+    // Flushed: everything, in order, the pack under its own name.
     assert!(log.commit(vec![pack, node]).is_ok());
+    assert_eq!(fs::read(packs.join("pack-1.pack")).unwrap(), b"PACK");
+    assert_eq!(fs::read_dir(&packs).unwrap().count(), 1);
     assert_eq!(fs::read(root.join("node.json")).unwrap(), b"{}");
     log.close();
 }
