@@ -161,10 +161,9 @@ fn registered_routes() -> BTreeSet<(String, String)> {
         let start = text
             .find(&format!("fn {name}("))
             .unwrap_or_else(|| panic!("no fn {name} in src/routes/mod.rs"));
-        let end = text[start..]
-            .find("\n}\n")
-            .map_or(text.len(), |e| start + e);
-        let body: String = text[start..end].split_whitespace().collect();
+        let rest = text.get(start..).unwrap();
+        let end = rest.find("\n}\n").unwrap_or(rest.len());
+        let body: String = rest.get(..end).unwrap().split_whitespace().collect();
         for part in body.split(".route(").skip(1) {
             let Some(rest) = part.strip_prefix('"') else {
                 continue;
