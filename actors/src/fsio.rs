@@ -137,7 +137,7 @@ pub fn sync_filesystem(dir: &Path) -> io::Result<()> {
 /// for the disk: under a temporary name, then renamed. No exchange is
 /// tried: there is no older version of it to swap with.
 pub fn write_content_named(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    replace(path, bytes, Sync::Fresh)
+    stage_content_named(path, bytes)?.publish()
 }
 
 /// A file written under a temporary name next to its place, not yet in
@@ -170,15 +170,9 @@ impl Drop for Staged {
 /// temporary name (which git and libgit2 never list), the rename left to
 /// `Staged::publish`.
 pub fn stage_content_named(path: &Path, bytes: &[u8]) -> io::Result<Staged> {
-    let dir = path
-        .parent()
-        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "path has no parent"))?;
-    let name = path
-        .file_name()
-        .and_then(|n| n.to_str())
-        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "path has no file name"))?;
+    let (_, tmp) = temp_beside(path)?;
     let staged = Staged {
-        tmp: dir.join(tmp_name(name)),
+        tmp,
         target: path.to_path_buf(),
         published: false,
     };
@@ -191,10 +185,20 @@ pub fn stage_content_named(path: &Path, bytes: &[u8]) -> io::Result<Staged> {
     Ok(staged)
 }
 
+/// `path`'s folder, and a temporary name for it in that folder.
+fn temp_beside(path: &Path) -> io::Result<(&Path, PathBuf)> {
+    let dir = path
+        .parent()
+        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "path has no parent"))?;
+    let name = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "path has no file name"))?;
+    Ok((dir, dir.join(tmp_name(name))))
+}
+
 #[derive(Clone, Copy, PartialEq)]
 enum Sync {
-    /// No sync, and no file expected at the target.
-    Fresh,
     /// File data, then the rename (directory fsync).
     All,
     /// File data only.
@@ -203,14 +207,7 @@ enum Sync {
 }
 
 fn replace(path: &Path, bytes: &[u8], sync: Sync) -> io::Result<()> {
-    let dir = path
-        .parent()
-        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "path has no parent"))?;
-    let name = path
-        .file_name()
-        .and_then(|n| n.to_str())
-        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "path has no file name"))?;
-    let tmp = dir.join(tmp_name(name));
+    let (dir, tmp) = temp_beside(path)?;
     let result = (|| {
         let mut file = OpenOptions::new()
             .write(true)
@@ -220,7 +217,6 @@ fn replace(path: &Path, bytes: &[u8], sync: Sync) -> io::Result<()> {
         file.write_all(bytes)?;
         match sync {
             Sync::None => swap_into_place(&tmp, path)?,
-            Sync::Fresh => fs::rename(&tmp, path)?,
             Sync::All | Sync::Data => {
                 sync_file(&file)?;
                 fs::rename(&tmp, path)?;

@@ -214,6 +214,42 @@ impl Opened {
         rows: Vec<Arc<crate::registry::SessionRow>>,
         dirs: Arc<HashMap<String, PathBuf>>,
     ) -> Search {
+        let known_dirs = dirs.clone();
+        self.start_with(dirs, |rebuild| {
+            Job::Known(indexer::Known {
+                rows,
+                dirs: known_dirs,
+                rebuild,
+            })
+        })
+    }
+
+    /// `sessions` (id, directory, title): every one is indexed when the
+    /// index was rebuilt, otherwise checked for commits not indexed yet.
+    pub fn catch_up(self, sessions: Vec<(String, PathBuf, String)>) -> Search {
+        let dirs = sessions
+            .iter()
+            .map(|(id, dir, _)| (id.clone(), dir.clone()))
+            .collect();
+        self.start_with(Arc::new(dirs), |rebuilt| {
+            if rebuilt {
+                Job::Rebuild(sessions)
+            } else {
+                // Each session's tips compared with the index: one
+                // message, taken apart by the indexer.
+                Job::TouchAll(sessions)
+            }
+        })
+    }
+
+    /// The search actor's state, with the indexer's first job (`first`
+    /// of whether the index was rebuilt) queued, and a commit after it
+    /// unless the index was rebuilt.
+    fn start_with(
+        self,
+        dirs: Arc<HashMap<String, PathBuf>>,
+        first: impl FnOnce(bool) -> Job,
+    ) -> Search {
         let Opened {
             tx,
             indexer,
@@ -222,12 +258,7 @@ impl Opened {
             fields,
             rebuilt,
         } = self;
-        let known = indexer::Known {
-            rows,
-            dirs: dirs.clone(),
-            rebuild: rebuilt,
-        };
-        queue(&tx, &backlog, Job::Known(known));
+        queue(&tx, &backlog, first(rebuilt));
         if !rebuilt {
             queue(&tx, &backlog, Job::Flush(tokio::sync::oneshot::channel().0));
         }
@@ -238,39 +269,6 @@ impl Opened {
             reader,
             fields,
             dirs,
-        }
-    }
-
-    /// `sessions` (id, directory, title): every one is indexed when the
-    /// index was rebuilt, otherwise checked for commits not indexed yet.
-    pub fn catch_up(self, sessions: Vec<(String, PathBuf, String)>) -> Search {
-        let Opened {
-            tx,
-            indexer,
-            backlog,
-            reader,
-            fields,
-            rebuilt,
-        } = self;
-        let dirs = sessions
-            .iter()
-            .map(|(id, dir, _)| (id.clone(), dir.clone()))
-            .collect();
-        if rebuilt {
-            queue(&tx, &backlog, Job::Rebuild(sessions));
-        } else {
-            // Each session's tips compared with the index: one message,
-            // taken apart by the indexer.
-            queue(&tx, &backlog, Job::TouchAll(sessions));
-            queue(&tx, &backlog, Job::Flush(tokio::sync::oneshot::channel().0));
-        }
-        Search {
-            tx: Some(tx),
-            indexer: Some(indexer),
-            backlog,
-            reader,
-            fields,
-            dirs: Arc::new(dirs),
         }
     }
 }
