@@ -69,11 +69,13 @@ fn packs(pack_dir: &Path) -> io::Result<Vec<Pack>> {
     let mut out = Vec::new();
     for entry in fs::read_dir(pack_dir)? {
         let path = entry?.path();
+        // The retired ones are left out before any of their files is
+        // looked at: a busy session keeps hundreds of them in their grace.
         if path.extension().is_some_and(|e| e == "idx")
-            && path.with_extension("pack").exists()
             && !path
                 .file_stem()
-                .is_some_and(|stem| retired.contains(&stem.to_string_lossy().into_owned()))
+                .is_some_and(|stem| retired.contains(stem.to_string_lossy().as_ref()))
+            && path.with_extension("pack").exists()
         {
             let objects = object_count(&path)?;
             out.push(Pack { idx: path, objects });

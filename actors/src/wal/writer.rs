@@ -552,10 +552,12 @@ fn flush(seg: &mut Segment, batch: &[Job]) -> io::Result<()> {
     for job in batch {
         seg.note_roots(&job.roots);
     }
+    let started = Instant::now();
     let written = seg.file.write_all_at(&all, seg.size).and_then(|()| {
         metrics::counter!("openprogram_fsyncs_total").increment(1);
         seg.file.sync_data()
     });
+    metrics::histogram!("openprogram_wal_flush_seconds").record(started.elapsed().as_secs_f64());
     if let Err(e) = written {
         seg.failed = true;
         return Err(e);

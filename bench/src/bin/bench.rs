@@ -86,6 +86,7 @@ struct Args {
     /// `--cluster SECONDS`: only the cluster's throughput, replica cost
     /// and takeover.
     cluster: Option<usize>,
+    load_only: bool,
 }
 
 fn parse_args() -> Args {
@@ -106,6 +107,7 @@ fn parse_args() -> Args {
         replication: None,
         startup: None,
         cluster: None,
+        load_only: false,
     };
     let mut it = std::env::args().skip(1);
     while let Some(a) = it.next() {
@@ -124,6 +126,8 @@ fn parse_args() -> Args {
             "--load-sessions" => args.load_sessions = num("--load-sessions"),
             "--load-turns" => args.load_turns = num("--load-turns"),
             "--keep" => args.keep = true,
+            // The one-request load alone (for a profiler).
+            "--load-only" => args.load_only = true,
             "--quick" => {
                 // Under 10 minutes: every phase, smaller.
                 args.turns = 1000;
@@ -567,6 +571,13 @@ fn stall_report(ours: &[(usize, Duration)], syncs: &[Duration]) {
 
 fn main() {
     let args = parse_args();
+    // BENCH_LOG=<filter>: the in-process server's logs on stderr.
+    if let Ok(filter) = std::env::var("BENCH_LOG") {
+        tracing_subscriber::fmt()
+            .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
+            .with_writer(std::io::stderr)
+            .init();
+    }
     let tmp = tempfile::tempdir().expect("tempdir");
     // The engine sessions' state directory (its log); they live beside it.
     let (store, _) = Store::open_state_dir(&tmp.path().join("engine-state")).expect("store");
@@ -624,6 +635,10 @@ fn main() {
     }
     let floor = floor::measure(tmp.path(), 500);
     floor.print();
+    if args.load_only {
+        load::load_only(tmp.path(), &floor, args.load_sessions, args.load_turns);
+        return;
+    }
     load::report(
         tmp.path(),
         &floor,
