@@ -367,6 +367,10 @@ fn a_whole_turn_killed_before_its_flush_leaves_nothing_and_is_made_on_retry() {
     let dir = s.session_dir("wb");
     let head = git(&dir, &["rev-parse", "HEAD"]);
     let before = snapshot(&dir);
+    // What a kill during a flush may leave: the turn's pack, staged under
+    // a temporary name (git never lists it); the next load removes it.
+    let staged = dir.join(".git/objects/pack/.tmp-pack-0123.pack-4567");
+    std::fs::write(&staged, b"PACK").unwrap();
     whole_turn_killed_by(&mut s, "wb", "kill-before-flush");
     // Never flushed: none of it, not one node, and the files as before.
     let (_, nodes) = s.get("/api/sessions/wb/nodes");
@@ -377,6 +381,7 @@ fn a_whole_turn_killed_before_its_flush_leaves_nothing_and_is_made_on_retry() {
     );
     let (_, meta) = s.get("/api/sessions/wb");
     assert_eq!(meta["turn_count"], 1, "{meta}");
+    assert!(!staged.exists(), "a staged pack left by the kill stays");
     assert!(meta["open_turn"].is_null(), "{meta}");
     assert_eq!(git(&dir, &["rev-parse", "HEAD"]), head);
     let after = snapshot(&dir);

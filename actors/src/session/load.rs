@@ -120,6 +120,13 @@ impl SessionCore {
             git::init_session_repo(dir)?
         };
         git::remove_stale_locks(repo.path())?;
+        // A pack staged while its log entry was flushed, under a temporary
+        // name, and left by a kill before it was put in place: the log
+        // holds the turn's objects if the entry was flushed, and replay
+        // wrote them in place. Nothing else of this session is being
+        // written now; a merge of a session let go and loaded again may
+        // lose its temporary file and fails harmlessly (its packs stay).
+        fsio::remove_tmp_files(&repo.path().join("objects/pack"))?;
         // A `git checkout <commit>` run in the folder: back on the branch,
         // and the work tree re-synced below.
         let reattached = super::outside::reattach(&repo, dir, &meta)?;
