@@ -10,7 +10,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use super::floor::Floor;
-use super::server::{start_server, HttpSession};
+use super::server::{start_server, start_stoppable, HttpSession};
 use super::{ms, percentile};
 
 pub struct LoadFigures {
@@ -155,10 +155,11 @@ pub fn bench_load(dir: &Path, sessions: usize, turns_each: usize, shape: TurnSha
         TurnShape::Whole => "load-whole-state",
         TurnShape::Four => "load-state",
     };
-    let addr = start_server(&dir.join(state), |c| {
+    let server = start_stoppable(&dir.join(state), |c| {
         // The full-text index has its own benchmark (search_bench).
         c.search.enabled = false;
     });
+    let addr = server.addr;
     let url = format!("http://{addr}");
     for i in 0..sessions {
         HttpSession::at(&url, &format!("load-{i}")).create();
@@ -262,6 +263,7 @@ pub fn bench_load(dir: &Path, sessions: usize, turns_each: usize, shape: TurnSha
         _ => None,
     };
     let after = scrape();
+    server.stop();
     all.sort();
     let at = |p: f64| all[((all.len() as f64 - 1.0) * p).round() as usize];
     let delta = |name: &str| Some(metric(&after, name)? - metric(&before, name).unwrap_or(0.0));
