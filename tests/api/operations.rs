@@ -379,38 +379,6 @@ fn pack_count(dir: &std::path::Path) -> usize {
 }
 
 #[test]
-fn a_session_written_to_without_a_pause_has_its_packs_merged_meanwhile() {
-    // Each turn adds a pack. A session that never pauses for the idle
-    // merge's second is merged once its packs pile up (32), even while a
-    // wait for an idle moment is pending: that wait used to hide the
-    // pile-up until it ended (517 packs after the first second of one
-    // busy client).
-    let s = TestServer::start();
-    let started = Instant::now();
-    for t in 0..150 {
-        let (code, body) = s.post(
-            "/api/sessions/busy/turns",
-            json!({"nodes": [
-                {"role": "user", "content": format!("question {t}")},
-                {"role": "assistant", "content": format!("answer {t}")},
-            ]}),
-        );
-        assert!(code == 200 || code == 201, "{code} {body}");
-    }
-    let took = started.elapsed();
-    let dir = s.session_dir("busy");
-    let retired = dir.join(".git/openprogram-merged");
-    let live = pack_count(&dir) - std::fs::read_dir(&retired).map_or(0, |d| d.count());
-    // At most the pile-up's threshold, and the turns of the merge under way.
-    assert!(
-        live <= 64,
-        "{live} live packs after 150 turns in {took:?} without a pause"
-    );
-    git(&dir, &["fsck", "--strict"]);
-    assert_eq!(turn_commits(&dir, "HEAD"), "150");
-}
-
-#[test]
 fn packs_are_merged_in_the_background_once_the_session_is_idle() {
     let mut s =
         TestServer::start_with_env(&[("OPENPROGRAM_MAINTENANCE_RETIRED_PACK_GRACE_S", "3")]);

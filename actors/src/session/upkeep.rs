@@ -43,9 +43,7 @@ pub(super) struct Upkeep {
     keeper: Option<PackKeeper>,
     /// Writes so far (idle = unchanged since the check was planned).
     writes: u64,
-    /// The pending check: its timer, and whether it is the immediate one
-    /// of a pile-up (`FORCE_PACKS`) rather than a wait for an idle moment.
-    scheduled: Option<(SpawnHandle, bool)>,
+    scheduled: bool,
     running: bool,
     /// A release of the repository handle is planned (`RELEASE`).
     release_planned: bool,
@@ -153,26 +151,15 @@ impl SessionActor {
         let u = &mut self.upkeep;
         // Two packs may already be worth merging once idle (the keeper's
         // plan decides: `git::repack::CONSOLIDATE`); a busy merge needs more.
-        if u.keeper.is_none() || packs < 2 || u.running {
+        if u.keeper.is_none() || packs < 2 || u.scheduled || u.running {
             return;
         }
         let forced = packs >= FORCE_PACKS;
-        match u.scheduled {
-            // A wait for an idle moment gives way to a pile-up: a session
-            // written to without a pause never has one, and its packs grew
-            // by one a turn for the whole wait (517 after its first second
-            // under the one-session load; each of them searched by every
-            // object lookup, listed at each fresh repository handle).
-            Some((waiting, false)) if forced => {
-                ctx.cancel_future(waiting);
-            }
-            Some(_) => return,
-            None => {}
-        }
         let writes = u.writes;
+        u.scheduled = true;
         let wait = if forced { Duration::ZERO } else { IDLE };
-        let handle = ctx.run_later(wait, move |act, ctx| {
-            act.upkeep.scheduled = None;
+        ctx.run_later(wait, move |act, ctx| {
+            act.upkeep.scheduled = false;
             let idle = act.upkeep.writes == writes;
             // Packs piled up meanwhile: a busy merge even if quiet now (an
             // idle merge waits behind the other idle sessions' merges, at
@@ -188,7 +175,6 @@ impl SessionActor {
                 act.run_upkeep(ctx, (piled || !idle).then_some(BUSY_MERGE_CAP));
             }
         });
-        self.upkeep.scheduled = Some((handle, forced));
     }
 
     fn run_upkeep(&mut self, ctx: &mut Context<Self>, cap: Option<usize>) {
