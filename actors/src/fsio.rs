@@ -386,10 +386,10 @@ pub fn overwrite_unsynced(path: &Path, bytes: &[u8]) -> io::Result<()> {
     // node files are new.
     let old = file.metadata()?.len();
     file.write_all(bytes)?;
-    match old > bytes.len() as u64 {
-        true => file.set_len(bytes.len() as u64),
-        false => Ok(()),
+    if old > bytes.len() as u64 {
+        file.set_len(bytes.len() as u64)?;
     }
+    Ok(())
 }
 
 /// `value` as every JSON file of the store is written: pretty, with a

@@ -79,16 +79,15 @@ fn cpu_seconds() -> Option<(f64, f64)> {
     cpu_of("/proc/self/stat")
 }
 
-/// CPU seconds (user + kernel) of this process's live threads, summed by
-/// thread name.
-fn cpu_by_thread() -> std::collections::HashMap<String, f64> {
+/// Per thread name, over this process's live threads: CPU seconds (user +
+/// kernel) and bytes the threads caused to be written to disk.
+fn by_thread() -> std::collections::HashMap<String, (f64, f64)> {
     let mut out = std::collections::HashMap::new();
     let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
         return out;
     };
     for task in tasks.flatten() {
-        let path = task.path().join("stat");
-        let Ok(stat) = std::fs::read_to_string(&path) else {
+        let Ok(stat) = std::fs::read_to_string(task.path().join("stat")) else {
             continue;
         };
         let name = stat
@@ -96,23 +95,18 @@ fn cpu_by_thread() -> std::collections::HashMap<String, f64> {
             .and_then(|(_, r)| r.rsplit_once(')'))
             .map(|(n, _)| n.to_string())
             .unwrap_or_default();
-        if let Some((user, sys)) = cpu_of(&path.to_string_lossy()) {
-            *out.entry(name.clone()).or_insert(0.0) += user + sys;
-        }
-        // Bytes the thread caused to be written to disk, in KB (as
-        // `io:<name>`).
+        let (user, sys) = cpu_in(&stat).unwrap_or_default();
         let written = std::fs::read_to_string(task.path().join("io"))
             .ok()
             .and_then(|io| {
                 io.lines()
                     .find_map(|l| l.strip_prefix("write_bytes: "))
                     .and_then(|v| v.trim().parse::<f64>().ok())
-            });
-        if let Some(bytes) = written {
-            // Seconds are turned into ms per turn by the caller: 1e-6
-            // makes KB come out.
-            *out.entry(format!("io:{name}")).or_insert(0.0) += bytes / 1e6;
-        }
+            })
+            .unwrap_or(0.0);
+        let entry = out.entry(name).or_insert((0.0, 0.0));
+        entry.0 += user + sys;
+        entry.1 += written;
     }
     out
 }
@@ -123,7 +117,12 @@ fn thread_cpu() -> (f64, f64) {
 }
 
 fn cpu_of(path: &str) -> Option<(f64, f64)> {
-    let stat = std::fs::read_to_string(path).ok()?;
+    cpu_in(&std::fs::read_to_string(path).ok()?)
+}
+
+/// User and kernel CPU seconds in the text of a `/proc/…/stat` file (in
+/// clock ticks of 1/100 s).
+fn cpu_in(stat: &str) -> Option<(f64, f64)> {
     let (_, rest) = stat.rsplit_once(')')?;
     let fields: Vec<&str> = rest.split_whitespace().collect();
     // After the command: state is field 3, utime 14, stime 15.
@@ -184,7 +183,7 @@ pub fn bench_load(dir: &Path, sessions: usize, turns_each: usize, shape: TurnSha
         .to_string();
     let stop = std::sync::atomic::AtomicBool::new(false);
     let cpu_before = cpu_seconds();
-    let threads_before = cpu_by_thread();
+    let threads_before = by_thread();
     let start = Instant::now();
     let (turns, seen, client_cpu) = std::thread::scope(|scope| {
         // BENCH_NO_FEED=1: no reader of the feed (its cost apart).
@@ -227,24 +226,31 @@ pub fn bench_load(dir: &Path, sessions: usize, turns_each: usize, shape: TurnSha
     let seconds = start.elapsed().as_secs_f64();
     // BENCH_THREADS=1: the server's CPU per turn by thread name.
     if std::env::var_os("BENCH_THREADS").is_some() {
-        let mut by: Vec<(String, f64)> = cpu_by_thread()
+        let per_turn = turns.len().max(1) as f64;
+        // (name, CPU ms per turn, KB written per turn)
+        let mut by: Vec<(String, f64, f64)> = by_thread()
             .into_iter()
-            .map(|(n, t)| {
-                let was = threads_before.get(&n).copied().unwrap_or(0.0);
-                (n, (t - was) * 1e3 / turns.len().max(1) as f64)
+            .map(|(n, (cpu, bytes))| {
+                let (cpu0, bytes0) = threads_before.get(&n).copied().unwrap_or_default();
+                let ms = (cpu - cpu0) * 1e3 / per_turn;
+                (n, ms, (bytes - bytes0) / 1e3 / per_turn)
             })
-            .filter(|(_, ms)| *ms >= 0.005)
             .collect();
         by.sort_by(|a, b| b.1.total_cmp(&a.1));
-        let (io, cpu): (Vec<_>, Vec<_>) = by.iter().partition(|(n, _)| n.starts_with("io:"));
-        let list: Vec<String> = cpu.iter().map(|(n, ms)| format!("{n} {ms:.3}")).collect();
+        let list: Vec<String> = by
+            .iter()
+            .filter(|(_, ms, _)| *ms >= 0.005)
+            .map(|(n, ms, _)| format!("{n} {ms:.3}"))
+            .collect();
         println!(
             "CPU per turn by thread (ms; live threads only): {}",
             list.join(", ")
         );
-        let list: Vec<String> = io
+        by.sort_by(|a, b| b.2.total_cmp(&a.2));
+        let list: Vec<String> = by
             .iter()
-            .map(|(n, kb)| format!("{} {kb:.1}", n.trim_start_matches("io:")))
+            .filter(|(_, _, kb)| *kb >= 0.05)
+            .map(|(n, _, kb)| format!("{n} {kb:.1}"))
             .collect();
         println!("Bytes written per turn by thread (KB): {}", list.join(", "));
     }
