@@ -41,6 +41,9 @@ impl Hub {
 
     /// Publish `{"type": kind, "data": data}` (plus any top-level extras).
     pub fn publish(&self, kind: &str, data: Value, extra: Option<(&str, Value)>) {
+        if self.tx.receiver_count() == 0 {
+            return;
+        }
         let mut frame = serde_json::json!({ "type": kind, "data": data });
         if let (Some((k, v)), Some(obj)) = (extra, frame.as_object_mut()) {
             obj.insert(k.to_string(), v);
@@ -50,6 +53,29 @@ impl Hub {
             frame: frame.to_string().into(),
             remote: false,
         });
+    }
+
+    /// Publish `{"type": kind, "data": data}`, serialized straight from
+    /// `data` (no frame is built when nobody listens).
+    pub fn publish_data<T: serde::Serialize>(&self, kind: &str, data: &T) {
+        #[derive(serde::Serialize)]
+        struct Frame<'a, T> {
+            #[serde(rename = "type")]
+            kind: &'a str,
+            data: &'a T,
+        }
+        if self.tx.receiver_count() == 0 {
+            return;
+        }
+        match serde_json::to_string(&Frame { kind, data }) {
+            Ok(frame) => {
+                let _ = self.tx.send(Event {
+                    frame: frame.into(),
+                    remote: false,
+                });
+            }
+            Err(e) => tracing::warn!(kind, error = %e, "an event could not be serialized"),
+        }
     }
 
     /// A frame another node of the cluster published.

@@ -161,7 +161,7 @@ impl SessionManager {
             Some(d) => d.to_path_buf(),
             None => self.store.default_session_dir(&id),
         };
-        if self.pending.contains(&dir) {
+        if self.pending.contains(&dir) || self.store.awaits_replay(&dir) {
             return Err(SessionError::AwaitingReplay);
         }
         let addr = SessionActor::new(

@@ -278,6 +278,21 @@ impl TestServer {
         std::fs::read_to_string(self.state_dir.with_file_name("server.log")).unwrap_or_default()
     }
 
+    /// Wait (up to 30 s) for the server to exit on its own (a fault of
+    /// the test killed it); its exit status.
+    pub fn wait_exit(&mut self) -> std::process::ExitStatus {
+        self.needs_process("waiting for an exit");
+        let mut c = self.child.take().expect("a server process");
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            if let Some(status) = c.try_wait().expect("try_wait") {
+                return status;
+            }
+            assert!(Instant::now() < deadline, "the server did not exit");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
     /// SIGKILL: no chance to flush anything.
     pub fn kill(&mut self) {
         self.needs_process("SIGKILL");
@@ -407,8 +422,29 @@ impl TestServer {
         self.send(req, body)
     }
 
+    /// POST; after a whole turn (`/api/sessions/{id}/turns` with `nodes`)
+    /// that was answered, `settle` the session before returning.
     pub fn post(&self, path: &str, body: Value) -> (u16, Value) {
-        self.call(self.agent.post(&format!("{}{path}", self.url)), Some(&body))
+        let whole = body.get("nodes").is_some();
+        let (st, v) = self.call(self.agent.post(&format!("{}{path}", self.url)), Some(&body));
+        if let (true, true, Some(id)) = (
+            whole,
+            (200..300).contains(&st),
+            path.strip_prefix("/api/sessions/")
+                .and_then(|p| p.strip_suffix("/turns")),
+        ) {
+            self.settle(id);
+        }
+        (st, v)
+    }
+
+    /// A whole turn is answered once its log entry is durable; its files
+    /// (the node files, the branch ref) are written right after, before
+    /// the session serves its next request. A test that reads the
+    /// session's folder itself (git, the files) asks the session first.
+    pub fn settle(&self, id: &str) {
+        let (st, v) = self.get(&format!("/api/sessions/{id}"));
+        assert_eq!(st, 200, "settling {id}: {v}");
     }
 
     pub fn patch(&self, path: &str, body: Value) -> (u16, Value) {

@@ -360,6 +360,45 @@ fn a_whole_turn_killed_after_its_flush_is_there_whole_after_the_restart() {
     assert_clean_repo(&dir);
 }
 
+/// A whole turn is answered once its log entry is durable, before its
+/// files are written: killed right after the answer, the files lack it,
+/// and the restart's replay puts all of it in place, the commit answered.
+#[test]
+fn a_whole_turn_killed_after_its_answer_is_there_whole_after_the_restart() {
+    let mut s = TestServer::start_process();
+    s.turn("wa", "first", "one", &[]);
+    let dir = s.session_dir("wa");
+    s.kill();
+    s.env = vec![(
+        "OPENPROGRAM_WAL_FAULT".to_string(),
+        "kill-after-answer".to_string(),
+    )];
+    s.spawn();
+    let (st, made) = ureq::post(&format!("{}/api/sessions/wa/turns", s.url))
+        .set("Idempotency-Key", "wa-2")
+        .send_json(whole_turn_body(2))
+        .map(|r| (r.status(), r.into_json::<serde_json::Value>().unwrap()))
+        .unwrap();
+    assert_eq!(st, 201, "{made}");
+    let commit = made["commit"].as_str().unwrap().to_string();
+    let status = s.wait_exit();
+    assert!(!status.success(), "killed by the fault: {status}");
+    // Answered, but the branch was never moved on disk.
+    let head = || git(&dir, &["rev-parse", "HEAD"]).trim().to_string();
+    assert_ne!(head(), commit);
+    s.env.clear();
+    s.spawn();
+    assert_eq!(head(), commit, "replayed");
+    let (_, nodes) = s.get("/api/sessions/wa/nodes");
+    let ids = node_ids(&nodes);
+    assert_eq!(&ids[ids.len() - 3..], &["u2", "a2", "t2"], "{ids:?}");
+    let (_, meta) = s.get("/api/sessions/wa");
+    assert_eq!(meta["turn_count"], 2, "{meta}");
+    assert!(meta["open_turn"].is_null(), "{meta}");
+    git(&dir, &["fsck", "--strict", "--no-progress"]);
+    assert_clean_repo(&dir);
+}
+
 #[test]
 fn a_whole_turn_killed_before_its_flush_leaves_nothing_and_is_made_on_retry() {
     let mut s = TestServer::start_process();
@@ -406,6 +445,7 @@ fn a_whole_turn_killed_before_its_flush_leaves_nothing_and_is_made_on_retry() {
         .unwrap();
     assert_eq!(st, 201, "{made}");
     assert_eq!(made["turn"], 2, "{made}");
+    s.settle("wb");
     assert_eq!(turn_commits(&dir, "HEAD"), "2");
     let (_, nodes) = s.get("/api/sessions/wb/nodes");
     let ids = node_ids(&nodes);

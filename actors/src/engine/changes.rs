@@ -14,6 +14,9 @@ use crate::feed::{Cursor, Feed, FeedError};
 pub const MAX_CHANGES: usize = 1000;
 /// The longest a reader may wait for the next event.
 pub const MAX_WAIT: Duration = Duration::from_secs(60);
+/// The longest a reader waits for the events answered before it to
+/// become visible (their files are written within milliseconds).
+const SETTLE: Duration = Duration::from_secs(2);
 
 /// One event and the cursor that continues after it.
 #[derive(Debug, Clone, Serialize)]
@@ -57,6 +60,8 @@ impl Engine {
         wait: Duration,
     ) -> Result<ChangesPage, EngineError> {
         let feed = self.feed()?;
+        // What was answered before this request is read by it.
+        feed.settle(SETTLE).await;
         let limit = limit.clamp(1, MAX_CHANGES);
         let cursor = match cursor.filter(|c| !c.is_empty()) {
             None => None,

@@ -24,6 +24,11 @@ impl Engine {
         Ok(())
     }
 
+    /// Whether a turn waits for a remote to take it (a `sync` remote).
+    pub(super) fn replicates_in_sync(&self) -> bool {
+        self.replication.as_ref().is_some_and(|r| r.has_sync())
+    }
+
     /// The configured remotes and their state (empty without any).
     pub fn replication_remotes(&self) -> Vec<RemoteView> {
         self.replication

@@ -159,11 +159,21 @@ impl Engine {
     /// a reply while it is written. The hub is bounded: a client that
     /// falls behind is resynced, never queued without end.
     pub(super) fn announce_node(&self, kind: &str, id: &str, node: &Node, turn: Option<u64>) {
-        let mut data = serde_json::json!({"session_id": id, "node": node});
-        if let Some(t) = turn {
-            data["turn"] = t.into();
+        #[derive(serde::Serialize)]
+        struct Announced<'a> {
+            session_id: &'a str,
+            node: &'a Node,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            turn: Option<u64>,
         }
-        self.publish(kind, data);
+        self.hub.publish_data(
+            kind,
+            &Announced {
+                session_id: id,
+                node,
+                turn,
+            },
+        );
     }
 
     /// `turn_ended {session_id, turn, commit, status}` to every client.

@@ -7,6 +7,12 @@
 //! when the turn continues the branch's tip (`session::whole`), with the
 //! same checks, answers and errors as the separate calls. A retry with the same node ids (and the same
 //! `Idempotency-Key`) answers the turn already made.
+//!
+//! Such a turn is answered as soon as its log entry is durable: the
+//! session's actor writes its files after the answer, before it takes its
+//! next message (`session::whole::Early`). Not with a cluster or a
+//! synchronous replication remote, which read the session's files before
+//! the answer.
 
 use std::collections::HashSet;
 
@@ -16,7 +22,7 @@ use crate::error::EngineError;
 use crate::ids;
 use crate::meta::SessionMeta;
 use crate::node::{Node, Role};
-use crate::session::whole::WriteTurn;
+use crate::session::whole::{Early, TurnWritten, WriteTurn};
 use crate::session::{EndTurn, NewNode, SessionError, TurnOutcome, ROOT_CALLER};
 
 use super::Engine;
@@ -122,6 +128,14 @@ impl Engine {
         // unknown predecessor) before writing anything: one message. A
         // session that does not exist yet is placed, then made by the
         // same message again.
+        let answers_early = !project || (self.cluster.is_none() && !self.replicates_in_sync());
+        let (early, mut answer) = match answers_early {
+            true => {
+                let (e, rx) = Early::new();
+                (Some(e), Some(rx))
+            }
+            false => (None, None),
+        };
         let turn = |create: Option<SessionMeta>| WriteTurn {
             nodes: nodes.clone(),
             end: end.clone(),
@@ -129,16 +143,38 @@ impl Engine {
             user_id: user_id.clone(),
             predecessor: predecessor.clone(),
             project,
+            early: early.clone(),
         };
-        let written = match self.call(id, turn(None)).await {
-            Err(e) if e.is_unknown_session() => {
-                if let Some(p) = &predecessor {
-                    return Err(SessionError::UnknownPredecessor(p.clone()).into());
+        let written = async {
+            match self.call(id, turn(None)).await {
+                Err(e) if e.is_unknown_session() => {
+                    if let Some(p) = &predecessor {
+                        return Err(SessionError::UnknownPredecessor(p.clone()).into());
+                    }
+                    self.place(id, &project_id).await?;
+                    self.call(id, turn(Some(create.clone()))).await
                 }
-                self.place(id, &project_id).await?;
-                self.call(id, turn(Some(create))).await?
+                other => other,
             }
-            other => other?,
+        };
+        let written: TurnWritten = {
+            tokio::pin!(written);
+            loop {
+                tokio::select! {
+                    biased;
+                    // The early answer: the actor goes on writing the files.
+                    a = async {
+                        match answer.as_mut() {
+                            Some(rx) => rx.await,
+                            None => std::future::pending().await,
+                        }
+                    }, if answer.is_some() => match a {
+                        Ok(w) => break w,
+                        Err(_) => answer = None,
+                    },
+                    w = &mut written => break w?,
+                }
+            }
         };
         metrics::counter!("openprogram_appends_total").increment(count);
         if !written.outcome.repeated {

@@ -196,6 +196,19 @@ impl Feed {
         self.shared.visible()
     }
 
+    /// Wait (at most `limit`) until every event written before this call
+    /// is visible: an answered write's files may still be going in place
+    /// (a whole turn is answered once its entry is durable), and a reader
+    /// that asks after the answer sees its event.
+    pub async fn settle(&self, limit: std::time::Duration) {
+        let written = match self.shared.state.lock() {
+            Ok(s) if s.visible() < s.written => s.written,
+            _ => return,
+        };
+        let mut rx = self.subscribe();
+        let _ = tokio::time::timeout(limit, rx.wait_for(|v| *v >= written)).await;
+    }
+
     /// Changes to the visible sequence number (long-poll, streams).
     pub fn subscribe(&self) -> tokio::sync::watch::Receiver<u64> {
         self.shared.notify.subscribe()

@@ -75,7 +75,7 @@ pub struct SessionActor {
     pub(super) slot: Slot,
     lease: Option<Arc<Mutex<()>>>,
     _guard: Option<OwnedMutexGuard<()>>,
-    events: Option<Recipient<SessionChanged>>,
+    pub(super) events: Option<Recipient<SessionChanged>>,
     /// A retry of a pending commit is scheduled.
     retrying: bool,
     /// Pack maintenance (`upkeep.rs`).
@@ -161,8 +161,13 @@ impl SessionActor {
             if matches!(slot, Slot::Live(_)) && !dir.is_dir() {
                 return (slot, Err(super::load::vanished(&dir)));
             }
-            let result = f(&mut slot, &dir);
+            let mut result = f(&mut slot, &dir);
             if let Slot::Live(core) = &mut slot {
+                // Files of a commit answered early are written before the
+                // actor takes its next message.
+                if let Err(e) = core.finish_deferred() {
+                    result = result.and(Err(e));
+                }
                 // What `notify` tells the registry, read here, off the
                 // event loop.
                 core.refresh_previews();
@@ -172,6 +177,14 @@ impl SessionActor {
         Box::pin(job.into_actor(self).map(|joined, act, ctx| match joined {
             Ok((slot, result)) => {
                 act.slot = slot;
+                if act.store.awaits_replay(&act.dir) {
+                    // Acknowledged writes its files lack: nothing is served
+                    // from memory or disk until a restart replays them.
+                    tracing::error!(dir = %act.dir.display(), "the session's files could not be written; it waits for a restart's replay");
+                    act.slot = Slot::Busy;
+                    ctx.stop();
+                    return result;
+                }
                 act.after_write(ctx);
                 result
             }
@@ -198,21 +211,7 @@ impl SessionActor {
         let (Some(events), Ok(core)) = (&self.events, self.slot.live()) else {
             return;
         };
-        let mut meta = core.meta().clone();
-        meta.commit_pending = core.commit_is_pending();
-        events.do_send(SessionChanged {
-            meta,
-            dir: core.dir.clone(),
-            preview: core
-                .last_user_text()
-                .as_deref()
-                .and_then(crate::node::preview),
-            first_preview: core
-                .first_user_text()
-                .as_deref()
-                .and_then(super::summary::first_preview),
-            kind,
-        });
+        events.do_send(core.changed(kind));
     }
 
     /// The project's working tree as a turn baseline, for a session bound

@@ -141,6 +141,29 @@ impl SessionCore {
         self.open_nodes.retain(|n| n.seq > last_seq);
     }
 
+    /// What the registry is told of a change of `kind`: the metadata and
+    /// the previews.
+    pub(super) fn changed(
+        &self,
+        kind: crate::messages::ChangeKind,
+    ) -> crate::messages::SessionChanged {
+        let mut meta = self.meta().clone();
+        meta.commit_pending = self.commit_is_pending();
+        crate::messages::SessionChanged {
+            meta,
+            dir: self.dir.clone(),
+            preview: self
+                .last_user_text()
+                .as_deref()
+                .and_then(crate::node::preview),
+            first_preview: self
+                .first_user_text()
+                .as_deref()
+                .and_then(super::summary::first_preview),
+            kind,
+        }
+    }
+
     /// Text of the latest user message on the current path (for previews).
     pub fn last_user_text(&self) -> Option<String> {
         self.previews.last.as_ref().map(|(_, t)| t.clone())

@@ -65,6 +65,21 @@ pub struct SessionCore {
     /// While a whole turn is written (`whole.rs`): its changes, gathered
     /// into the one log entry its commit makes.
     pub(super) batch: Option<Gathered>,
+    /// The next commit's files are written after the answer: it leaves
+    /// them in `deferred` (a whole turn answered once its entry is
+    /// durable).
+    pub(super) defer_apply: bool,
+    /// A commit durable in the log whose files are not written yet;
+    /// `finish_deferred` writes them before anything else reads the
+    /// session.
+    pub(super) deferred: Option<Deferred>,
+}
+
+/// A commit whose log entry is flushed, its files and the git index not
+/// written yet.
+pub(super) struct Deferred {
+    pub flushed: wal::Flushed,
+    pub commit: git::PreparedCommit,
 }
 
 /// A whole turn's writes while it is gathered, and the branch tip it

@@ -74,10 +74,11 @@ pub enum SessionError {
     /// way a write would build on wrongly; says what and how to fix it.
     #[error("{0}")]
     RepositoryChanged(String),
-    /// The server started on a full disk, and this session's files lack
-    /// acknowledged writes that its write-ahead log holds: it is not shown
-    /// without them.
-    #[error("this session has acknowledged writes waiting in the write-ahead log, which the full disk kept from being put back: free some space and restart the server")]
+    /// This session's files lack acknowledged writes that the
+    /// write-ahead log holds (the server started on a full disk, or the
+    /// files of a flushed entry could not be written): it is not shown
+    /// without them, until a restart's replay puts them back.
+    #[error("this session has acknowledged writes waiting in the write-ahead log that could not be put in its files (a full disk, or a failed write): free some space and restart the server")]
     AwaitingReplay,
 }
 

@@ -64,6 +64,8 @@ impl SessionCore {
                     packs: 0,
                     recent: git::RecentObjects::new(),
                     batch: None,
+                    defer_apply: false,
+                    deferred: None,
                 };
                 core.commit_session_init()?;
                 let outcome = first.map(|(n, b)| core.append_with(n, b)).transpose()?;
@@ -168,6 +170,8 @@ impl SessionCore {
             packs: 0,
             recent: git::RecentObjects::new(),
             batch: None,
+            defer_apply: false,
+            deferred: None,
         };
         core.packs = git::repack::pack_count(core.repo.path());
         core.replies = core.dag.iter().filter(|n| n.is_reply()).count() as u32;

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use super::commit_message::TurnSummary;
-use super::core::SessionCore;
+use super::core::{Deferred, SessionCore};
 use super::error::SessionError;
 use super::layout::{self, GITIGNORE, META};
 use super::node_index::NodeRef;
@@ -338,6 +338,7 @@ impl SessionCore {
         note: FeedNote,
         head: Option<git::Head>,
     ) -> Result<String, SessionError> {
+        self.finish_deferred()?;
         paths.extend(self.pending_paths.iter().cloned());
         let refs: Vec<&Path> = paths.iter().map(PathBuf::as_path).collect();
         let time = at;
@@ -389,9 +390,15 @@ impl SessionCore {
                 let feed = self.feed_changes(&p, time, note);
                 changes.append(&mut p.changes);
                 changes.extend(feed);
-                self.store.commit(changes)?;
-                self.batch = None;
-                git::finish_commit(&self.repo, &mut self.index, p)?;
+                if std::mem::take(&mut self.defer_apply) {
+                    let flushed = self.store.flush(changes)?;
+                    self.batch = None;
+                    self.deferred = Some(Deferred { flushed, commit: p });
+                } else {
+                    self.store.commit(changes)?;
+                    self.batch = None;
+                    git::finish_commit(&self.repo, &mut self.index, p)?;
+                }
                 self.packs += 1;
                 oid
             }

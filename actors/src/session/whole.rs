@@ -14,14 +14,18 @@
 //! and ending are one blocking step; a bound project's commit of the
 //! agent's changes comes between two.
 
+use std::sync::{Arc, Mutex};
+
 use actix::prelude::*;
 use git2::Oid;
+use tokio::sync::oneshot;
 
 use super::actor::{Pending, SessionActor, Slot, RETRY_FIRST};
-use super::core::{Gathered, SessionCore};
+use super::core::{Deferred, Gathered, SessionCore};
 use super::error::SessionError;
 use super::wire::{EndTurn, NewNode, TurnOutcome};
-use crate::messages::ChangeKind;
+use crate::git;
+use crate::messages::{ChangeKind, SessionChanged};
 use crate::meta::{ProjectBaseline, ProjectOutcome, SessionMeta, Status};
 use crate::node::Node;
 use crate::project;
@@ -45,6 +49,27 @@ pub struct WriteTurn {
     /// and commits the agent's changes, as separate calls do; a turn from
     /// the past (an import) leaves the project alone.
     pub project: bool,
+    /// Answer here as soon as the turn's log entry is durable, before its
+    /// files are written (the actor writes them before its next message).
+    pub early: Option<Early>,
+}
+
+/// Where a whole turn's answer goes once its log entry is durable: the
+/// session's files are written after it, before the actor takes its next
+/// message, so every later request sees them. The actor's own answer
+/// comes after that (or instead, when the turn was not gathered).
+#[derive(Clone)]
+pub struct Early(Arc<Mutex<Option<oneshot::Sender<TurnWritten>>>>);
+
+impl Early {
+    pub fn new() -> (Early, oneshot::Receiver<TurnWritten>) {
+        let (tx, rx) = oneshot::channel();
+        (Early(Arc::new(Mutex::new(Some(tx)))), rx)
+    }
+
+    fn take(&self) -> Option<oneshot::Sender<TurnWritten>> {
+        self.0.lock().ok()?.take()
+    }
 }
 
 /// What a whole turn wrote.
@@ -56,6 +81,8 @@ pub struct TurnWritten {
     pub created: bool,
     /// Its writes went to disk in one log entry.
     pub gathered: bool,
+    /// Answered early (`Early`): the registry was told then.
+    pub answered: bool,
 }
 
 impl SessionCore {
@@ -139,6 +166,62 @@ impl SessionCore {
     pub fn is_gathering(&self) -> bool {
         self.batch.is_some()
     }
+
+    /// Write the files of a commit whose log entry is durable
+    /// (`defer_apply`), and the git index. A failed write leaves the
+    /// session to a restart's replay (`wal::Flushed`).
+    pub(super) fn finish_deferred(&mut self) -> Result<(), SessionError> {
+        if let Some(Deferred { flushed, commit }) = self.deferred.take() {
+            flushed.apply_answered()?;
+            git::finish_commit(&self.repo, &mut self.index, commit)?;
+        }
+        Ok(())
+    }
+
+    /// End a whole turn whose `nodes` are appended. With `early`, the
+    /// answer goes out (and `events` hears of the change) once the commit's
+    /// log entry is durable, then the files are written.
+    fn end_whole(
+        &mut self,
+        end: EndTurn,
+        project: Option<ProjectOutcome>,
+        appended: Appended,
+        early: Option<(Early, Option<Recipient<SessionChanged>>)>,
+    ) -> Result<TurnWritten, SessionError> {
+        self.defer_apply = early.is_some();
+        let ended = self.end_turn(end, project);
+        self.defer_apply = false;
+        let mut written = TurnWritten {
+            nodes: appended.nodes,
+            outcome: ended?,
+            created: appended.created,
+            gathered: appended.gathered,
+            answered: false,
+        };
+        let tx = match early {
+            Some((early, events)) if self.deferred.is_some() => early.take().map(|tx| (tx, events)),
+            _ => None,
+        };
+        if let Some((tx, events)) = tx {
+            if let Some(events) = events {
+                if written.created {
+                    events.do_send(self.changed(ChangeKind::Created));
+                }
+                events.do_send(self.changed(ChangeKind::Updated));
+            }
+            written.answered = true;
+            let _ = tx.send(written.clone());
+        }
+        self.finish_deferred()?;
+        Ok(written)
+    }
+}
+
+/// What the first step of a whole turn appended.
+struct Appended {
+    nodes: Vec<Node>,
+    gathered: bool,
+    created: bool,
 }
 
 impl SessionActor {
@@ -183,12 +266,7 @@ enum Step {
     Done(TurnWritten),
     /// Appended; the bound project commits the agent's changes, then the
     /// turn ends.
-    Project {
-        nodes: Vec<Node>,
-        gathered: bool,
-        created: bool,
-        end: EndTurn,
-    },
+    Project { appended: Appended, end: EndTurn },
 }
 
 /// After a failed whole turn whose writes were gathered: the core in
@@ -211,6 +289,7 @@ impl Handler<WriteTurn> for SessionActor {
             user_id,
             predecessor,
             project,
+            early,
         } = msg;
         let checked = match (self.slot.live(), create) {
             (Ok(core), _) => core
@@ -227,6 +306,8 @@ impl Handler<WriteTurn> for SessionActor {
         };
         let baseline = self.baseline_of(Some(project_id).filter(|_| project));
         let store = self.store.clone();
+        let early = early.map(|e| (e, self.events.clone()));
+        let late = early.clone();
         // One blocking step when the project has no say (no baseline was
         // recorded); else the project's commit comes between the two.
         let appended = baseline.into_actor(self).then(move |baseline, act, _| {
@@ -246,56 +327,32 @@ impl Handler<WriteTurn> for SessionActor {
                         return Err(e);
                     }
                 };
+                let appended = Appended {
+                    nodes,
+                    gathered,
+                    created,
+                };
                 if core.open_turn_baseline().is_some() {
-                    return Ok(Step::Project {
-                        nodes,
-                        gathered,
-                        created,
-                        end,
-                    });
+                    return Ok(Step::Project { appended, end });
                 }
-                match core.end_turn(end, None) {
-                    Ok(outcome) => Ok(Step::Done(TurnWritten {
-                        nodes,
-                        outcome,
-                        created,
-                        gathered,
-                    })),
-                    Err(e) => {
-                        forget_if_gathering(slot);
-                        Err(e)
-                    }
-                }
+                core.end_whole(end, None, appended, early)
+                    .map(Step::Done)
+                    .inspect_err(|_| forget_if_gathering(slot))
             })
         });
         let ended = appended.then(
             move |res, act: &mut SessionActor, _| -> ResponseActFuture<SessionActor, _> {
-                let (nodes, gathered, created, end) = match res {
+                let (appended, end) = match res {
                     Ok(Step::Done(w)) => return Box::pin(fut::ready(Ok(w))),
-                    Ok(Step::Project {
-                        nodes,
-                        gathered,
-                        created,
-                        end,
-                    }) => (nodes, gathered, created, end),
+                    Ok(Step::Project { appended, end }) => (appended, end),
                     Err(e) => return Box::pin(fut::ready(Err(e))),
                 };
                 let outcome = act.project_outcome(end.files.clone());
                 Box::pin(outcome.into_actor(act).then(move |project, act, _| {
                     act.blocking(move |slot, _| {
-                        let core = slot.live_mut()?;
-                        match core.end_turn(end, project) {
-                            Ok(outcome) => Ok(TurnWritten {
-                                nodes,
-                                outcome,
-                                created,
-                                gathered,
-                            }),
-                            Err(e) => {
-                                forget_if_gathering(slot);
-                                Err(e)
-                            }
-                        }
+                        slot.live_mut()?
+                            .end_whole(end, project, appended, late)
+                            .inspect_err(|_| forget_if_gathering(slot))
                     })
                 }))
             },
@@ -308,10 +365,12 @@ impl Handler<WriteTurn> for SessionActor {
             }
             match &res {
                 Ok(w) => {
-                    if w.created {
-                        act.notify(ChangeKind::Created);
+                    if !w.answered {
+                        if w.created {
+                            act.notify(ChangeKind::Created);
+                        }
+                        act.notify(ChangeKind::Updated);
                     }
-                    act.notify(ChangeKind::Updated);
                     act.request_title(w.outcome.title_plan.clone());
                 }
                 Err(SessionError::CommitPending(_)) => {

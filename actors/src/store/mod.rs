@@ -272,6 +272,19 @@ impl Store {
         self.inner.log.commit(changes)
     }
 
+    /// Make `changes` durable; the files are written by `apply` on the
+    /// answer (`wal::Log::flush`).
+    pub fn flush(&self, changes: Vec<Change>) -> io::Result<crate::wal::Flushed> {
+        self.inner.log.flush(changes)
+    }
+
+    /// Whether the session folder `dir` has acknowledged writes that only
+    /// a restart's replay puts in place (their files could not be
+    /// written).
+    pub fn awaits_replay(&self, dir: &Path) -> bool {
+        self.inner.log.awaits_replay(dir)
+    }
+
     /// The change feed (none without a log).
     pub fn feed(&self) -> Option<crate::feed::Feed> {
         self.inner.log.feed()

@@ -4,7 +4,7 @@
 
 use std::fs;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -22,6 +22,10 @@ pub(super) struct Sealed {
     /// Its file may become the next spare (nothing past `size`).
     pub(super) recycle: bool,
     pub(super) keep: bool,
+    /// The log's flag: once a segment is kept, so is every later one
+    /// (replay applies segments in order; a later one dropped would have
+    /// its files overwritten by the kept one's older images).
+    pub(super) keep_all: Arc<AtomicBool>,
 }
 
 impl Sealed {
@@ -44,7 +48,12 @@ impl Sealed {
             }
         }
         if self.keep {
-            tracing::warn!(path = %self.path.display(), "checkpoint: the change feed lacks events of this segment; it is kept for startup to replay");
+            self.keep_all.store(true, Ordering::SeqCst);
+            tracing::warn!(path = %self.path.display(), "checkpoint: the change feed lacks events of this segment; it is kept (and every later one) for startup to replay");
+            return;
+        }
+        if self.keep_all.load(Ordering::SeqCst) {
+            tracing::warn!(path = %self.path.display(), "checkpoint: an earlier entry's files could not be written; the segment is kept for startup to replay");
             return;
         }
         // Its file becomes the next spare when none is ready (its entries

@@ -21,6 +21,7 @@ mod replay;
 mod spare;
 mod writer;
 
+use std::collections::HashSet;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -85,6 +86,9 @@ pub enum Fault {
     /// SIGKILL the process when an entry is about to be flushed: nothing
     /// of it reaches the log.
     KillBeforeFlush,
+    /// SIGKILL the process once a whole turn is answered early, before
+    /// its files are written (`Flushed::apply_answered`).
+    KillAfterAnswer,
     /// Never checkpoint: the log keeps every entry until the process
     /// dies, so a test can take away the files a power loss would take
     /// (those not yet synced) and check that replay brings them back.
@@ -103,6 +107,7 @@ impl Fault {
             "kill-before-ack" => Some(Fault::KillBeforeAck),
             "kill-before-flush" => Some(Fault::KillBeforeFlush),
             "no-checkpoint" => Some(Fault::NoCheckpoint),
+            "kill-after-answer" => Some(Fault::KillAfterAnswer),
             _ => None,
         }
     }
@@ -125,6 +130,110 @@ pub struct Log {
     writer: Option<writer::Wal>,
     /// The change feed the log appends its entries' events to.
     feed: Option<FeedLink>,
+    /// Session folders with a flushed entry whose files could not be
+    /// written in place: only startup's replay puts them back.
+    unapplied: Unapplied,
+    fault: Option<Fault>,
+}
+
+/// The session folders (roots) awaiting replay, shared with every
+/// `Flushed` of the log.
+type Unapplied = Arc<Mutex<HashSet<PathBuf>>>;
+
+/// An entry that is durable in the log, its files not written in place
+/// yet: `apply` (or, once its caller was answered, `apply_answered`)
+/// writes them. Holding one keeps the segment's checkpoint waiting.
+/// Dropped unapplied (or failing after the answer) it loses nothing: its
+/// segment and every later one stay for startup to replay, and its
+/// sessions refuse requests until then (`Log::awaits_replay`).
+#[must_use = "a flushed entry's files are written by `apply`"]
+pub struct Flushed {
+    state: FlushedState,
+}
+
+enum FlushedState {
+    /// Written already (no log: each change with its own fsyncs).
+    Done,
+    Logged {
+        changes: Vec<Change>,
+        /// Packs and indexes staged under temporary names during the flush.
+        early: Vec<Option<crate::fsio::Staged>>,
+        ticket: Option<Ticket>,
+        unapplied: Unapplied,
+        fault: Option<Fault>,
+    },
+}
+
+impl Flushed {
+    /// `apply` for an entry whose caller was answered already (a test's
+    /// `kill-after-answer` fault kills the process here, once the answer
+    /// has had time to reach its client).
+    pub fn apply_answered(mut self) -> io::Result<()> {
+        if let FlushedState::Logged {
+            fault: Some(Fault::KillAfterAnswer),
+            ..
+        } = &self.state
+        {
+            std::thread::sleep(std::time::Duration::from_millis(300));
+            // SAFETY: kill(2) on our own pid.
+            unsafe {
+                libc::kill(libc::getpid(), libc::SIGKILL);
+            }
+        }
+        let written = self.write_files();
+        if written.is_ok() {
+            self.state = FlushedState::Done;
+        }
+        // Failed: dropped unapplied, it keeps its segment and its sessions
+        // wait for the replay (the answer is out).
+        written
+    }
+
+    /// Write the entry's files in place, in order. A failure is the
+    /// caller's to answer and repair (a turn's commit is retried, a node
+    /// write refused), as for a write that failed before its flush: the
+    /// segment is checkpointed as usual.
+    pub fn apply(mut self) -> io::Result<()> {
+        let written = self.write_files();
+        self.state = FlushedState::Done;
+        written
+    }
+
+    /// The entry's files in place, in order (a staged write that failed
+    /// is done in its place).
+    fn write_files(&mut self) -> io::Result<()> {
+        let FlushedState::Logged { changes, early, .. } = &mut self.state else {
+            return Ok(());
+        };
+        changes
+            .iter()
+            .zip(early.iter_mut())
+            .try_for_each(|(c, staged)| match staged.take() {
+                Some(s) => s.publish().or_else(|_| apply(c, false)),
+                None => apply(c, false),
+            })
+    }
+}
+
+impl Drop for Flushed {
+    /// Not applied (its apply failed, or nobody called it).
+    fn drop(&mut self) {
+        if let FlushedState::Logged {
+            changes,
+            ticket,
+            unapplied,
+            ..
+        } = &mut self.state
+        {
+            if let Ok(mut set) = unapplied.lock() {
+                set.extend(changes.iter().map(|c| writer::root_of(c).to_path_buf()));
+            }
+            if let Some(t) = ticket.take() {
+                t.keep();
+            }
+            tracing::error!("a flushed log entry's files were not written in place: its segment is kept and its sessions wait for a restart's replay");
+        }
+    }
 }
 
 /// The change feed's appending side, shared by the log's writer thread
@@ -177,11 +286,14 @@ impl Log {
             shared: feed::Shared::new(feed_dir, feed.next_seq() - 1),
             writer: Arc::new(Mutex::new(feed)),
         };
-        let writer = writer::Wal::spawn(dir, first, Fault::from_env(), Some(link.clone()))?;
+        let fault = Fault::from_env();
+        let writer = writer::Wal::spawn(dir, first, fault, Some(link.clone()))?;
         Ok((
             Log {
                 writer: Some(writer),
                 feed: Some(link),
+                unapplied: Unapplied::default(),
+                fault,
             },
             replayed,
         ))
@@ -192,6 +304,8 @@ impl Log {
         Log {
             writer: None,
             feed: None,
+            unapplied: Unapplied::default(),
+            fault: None,
         }
     }
 
@@ -219,19 +333,35 @@ impl Log {
         }
     }
 
+    /// Whether the session folder `root` has a flushed entry whose files
+    /// could not be written: only a restart's replay puts them back.
+    pub fn awaits_replay(&self, root: &Path) -> bool {
+        self.unapplied.lock().is_ok_and(|set| set.contains(root))
+    }
+
     /// Make `changes` durable, then apply them in order. With a log: one
     /// entry, acknowledged at the group flush, then the files are written
     /// without fsync. Without: each change is written durably on its own.
     pub fn commit(&self, changes: Vec<Change>) -> io::Result<()> {
+        self.flush(changes)?.apply()
+    }
+
+    /// Make `changes` durable; `Flushed::apply` writes them in place (the
+    /// caller may answer in between: the entry is durable). Without a log
+    /// they are written, each durably, before this returns.
+    pub fn flush(&self, changes: Vec<Change>) -> io::Result<Flushed> {
+        let done = || Flushed {
+            state: FlushedState::Done,
+        };
         if changes.is_empty() {
-            return Ok(());
+            return Ok(done());
         }
         match self.writer.as_ref().filter(|w| w.is_open()) {
             Some(w) => {
                 let flushing = match w.submit(&changes) {
                     Ok(f) => f,
                     // Closed meanwhile (shutdown): write on its own.
-                    Err(_) if !w.is_open() => return self.apply_durably(&changes),
+                    Err(_) if !w.is_open() => return self.apply_durably(&changes).map(|()| done()),
                     Err(e) => return Err(e),
                 };
                 // Packs and their indexes are written while the entry is
@@ -241,7 +371,7 @@ impl Log {
                 // unreachable for the whole flush, and a user's `git gc
                 // --prune=now` listing it then deleted it with its objects
                 // (the ref moved after the gc had read the refs).
-                let mut early: Vec<Option<crate::fsio::Staged>> = changes
+                let early: Vec<Option<crate::fsio::Staged>> = changes
                     .iter()
                     .map(|c| match c {
                         Change::Put { path, bytes, .. } if c.is_content_addressed() => {
@@ -253,21 +383,20 @@ impl Log {
                 let ticket = match flushing.wait() {
                     Ok(t) => t,
                     // (The staged files are removed as `early` drops.)
-                    Err(_) if !w.is_open() => return self.apply_durably(&changes),
+                    Err(_) if !w.is_open() => return self.apply_durably(&changes).map(|()| done()),
                     Err(e) => return Err(e),
                 };
-                // In order; a staged write that failed is done in its place.
-                let applied = changes
-                    .iter()
-                    .zip(early.iter_mut())
-                    .try_for_each(|(c, staged)| match staged.take() {
-                        Some(s) => s.publish().or_else(|_| apply(c, false)),
-                        None => apply(c, false),
-                    });
-                drop(ticket);
-                applied
+                Ok(Flushed {
+                    state: FlushedState::Logged {
+                        changes,
+                        early,
+                        ticket: Some(ticket),
+                        unapplied: self.unapplied.clone(),
+                        fault: self.fault,
+                    },
+                })
             }
-            None => self.apply_durably(&changes),
+            None => self.apply_durably(&changes).map(|()| done()),
         }
     }
 

@@ -39,8 +39,20 @@ const BATCH_BYTES: usize = 8 << 20;
 /// in place; the segment's checkpoint waits for every ticket.
 pub struct Ticket {
     pending: Arc<AtomicUsize>,
+    /// Set by `keep`: no segment is dropped from then on.
+    keep_all: Arc<AtomicBool>,
     /// The entry's change feed records, shown to readers once it drops.
     _feed: Option<crate::feed::Hold>,
+}
+
+impl Ticket {
+    /// The entry's files could not all be written in place: its segment
+    /// and every later one stay for startup to replay (a later segment
+    /// dropped before an older one is replayed would be overwritten by
+    /// it).
+    pub fn keep(self) {
+        self.keep_all.store(true, Ordering::SeqCst);
+    }
 }
 
 impl Drop for Ticket {
@@ -220,13 +232,14 @@ fn start(
                     feed,
                     feed_backlog: Vec::new(),
                     flushes,
+                    keep_all: Arc::default(),
                 },
             )
         })?;
     Ok(())
 }
 
-fn root_of(c: &Change) -> &Path {
+pub(super) fn root_of(c: &Change) -> &Path {
     match c {
         Change::Put { root, .. }
         | Change::Remove { root, .. }
@@ -320,9 +333,12 @@ impl Segment {
     }
 
     /// No more entries; `keep`: the checkpoint leaves the segment for
-    /// startup to replay (change feed events of it are not in the feed).
-    fn seal(self, keep: bool) -> Sealed {
+    /// startup to replay (change feed events of it are not in the feed);
+    /// `keep_all`: the log's flag that keeps this segment and every later
+    /// one (set by `keep` too).
+    fn seal(self, keep: bool, keep_all: &Arc<AtomicBool>) -> Sealed {
         Sealed {
+            keep_all: keep_all.clone(),
             dir: self.dir,
             path: self.path,
             pending: self.pending,
@@ -345,6 +361,9 @@ struct Writer {
     feed_backlog: Vec<(LogPosition, Vec<u8>)>,
     /// Flushes made.
     flushes: Arc<AtomicU64>,
+    /// Once set (an entry whose files could not be written), the
+    /// checkpoints make segments durable but drop none of them.
+    keep_all: Arc<AtomicBool>,
 }
 
 impl Writer {
@@ -354,7 +373,7 @@ impl Writer {
         match Segment::create(dir, seg.number + 1) {
             Ok(next) => {
                 *poisoned = false;
-                let sealed = seg.seal(!self.feed_backlog.is_empty());
+                let sealed = seg.seal(!self.feed_backlog.is_empty(), &self.keep_all);
                 let _ = self.checkpoints.send(Checkpoint::Sealed(sealed));
                 let _ = self.checkpoints.send(Checkpoint::Spare(dir.to_path_buf()));
                 next
@@ -505,6 +524,7 @@ fn run(dir: PathBuf, mut seg: Segment, rx: Receiver<Msg>, mut w: Writer) {
                         seg.pending.fetch_add(1, Ordering::SeqCst);
                         Ok(Ticket {
                             pending: seg.pending.clone(),
+                            keep_all: w.keep_all.clone(),
                             _feed: holds.next().flatten(),
                         })
                     }
@@ -535,7 +555,7 @@ fn run(dir: PathBuf, mut seg: Segment, rx: Receiver<Msg>, mut w: Writer) {
                 let _ = wait.recv();
             }
             let number = seg.number;
-            let sealed = seg.seal(!w.feed_backlog.is_empty());
+            let sealed = seg.seal(!w.feed_backlog.is_empty(), &w.keep_all);
             sealed.checkpoint();
             tracing::debug!(segment = number, "write-ahead log closed");
             let _ = done.send(());

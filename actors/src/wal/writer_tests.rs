@@ -191,6 +191,8 @@ fn log_over(dir: &Path, seg: Segment) -> super::super::Log {
             entries: AtomicU64::new(0),
         }),
         feed: None,
+        unapplied: Default::default(),
+        fault: None,
     }
 }
 
@@ -228,5 +230,44 @@ fn a_pack_is_staged_during_the_flush_and_put_in_place_only_after_it() {
     assert_eq!(fs::read(packs.join("pack-1.pack")).unwrap(), b"PACK");
     assert_eq!(fs::read_dir(&packs).unwrap().count(), 1);
     assert_eq!(fs::read(root.join("node.json")).unwrap(), b"{}");
+    log.close();
+}
+
+#[test]
+fn an_entry_whose_files_cannot_be_written_keeps_its_segments_for_replay() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("s");
+    fs::create_dir_all(&root).unwrap();
+    let logs = dir.path().join("wal");
+    let feed = dir.path().join("feed");
+    let (log, _) = super::super::Log::open(&logs, &feed).unwrap();
+    // `blocked` is a file, so nothing can be written under it.
+    fs::write(root.join("blocked"), b"a file").unwrap();
+    let node = put(&root, "blocked/node.json", b"{\"n\": 1}".to_vec());
+    let flushed = log.flush(vec![node]).unwrap();
+    assert!(!log.awaits_replay(&root), "durable, not failed yet");
+    assert!(flushed.apply_answered().is_err());
+    assert!(log.awaits_replay(&root), "its session waits for the replay");
+    // Later entries (another session's) are durable and applied, and the
+    // checkpoint at the close drops no segment: the failed one is
+    // replayed first, then the later ones over it.
+    let other = dir.path().join("o");
+    fs::create_dir_all(&other).unwrap();
+    log.commit(vec![put(&other, "f", b"later".to_vec())])
+        .unwrap();
+    log.close();
+    assert!(!segments(&logs).is_empty(), "the segments stay");
+    drop(log);
+    // The obstacle gone, the restart's replay writes the file.
+    fs::remove_file(root.join("blocked")).unwrap();
+    fs::create_dir(root.join("blocked")).unwrap();
+    let (log, replayed) = super::super::Log::open(&logs, &feed).unwrap();
+    assert!(replayed.entries >= 2, "{replayed:?}");
+    assert_eq!(
+        fs::read(root.join("blocked/node.json")).unwrap(),
+        b"{\"n\": 1}"
+    );
+    assert_eq!(fs::read(other.join("f")).unwrap(), b"later");
+    assert!(!log.awaits_replay(&root));
     log.close();
 }

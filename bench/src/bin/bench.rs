@@ -87,6 +87,7 @@ struct Args {
     /// and takeover.
     cluster: Option<usize>,
     load_only: bool,
+    http_only: bool,
 }
 
 fn parse_args() -> Args {
@@ -108,6 +109,7 @@ fn parse_args() -> Args {
         startup: None,
         cluster: None,
         load_only: false,
+        http_only: false,
     };
     let mut it = std::env::args().skip(1);
     while let Some(a) = it.next() {
@@ -128,6 +130,8 @@ fn parse_args() -> Args {
             "--keep" => args.keep = true,
             // The one-request load alone (for a profiler).
             "--load-only" => args.load_only = true,
+            // The durable HTTP turns alone (target 1).
+            "--http-only" => args.http_only = true,
             "--quick" => {
                 // Under 10 minutes: every phase, smaller.
                 args.turns = 1000;
@@ -637,6 +641,10 @@ fn main() {
     floor.print();
     if args.load_only {
         load::load_only(tmp.path(), &floor, args.load_sessions, args.load_turns);
+        return;
+    }
+    if args.http_only {
+        load::report(tmp.path(), &floor, 0, 0, args.http_turns);
         return;
     }
     load::report(
