@@ -128,13 +128,11 @@ impl Engine {
         // unknown predecessor) before writing anything: one message. A
         // session that does not exist yet is placed, then made by the
         // same message again.
-        let answers_early = !project || (self.cluster.is_none() && !self.replicates_in_sync());
-        let (early, mut answer) = match answers_early {
-            true => {
-                let (e, rx) = Early::new();
-                (Some(e), Some(rx))
-            }
-            false => (None, None),
+        let (early, mut answer) = if self.cluster.is_none() && !self.replicates_in_sync() {
+            let (e, rx) = Early::new();
+            (Some(e), Some(rx))
+        } else {
+            (None, None)
         };
         let turn = |create: Option<SessionMeta>| WriteTurn {
             nodes: nodes.clone(),
