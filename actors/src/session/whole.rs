@@ -13,6 +13,11 @@
 //! calls would, with the same answers. With no project to ask, appending
 //! and ending are one blocking step; a bound project's commit of the
 //! agent's changes comes between two.
+//!
+//! Given an `Early` channel, the turn is answered there as soon as its
+//! commit's log entry is durable (and the registry told): the commit
+//! leaves its files and the git index to `finish_deferred`, which writes
+//! them in the same blocking step, so the actor's next message sees them.
 
 use std::sync::{Arc, Mutex};
 
