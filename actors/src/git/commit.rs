@@ -194,6 +194,7 @@ fn commit_object(tree: Oid, parents: &[Oid], sig: &git2::Signature<'_>, message:
 /// Where HEAD is: the branch it names (never detached) and that branch's
 /// commit (none yet on an unborn branch). Read once per commit: each read
 /// is `HEAD` and the ref file, four system calls apiece.
+#[derive(Debug, Clone)]
 pub struct Head {
     /// The full ref name (`refs/heads/main`).
     pub branch: String,

@@ -87,7 +87,8 @@ pub(super) struct Deferred {
 /// until the turn's commit).
 pub(super) struct Gathered {
     pub changes: Vec<wal::Change>,
-    pub tip: Option<git2::Oid>,
+    /// HEAD's branch and its tip, read when the gathering started.
+    pub head: git::Head,
 }
 
 impl SessionCore {
@@ -233,7 +234,7 @@ impl SessionCore {
     /// one a gathered turn read when it started, else read now.
     pub(super) fn head_tip(&self) -> Result<Option<git2::Oid>, git2::Error> {
         match &self.batch {
-            Some(g) => Ok(g.tip),
+            Some(g) => Ok(g.head.tip),
             None => git::head_id(&self.repo),
         }
     }

@@ -258,7 +258,10 @@ impl SessionCore {
         // A turn on a new branch also brings the nodes of its path that the
         // parent commit lacks (a retry: the user message it answers again).
         // HEAD and its branch read once for the whole commit.
-        let head = git::Head::read(&self.repo)?;
+        let head = match &self.batch {
+            Some(g) => g.head.clone(),
+            None => git::Head::read(&self.repo)?,
+        };
         let parent_head = self.trailers_at(head.tip)?.head_node;
         let opener = turn_refs.iter().find(|n| n.is_conversational()).copied();
         let extra_refs = match opener {

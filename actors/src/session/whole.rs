@@ -22,7 +22,6 @@
 use std::sync::{Arc, Mutex};
 
 use actix::prelude::*;
-use git2::Oid;
 use tokio::sync::oneshot;
 
 use super::actor::{Pending, SessionActor, Slot, RETRY_FIRST};
@@ -110,8 +109,8 @@ impl SessionCore {
     /// Whether a whole turn of `nodes` can be gathered into one log entry:
     /// it continues the branch's tip, and nothing is open, queued or
     /// pending before it.
-    /// The branch's tip when it does, the turn's commit builds on it.
-    fn can_gather(&self, nodes: &[NewNode]) -> Result<Option<Option<Oid>>, SessionError> {
+    /// HEAD's branch and tip when it does: the turn's commit builds on it.
+    fn can_gather(&self, nodes: &[NewNode]) -> Result<Option<git::Head>, SessionError> {
         if self.meta.open_turn.is_some()
             || self.meta.status == Status::Running
             || self.commit_pending
@@ -126,14 +125,14 @@ impl SessionCore {
         {
             return Ok(None);
         }
-        let tip = self.head_tip()?;
-        let tip_head = self.trailers_at(tip)?.head_node;
+        let head_now = git::Head::read(&self.repo)?;
+        let tip_head = self.trailers_at(head_now.tip)?.head_node;
         let head = self.meta.head.clone();
         let continues = head == tip_head
             && nodes
                 .iter()
                 .all(|n| n.predecessor.is_none() || n.predecessor == head);
-        Ok(continues.then_some(tip))
+        Ok(continues.then_some(head_now))
     }
 
     /// Append the nodes of a whole turn, gathering their writes when the
@@ -145,10 +144,10 @@ impl SessionCore {
         baseline: Option<ProjectBaseline>,
     ) -> Result<(Vec<Node>, bool), SessionError> {
         let gathered = match self.can_gather(&nodes)? {
-            Some(tip) => {
+            Some(head) => {
                 self.batch = Some(Gathered {
                     changes: Vec::new(),
-                    tip,
+                    head,
                 });
                 true
             }
