@@ -48,11 +48,7 @@ impl Hub {
         if let (Some((k, v)), Some(obj)) = (extra, frame.as_object_mut()) {
             obj.insert(k.to_string(), v);
         }
-        // No subscribers is not an error.
-        let _ = self.tx.send(Event {
-            frame: frame.to_string().into(),
-            remote: false,
-        });
+        self.send(frame.to_string());
     }
 
     /// Publish `{"type": kind, "data": data}`, serialized straight from
@@ -68,14 +64,17 @@ impl Hub {
             return;
         }
         match serde_json::to_string(&Frame { kind, data }) {
-            Ok(frame) => {
-                let _ = self.tx.send(Event {
-                    frame: frame.into(),
-                    remote: false,
-                });
-            }
+            Ok(frame) => self.send(frame),
             Err(e) => tracing::warn!(kind, error = %e, "an event could not be serialized"),
         }
+    }
+
+    /// Hand a frame made here to every subscriber (none is not an error).
+    fn send(&self, frame: String) {
+        let _ = self.tx.send(Event {
+            frame: frame.into(),
+            remote: false,
+        });
     }
 
     /// A frame another node of the cluster published.

@@ -308,12 +308,7 @@ fn a_crash_between_a_commit_and_its_event_loses_no_event() {
     let (_, before) = s.get("/api/changes");
     assert_eq!(before["events"].as_array().unwrap().len(), 2, "{before}");
     let cursor = before["next_cursor"].as_str().unwrap().to_string();
-    s.kill();
-    s.env = vec![(
-        "OPENPROGRAM_WAL_FAULT".to_string(),
-        "kill-before-ack".to_string(),
-    )];
-    s.spawn();
+    s.restart_with_fault("kill-before-ack");
     let sent = ureq::post(&format!("{}/api/sessions/ce/turns", s.url)).send_json(whole("ce", 2));
     assert!(sent.is_err(), "no answer from a killed server: {sent:?}");
     s.kill();

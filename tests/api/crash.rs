@@ -377,12 +377,7 @@ fn a_crash_while_retrying_the_first_turn_keeps_the_first_answer() {
         json!({"id": "a1", "role": "assistant", "content": "answer one"}),
     );
     s.end_turn("rf", json!({}));
-    s.kill();
-    s.env = vec![(
-        "OPENPROGRAM_WAL_FAULT".to_string(),
-        "kill-before-ack".to_string(),
-    )];
-    s.spawn();
+    s.restart_with_fault("kill-before-ack");
     let url = format!("{}/api/sessions/rf/messages", s.url);
     let sent = ureq::post(&url).send_json(
         json!({"id": "a1b", "role": "assistant", "predecessor": "u1", "content": "again"}),

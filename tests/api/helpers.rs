@@ -314,6 +314,14 @@ impl TestServer {
         c.wait().expect("wait").code()
     }
 
+    /// SIGKILL, then start again with the write-ahead log fault `fault`
+    /// (`OPENPROGRAM_WAL_FAULT`) and nothing else in the environment.
+    pub fn restart_with_fault(&mut self, fault: &str) {
+        self.kill();
+        self.env = vec![("OPENPROGRAM_WAL_FAULT".to_string(), fault.to_string())];
+        self.spawn();
+    }
+
     pub fn restart_after_kill(&mut self) {
         self.kill();
         self.spawn();

@@ -151,13 +151,8 @@ fn a_kill_between_the_flush_and_the_acknowledgement_leaves_a_whole_write() {
     let mut s = TestServer::start_process();
     s.turn("ka", "first", "one", &[]);
     let dir = s.session_dir("ka");
-    s.kill();
     // This server dies right after its first flush, before answering.
-    s.env = vec![(
-        "OPENPROGRAM_WAL_FAULT".to_string(),
-        "kill-before-ack".to_string(),
-    )];
-    s.spawn();
+    s.restart_with_fault("kill-before-ack");
     let url = format!("{}/api/sessions/ka/messages", s.url);
     let sent = ureq::post(&url).send_json(json!({"id": "u2", "role": "user", "content": "second"}));
     assert!(sent.is_err(), "no answer from a killed server: {sent:?}");
@@ -319,9 +314,7 @@ fn whole_turn_body(n: u32) -> serde_json::Value {
 /// whole turn (key `<id>-2`), which the fault kills before any answer,
 /// then restart it without the fault.
 fn whole_turn_killed_by(s: &mut TestServer, id: &str, fault: &str) {
-    s.kill();
-    s.env = vec![("OPENPROGRAM_WAL_FAULT".to_string(), fault.to_string())];
-    s.spawn();
+    s.restart_with_fault(fault);
     let url = format!("{}/api/sessions/{id}/turns", s.url);
     let sent = ureq::post(&url)
         .set("Idempotency-Key", &format!("{id}-2"))
@@ -368,12 +361,7 @@ fn a_whole_turn_killed_after_its_answer_is_there_whole_after_the_restart() {
     let mut s = TestServer::start_process();
     s.turn("wa", "first", "one", &[]);
     let dir = s.session_dir("wa");
-    s.kill();
-    s.env = vec![(
-        "OPENPROGRAM_WAL_FAULT".to_string(),
-        "kill-after-answer".to_string(),
-    )];
-    s.spawn();
+    s.restart_with_fault("kill-after-answer");
     let (st, made) = ureq::post(&format!("{}/api/sessions/wa/turns", s.url))
         .set("Idempotency-Key", "wa-2")
         .send_json(whole_turn_body(2))
