@@ -304,20 +304,34 @@ fn an_owner_stopped_past_its_lease_writes_nothing_when_it_continues() {
         std::thread::sleep(Duration::from_secs(9));
         signal("-CONT");
         // It learns at its next renewal that it lost them, and keeps its
-        // copies aside.
+        // copies aside. (A lease nobody claimed while it was stopped is
+        // renewed by it, and that session stays its own.)
         let fenced = c.nodes[node].state_dir.join("cluster/fenced");
         let kept = || std::fs::read_dir(&fenced).map(|d| d.count()).unwrap_or(0);
+        let me = c.names[node].clone();
+        let lost = || -> Vec<String> {
+            let leases = leases(c);
+            sessions
+                .iter()
+                .filter(|s| leases.get(*s).is_some_and(|(owner, _)| *owner != me))
+                .cloned()
+                .collect()
+        };
         let deadline = Instant::now() + Duration::from_secs(5);
-        while sessions
-            .iter()
-            .any(|s| c.nodes[node].session_dir(s).exists())
-            || kept() < sessions.len()
-        {
+        loop {
+            let lost = lost();
+            let here: Vec<&String> = lost
+                .iter()
+                .filter(|s| c.nodes[node].session_dir(s).exists())
+                .collect();
+            if here.is_empty() && kept() == lost.len() {
+                break;
+            }
             assert!(
                 Instant::now() < deadline,
-                "every lost session leaves its place for cluster/fenced ({} of {} kept): {:#?}",
+                "every lost session leaves its place for cluster/fenced ({} of {} kept; still here: {here:?}): {:#?}",
                 kept(),
-                sessions.len(),
+                lost.len(),
                 c.nodes[node]
                     .log()
                     .lines()
@@ -326,7 +340,18 @@ fn an_owner_stopped_past_its_lease_writes_nothing_when_it_continues() {
             );
             std::thread::sleep(Duration::from_millis(100));
         }
-        assert_eq!(kept(), sessions.len());
+        let lost = lost();
+        assert!(
+            !lost.is_empty(),
+            "another node took over the stopped owner's sessions"
+        );
+        for s in sessions.iter().filter(|s| !lost.contains(s)) {
+            eprintln!("{s}: nobody claimed it while its owner was stopped; its owner renewed it");
+            assert!(
+                c.nodes[node].session_dir(s).exists(),
+                "{s} stays with its owner"
+            );
+        }
         Hit {
             node,
             sessions,

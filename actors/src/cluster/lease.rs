@@ -94,25 +94,7 @@ impl Renewer {
         let nodes = db::nodes(client)?;
         let lost = {
             let mut state = lock(&inner.state);
-            let owned: HashMap<String, Owned> = held
-                .into_iter()
-                .map(|r| {
-                    (
-                        r.session,
-                        Owned {
-                            epoch: r.epoch,
-                            replicas: r.replicas,
-                        },
-                    )
-                })
-                .collect();
-            let lost: Vec<(String, i64)> = state
-                .owned
-                .iter()
-                .filter(|(id, _)| !owned.contains_key(*id))
-                .map(|(id, o)| (id.clone(), o.epoch))
-                .collect();
-            state.owned = owned;
+            let lost = renewed(&mut state.owned, held, sent);
             state.nodes = nodes.into_iter().map(|n| (n.node.clone(), n)).collect();
             state.deadline = Some(deadline);
             lost
@@ -186,6 +168,42 @@ impl Renewer {
     }
 }
 
+/// The leases this node holds after a renewal sent at `sent` answered
+/// `held`, and those it lost (with their epochs). A claim made while the
+/// renewal was on its way is not in its answer but is not lost: it stays
+/// (forgotten, it would never be set aside if it were lost before the next
+/// renewal).
+fn renewed(
+    owned: &mut HashMap<String, Owned>,
+    held: Vec<LeaseRow>,
+    sent: Instant,
+) -> Vec<(String, i64)> {
+    let mut now: HashMap<String, Owned> = held
+        .into_iter()
+        .map(|r| {
+            let o = Owned {
+                epoch: r.epoch,
+                replicas: r.replicas,
+                since: sent,
+            };
+            (r.session, o)
+        })
+        .collect();
+    let mut lost = Vec::new();
+    for (id, o) in owned.drain() {
+        if now.contains_key(&id) {
+            continue;
+        }
+        if o.since >= sent {
+            now.insert(id, o);
+        } else {
+            lost.push((id, o.epoch));
+        }
+    }
+    *owned = now;
+    lost
+}
+
 impl Renewer {
     /// Leases this node held at two sweeps in a row for sessions its
     /// registry does not list (and that are not being taken over) go.
@@ -231,5 +249,48 @@ impl Cluster {
     /// Pause between attempts of a takeover that failed.
     pub(super) fn retry_pause(&self) -> Duration {
         self.inner.config.lease / 5
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(id: &str, epoch: i64) -> LeaseRow {
+        LeaseRow {
+            session: id.into(),
+            node: "me".into(),
+            epoch,
+            replicas: vec!["b".into()],
+        }
+    }
+
+    fn owned(epoch: i64, since: Instant) -> Owned {
+        Owned {
+            epoch,
+            replicas: Vec::new(),
+            since,
+        }
+    }
+
+    #[test]
+    fn a_claim_made_while_a_renewal_was_on_its_way_is_kept_and_lost_at_the_next() {
+        let before = Instant::now();
+        let sent = before + Duration::from_millis(10);
+        let mut state: HashMap<String, Owned> = HashMap::new();
+        state.insert("kept".into(), owned(1, before));
+        state.insert("taken".into(), owned(1, before));
+        // Claimed after the renewal was sent: its answer cannot list it.
+        state.insert("new".into(), owned(1, sent + Duration::from_millis(1)));
+        let lost = renewed(&mut state, vec![row("kept", 1)], sent);
+        assert_eq!(lost, vec![("taken".to_string(), 1)]);
+        assert!(state.contains_key("kept") && state.contains_key("new"));
+        assert!(!state.contains_key("taken"));
+        // Taken by another node before the next renewal: lost then.
+        let next = sent + Duration::from_millis(500);
+        let lost = renewed(&mut state, vec![row("kept", 1)], next);
+        assert_eq!(lost, vec![("new".to_string(), 1)]);
+        assert_eq!(state.keys().collect::<Vec<_>>(), vec!["kept"]);
+        assert_eq!(state["kept"].since, next);
     }
 }

@@ -100,6 +100,9 @@ type Acked = (Tips, Option<serde_json::Value>);
 struct Owned {
     epoch: i64,
     replicas: Vec<String>,
+    /// When this node learned it holds the lease (a renewal's answer, a
+    /// claim): a renewal sent before it cannot list it.
+    since: Instant,
 }
 
 #[derive(Default)]
@@ -330,6 +333,7 @@ impl Cluster {
             Owned {
                 epoch: row.epoch,
                 replicas: row.replicas.clone(),
+                since: Instant::now(),
             },
         );
     }

@@ -46,6 +46,7 @@ impl Cluster {
                 Owned {
                     epoch: row.epoch,
                     replicas: row.replicas,
+                    since: std::time::Instant::now(),
                 }
             }
         };
