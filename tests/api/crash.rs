@@ -439,3 +439,51 @@ fn a_replay_never_brings_a_deleted_sessions_files_into_its_successor() {
     assert_eq!(turn_commits(&dir, "HEAD"), "1");
     assert_clean_repo(&dir);
 }
+
+/// Sessions running at a crash are idle after the restart, in the list and
+/// in their `meta.json`; the reset goes through the write-ahead log, so a
+/// crash in the middle of its overwrite of a `meta.json` is repaired by the
+/// next start's replay.
+#[test]
+fn sessions_running_at_a_crash_are_reset_through_the_log() {
+    let mut s = TestServer::start_process();
+    for id in ["run-1", "run-2", "run-3"] {
+        s.append(
+            id,
+            json!({"role": "user", "content": format!("hello from {id}")}),
+        );
+        let (_, meta) = s.get(&format!("/api/sessions/{id}"));
+        assert_eq!(meta["status"], "running", "{meta}");
+    }
+    // The start resets them; its log entries stay (no checkpoint).
+    s.restart_with_fault("no-checkpoint");
+    let on_disk = |s: &TestServer, id: &str| -> serde_json::Value {
+        let path = s.session_dir(id).join("meta.json");
+        serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap()
+    };
+    for id in ["run-1", "run-2", "run-3"] {
+        let (_, meta) = s.get(&format!("/api/sessions/{id}"));
+        assert_eq!(meta["status"], "idle", "{meta}");
+        assert_eq!(on_disk(&s, id)["status"], "idle");
+    }
+    // A torn overwrite (a crash in its middle): the replay writes the
+    // logged image again.
+    s.kill();
+    let path = s.session_dir("run-2").join("meta.json");
+    let whole = std::fs::read(&path).unwrap();
+    std::fs::write(&path, &whole[..whole.len() / 2]).unwrap();
+    s.spawn();
+    let meta = on_disk(&s, "run-2");
+    assert_eq!(
+        (meta["status"].as_str(), meta["id"].as_str()),
+        (Some("idle"), Some("run-2"))
+    );
+    let (st, listed) = s.get("/api/sessions/run-2");
+    assert_eq!(
+        (st, listed["status"].as_str()),
+        (200, Some("idle")),
+        "{listed}"
+    );
+    let (_, nodes) = s.get("/api/sessions/run-2/messages");
+    assert!(nodes.to_string().contains("hello from run-2"), "{nodes}");
+}

@@ -5,6 +5,7 @@ pub mod actor;
 pub mod journal;
 pub mod list_file;
 pub mod query;
+mod reset;
 pub mod row;
 pub mod startup;
 pub mod writer;

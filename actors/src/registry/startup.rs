@@ -13,7 +13,7 @@ use std::sync::Arc;
 use super::row::SessionRow;
 use crate::fsio;
 use crate::locations::Locations;
-use crate::meta::{now, SessionMeta, Status};
+use crate::meta::now;
 use crate::session::summary::read_summary;
 use crate::store::{project_folder_missing, Store};
 
@@ -105,7 +105,7 @@ fn remove_leftovers(leftovers: &[PathBuf]) {
 /// `f` of every session folder of `dirs`, spread over `READERS` threads,
 /// keeping the `Some` answers in the order of `dirs`. Every `LOG_EVERY`
 /// the progress is logged as `what`.
-fn scan<'a, T: Send>(
+pub(super) fn scan<'a, T: Send>(
     dirs: &'a [(String, PathBuf)],
     what: &'static str,
     f: impl Fn(&'a (String, PathBuf)) -> Option<T> + Sync,
@@ -251,7 +251,7 @@ pub fn open(
     let (journaled, seq) = (listing.journaled, listing.seq);
     let mut rows = read_rows(store, &dirs, mtimes, listing, &mut report);
     let dir_of: HashMap<String, PathBuf> = dirs.into_iter().collect();
-    reset_running(&mut rows, &dir_of, &mut report);
+    super::reset::reset_running(store, &mut rows, &dir_of, &mut report);
     apply_policy(store, policy, &mut rows, &dir_of, locations, &mut report);
     for (id, dir) in locations.iter() {
         if !dir.exists() && project_folder_missing(dir) {
@@ -367,46 +367,6 @@ fn read_rows(
         }
     }
     rows
-}
-
-/// Crash recovery: nothing runs at startup. Each meta.json is replaced
-/// without its own fsync; one syncfs per folder of sessions follows (a
-/// reset lost to a crash is simply made again at the next start).
-fn reset_running(
-    rows: &mut HashMap<String, Arc<SessionRow>>,
-    dir_of: &HashMap<String, PathBuf>,
-    report: &mut Report,
-) {
-    let running: Vec<(String, PathBuf)> = rows
-        .values()
-        .filter(|r| r.status == Status::Running)
-        .filter_map(|r| Some((r.id.clone(), dir_of.get(&r.id)?.clone())))
-        .collect();
-    scan(&running, "resetting running sessions", |(id, dir)| {
-        let meta_path = dir.join("meta.json");
-        let reset = SessionMeta::read_lenient(&meta_path).and_then(|mut meta| {
-            meta.status = Status::Idle;
-            fsio::atomic_write_unsynced(&meta_path, &fsio::json_bytes(&meta)?)
-        });
-        if let Err(e) = reset {
-            // Listed as idle anyway; the session's own load repairs it.
-            tracing::warn!(session = %id, error = %e, "could not reset a running status in meta.json");
-        }
-        None::<()>
-    });
-    let parents: std::collections::BTreeSet<&Path> =
-        running.iter().filter_map(|(_, d)| d.parent()).collect();
-    for parent in parents {
-        if let Err(e) = fsio::sync_filesystem(parent) {
-            tracing::warn!(dir = %parent.display(), error = %e, "could not flush the reset sessions");
-        }
-    }
-    for (id, _) in &running {
-        if let Some(row) = rows.get_mut(id) {
-            Arc::make_mut(row).status = Status::Idle;
-            report.reset_running += 1;
-        }
-    }
 }
 
 /// The automatic deletions: empty shells, archived sessions past their
