@@ -2,8 +2,9 @@
 //! loading it: its metadata, the preview of its latest user message, the
 //! time of its latest conversational node, and whether it has any node.
 
+use std::collections::HashMap;
 use std::fs;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use super::layout::{self, META};
 use crate::fsio;
@@ -27,11 +28,13 @@ pub fn read_summary(dir: &Path) -> Option<Summary> {
     let mut preview = None;
     let mut has_messages = false;
     let mut latest_conversational = None;
+    let history = dir.join(layout::HISTORY);
+    let mut seen = Seen::default();
     // Walk the history newest first: history/<AA>/<BB>/<files>, names sort
     // chronologically, so the scan usually stops after a few files.
-    'outer: for a in sorted_desc(&dir.join(layout::HISTORY)) {
-        for b in sorted_desc(&a) {
-            for file in sorted_desc(&b) {
+    'outer: for a in seen.listing(&history).iter().rev() {
+        for b in seen.listing(a).iter().rev() {
+            for file in seen.listing(b).iter().rev() {
                 let Some(name) = file.file_name().and_then(|n| n.to_str()) else {
                     continue;
                 };
@@ -42,7 +45,7 @@ pub fn read_summary(dir: &Path) -> Option<Summary> {
                 if !matches!(role, Role::User | Role::Assistant) {
                     continue;
                 }
-                let Ok(n) = fsio::read_json::<Node>(&file) else {
+                let Some(n) = seen.node(file) else {
                     continue;
                 };
                 if n.caller.is_some() {
@@ -60,7 +63,7 @@ pub fn read_summary(dir: &Path) -> Option<Summary> {
         meta.updated_at = meta.updated_at.max(t);
     }
     let first_preview = if has_messages {
-        first_user_preview(&dir.join(layout::HISTORY))
+        first_user_preview(&history, &mut seen)
     } else {
         None
     };
@@ -74,18 +77,15 @@ pub fn read_summary(dir: &Path) -> Option<Summary> {
 
 /// First 80 characters of the first user message (oldest first scan; it is
 /// nearly always the first file).
-fn first_user_preview(history: &Path) -> Option<String> {
-    for a in sorted_asc(history) {
-        for b in sorted_asc(&a) {
-            for file in sorted_asc(&b) {
-                let name = file.file_name().and_then(|n| n.to_str())?.to_string();
-                if !matches!(
-                    layout::parse_node_file_name(&name),
-                    Some((_, Role::User, _))
-                ) {
+fn first_user_preview(history: &Path, seen: &mut Seen) -> Option<String> {
+    for a in seen.listing(history).iter() {
+        for b in seen.listing(a).iter() {
+            for file in seen.listing(b).iter() {
+                let name = file.file_name().and_then(|n| n.to_str())?;
+                if !matches!(layout::parse_node_file_name(name), Some((_, Role::User, _))) {
                     continue;
                 }
-                if let Ok(n) = fsio::read_json::<Node>(&file) {
+                if let Some(n) = seen.node(file) {
                     if n.caller.is_none() {
                         return first_preview(&n.text());
                     }
@@ -96,25 +96,47 @@ fn first_user_preview(history: &Path) -> Option<String> {
     None
 }
 
+/// The folders listed and the nodes read while one session is summarized:
+/// the newest-first and the oldest-first walks meet in the same folders
+/// (one folder of each level for a session of up to 10,000 nodes), and
+/// often at the same node, so each is read once.
+#[derive(Default)]
+struct Seen {
+    listings: HashMap<PathBuf, std::rc::Rc<[PathBuf]>>,
+    nodes: HashMap<PathBuf, std::rc::Rc<Node>>,
+}
+
+impl Seen {
+    /// The entries of `dir`, sorted by name (oldest first).
+    fn listing(&mut self, dir: &Path) -> std::rc::Rc<[PathBuf]> {
+        self.listings
+            .entry(dir.to_path_buf())
+            .or_insert_with(|| sorted_asc(dir).into())
+            .clone()
+    }
+
+    fn node(&mut self, file: &Path) -> Option<std::rc::Rc<Node>> {
+        if let Some(n) = self.nodes.get(file) {
+            return Some(n.clone());
+        }
+        let n = std::rc::Rc::new(fsio::read_json::<Node>(file).ok()?);
+        self.nodes.insert(file.to_path_buf(), n.clone());
+        Some(n)
+    }
+}
+
 /// The first 80 characters of a message on one line.
 pub fn first_preview(text: &str) -> Option<String> {
     let p = node::one_line_prefix(text, 80);
     (!p.trim().is_empty()).then(|| p.trim().to_string())
 }
 
-fn sorted_asc(dir: &Path) -> Vec<std::path::PathBuf> {
-    let mut v = sorted_desc(dir);
-    v.reverse();
-    v
-}
-
-fn sorted_desc(dir: &Path) -> Vec<std::path::PathBuf> {
+fn sorted_asc(dir: &Path) -> Vec<PathBuf> {
     let mut v: Vec<_> = match fs::read_dir(dir) {
         Ok(entries) => entries.filter_map(|e| e.ok().map(|e| e.path())).collect(),
         Err(_) => Vec::new(),
     };
     v.sort();
-    v.reverse();
     v
 }
 
