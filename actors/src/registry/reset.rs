@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::row::SessionRow;
-use super::startup::{scan, Report};
+use super::startup::{scan, scan_items, Report};
 use crate::fsio;
 use crate::meta::{SessionMeta, Status};
 use crate::session::layout::META;
@@ -67,18 +67,11 @@ fn warn(id: &str, e: &std::io::Error) {
 
 fn through_log(store: &Store, running: &[(String, PathBuf)]) {
     let batches: Vec<&[(String, PathBuf)]> = running.chunks(BATCH).collect();
-    let workers = std::thread::available_parallelism()
-        .map_or(2, |n| n.get())
-        .min(batches.len());
-    let batches = &batches;
-    std::thread::scope(|scope| {
-        for w in 0..workers {
-            scope.spawn(move || {
-                for batch in batches.iter().skip(w).step_by(workers) {
-                    commit_batch(store, batch);
-                }
-            });
-        }
+    // The batches spread over the scan's threads: their entries share the
+    // log's flushes.
+    scan_items(&batches, 1, "resetting running sessions", |batch| {
+        commit_batch(store, batch);
+        None::<()>
     });
 }
 

@@ -110,23 +110,34 @@ pub(super) fn scan<'a, T: Send>(
     what: &'static str,
     f: impl Fn(&'a (String, PathBuf)) -> Option<T> + Sync,
 ) -> Vec<T> {
+    // A thread is worth its start for 256 folders.
+    scan_items(dirs, 256, what, f)
+}
+
+/// `scan` of any `items`, at least `min_chunk` of them to a thread.
+pub(super) fn scan_items<'a, I: Sync, T: Send>(
+    items: &'a [I],
+    min_chunk: usize,
+    what: &'static str,
+    f: impl Fn(&'a I) -> Option<T> + Sync,
+) -> Vec<T> {
     use std::sync::atomic::{AtomicUsize, Ordering};
-    let chunk = dirs.len().div_ceil(READERS).max(256);
+    let chunk = items.len().div_ceil(READERS).max(min_chunk.max(1));
     let (f, done) = (&f, &AtomicUsize::new(0));
     let started = std::time::Instant::now();
     std::thread::scope(|scope| {
-        let parts: Vec<_> = dirs
+        let parts: Vec<_> = items
             .chunks(chunk)
             .enumerate()
-            .map(|(part, dirs_part)| {
+            .map(|(part, items_part)| {
                 scope.spawn(move || {
                     let mut last_log = started;
                     let mut out = Vec::new();
-                    for session in dirs_part {
-                        out.extend(f(session));
+                    for item in items_part {
+                        out.extend(f(item));
                         let n = done.fetch_add(1, Ordering::Relaxed) + 1;
                         if part == 0 && last_log.elapsed() >= LOG_EVERY {
-                            tracing::info!(done = n, of = dirs.len(), "{what}");
+                            tracing::info!(done = n, of = items.len(), "{what}");
                             last_log = std::time::Instant::now();
                         }
                     }
