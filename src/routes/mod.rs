@@ -6,6 +6,7 @@ pub mod channels;
 pub mod health;
 pub mod imports;
 pub mod messages;
+pub mod page_body;
 pub mod projects;
 pub mod provenance;
 pub mod replay;

@@ -181,7 +181,7 @@ pub async fn list(
     let page = state.engine.list_all(query.into_inner()).await?;
     Ok(HttpResponse::Ok()
         .content_type("application/json")
-        .body(page.client_json()))
+        .body(super::page_body::PageBody(page.json())))
 }
 
 /// Fields a client may change with `PATCH /api/sessions/{id}`.

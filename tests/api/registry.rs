@@ -734,3 +734,44 @@ fn a_clean_shutdown_mark_is_used_once_and_only_for_its_own_list() {
     assert_eq!(row(&page, "c2")["title"], "Edited after a crash");
     assert_eq!(row(&page, "c1")["title"], "Edited again");
 }
+
+/// A page larger than what the server hands its connection at once
+/// (64 KB) arrives whole: its `Content-Length` is its length, it parses,
+/// and it holds the same rows, in the same order, as the small pages.
+#[test]
+fn a_page_of_every_row_arrives_whole_in_pieces() {
+    let s = TestServer::start();
+    let long = "t".repeat(280);
+    for i in 0..260 {
+        let (st, _) = s.post(
+            "/api/sessions",
+            json!({"id": format!("s{i:03}"), "title": format!("{long} {i}")}),
+        );
+        assert_eq!(st, 201);
+    }
+    let resp = ureq::get(&format!("{}/api/sessions?limit=1000", s.url))
+        .call()
+        .expect("list");
+    let declared: usize = resp
+        .header("content-length")
+        .expect("a length")
+        .parse()
+        .unwrap();
+    let mut body = Vec::new();
+    std::io::Read::read_to_end(&mut resp.into_reader(), &mut body).unwrap();
+    assert!(body.len() > 2 * 65_536, "{} bytes", body.len());
+    assert_eq!(declared, body.len());
+    let page: Value = serde_json::from_slice(&body).expect("one JSON document");
+    assert_eq!(page["total"], 260);
+    let mut small = Vec::new();
+    for offset in (0..260).step_by(50) {
+        let (st, part) = s.get(&format!("/api/sessions?limit=50&offset={offset}"));
+        assert_eq!(st, 200);
+        small.extend(ids(&part));
+    }
+    assert_eq!(ids(&page), small);
+    let mut unique = small.clone();
+    unique.sort();
+    unique.dedup();
+    assert_eq!(unique.len(), 260);
+}

@@ -345,24 +345,19 @@ pub struct Page {
 impl Page {
     /// `{"total": …, "sessions": [rows as clients see them]}`, from each
     /// row's kept JSON (`SessionRow::client_json`): the same bytes as
-    /// serializing `total` and `client_rows()`.
-    pub fn client_json(&self) -> Vec<u8> {
-        let rows: Vec<Arc<[u8]>> = self
+    /// serializing `total` and `client_rows()`, handed out in pieces.
+    pub fn json(&self) -> super::page_json::PageJson {
+        let rows = self
             .sessions
             .iter()
             .map(|r| r.client_json(self.names.of(&r.project_id)))
             .collect();
-        let size: usize = rows.iter().map(|r| r.len() + 1).sum();
-        let mut out = Vec::with_capacity(size + 40);
-        out.extend_from_slice(format!("{{\"total\":{},\"sessions\":[", self.total).as_bytes());
-        for (i, row) in rows.iter().enumerate() {
-            if i > 0 {
-                out.push(b',');
-            }
-            out.extend_from_slice(row);
-        }
-        out.extend_from_slice(b"]}");
-        out
+        super::page_json::PageJson::new(self.total, rows)
+    }
+
+    /// `json()` in one buffer.
+    pub fn client_json(&self) -> Vec<u8> {
+        self.json().into_bytes()
     }
 
     /// The rows as clients see them.

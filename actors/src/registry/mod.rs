@@ -4,6 +4,7 @@
 pub mod actor;
 pub mod journal;
 pub mod list_file;
+pub mod page_json;
 pub mod query;
 mod reset;
 pub mod row;
@@ -14,6 +15,7 @@ pub mod writer;
 mod tests;
 
 pub use actor::{Page, RegistryStats, SessionRegistry};
+pub use page_json::PageJson;
 pub use query::ListQuery;
 pub use row::SessionRow;
 pub use startup::Policy;

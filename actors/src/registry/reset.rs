@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::row::SessionRow;
-use super::startup::{scan, scan_items, Report};
+use super::startup::{scan_items, Report, Running};
 use crate::fsio;
 use crate::meta::{SessionMeta, Status};
 use crate::session::layout::META;
@@ -31,19 +31,35 @@ pub(super) fn reset_running(
     store: &Store,
     rows: &mut HashMap<String, Arc<SessionRow>>,
     dir_of: &HashMap<String, PathBuf>,
+    mut stored: Running,
     report: &mut Report,
 ) {
-    let running: Vec<(String, PathBuf)> = rows
+    let running: Vec<Reset> = rows
         .values()
         .filter(|r| r.status == Status::Running)
-        .filter_map(|r| Some((r.id.clone(), dir_of.get(&r.id)?.clone())))
+        .filter_map(|r| {
+            Some(Reset {
+                id: r.id.clone(),
+                dir: dir_of.get(&r.id)?.clone(),
+                stored: stored.remove(&r.id),
+            })
+        })
         .collect();
+    if running.is_empty() {
+        return;
+    }
+    let started = std::time::Instant::now();
     if store.is_logged() {
         through_log(store, &running);
     } else {
         renamed(&running);
     }
-    for (id, _) in &running {
+    tracing::info!(
+        sessions = running.len(),
+        elapsed_ms = started.elapsed().as_millis() as u64,
+        "sessions left running by a crash reset to idle"
+    );
+    for Reset { id, .. } in &running {
         if let Some(row) = rows.get_mut(id) {
             Arc::make_mut(row).status = Status::Idle;
             report.reset_running += 1;
@@ -51,13 +67,27 @@ pub(super) fn reset_running(
     }
 }
 
-/// The `meta.json` image of a running session reset to idle.
-fn idle_image(dir: &Path) -> std::io::Result<(PathBuf, Vec<u8>)> {
-    let path = dir.join(META);
-    let mut meta = SessionMeta::read_lenient(&path)?;
-    meta.status = Status::Idle;
-    let bytes = fsio::json_bytes(&meta)?;
-    Ok((path, bytes))
+/// A running session to reset.
+struct Reset {
+    id: String,
+    dir: PathBuf,
+    /// Its `meta.json` as the startup read it from its files; `None` when
+    /// its row came from `index.json` (the file is read here then).
+    stored: Option<SessionMeta>,
+}
+
+impl Reset {
+    /// The `meta.json` image of the session reset to idle.
+    fn idle_image(&self) -> std::io::Result<(PathBuf, Vec<u8>)> {
+        let path = self.dir.join(META);
+        let mut meta = match &self.stored {
+            Some(meta) => meta.clone(),
+            None => SessionMeta::read_lenient(&path)?,
+        };
+        meta.status = Status::Idle;
+        let bytes = fsio::json_bytes(&meta)?;
+        Ok((path, bytes))
+    }
 }
 
 fn warn(id: &str, e: &std::io::Error) {
@@ -65,8 +95,8 @@ fn warn(id: &str, e: &std::io::Error) {
     tracing::warn!(session = %id, error = %e, "could not reset a running status in meta.json");
 }
 
-fn through_log(store: &Store, running: &[(String, PathBuf)]) {
-    let batches: Vec<&[(String, PathBuf)]> = running.chunks(BATCH).collect();
+fn through_log(store: &Store, running: &[Reset]) {
+    let batches: Vec<&[Reset]> = running.chunks(BATCH).collect();
     // The batches spread over the scan's threads: their entries share the
     // log's flushes.
     scan_items(&batches, 1, "resetting running sessions", |batch| {
@@ -76,16 +106,16 @@ fn through_log(store: &Store, running: &[(String, PathBuf)]) {
 }
 
 /// One log entry: the idle images of `batch`'s sessions.
-fn commit_batch(store: &Store, batch: &[(String, PathBuf)]) {
+fn commit_batch(store: &Store, batch: &[Reset]) {
     let mut changes = Vec::with_capacity(batch.len());
-    for (id, dir) in batch {
-        match idle_image(dir) {
+    for reset in batch {
+        match reset.idle_image() {
             Ok((path, bytes)) => changes.push(Change::Put {
-                root: dir.clone(),
+                root: reset.dir.clone(),
                 path,
                 bytes,
             }),
-            Err(e) => warn(id, &e),
+            Err(e) => warn(&reset.id, &e),
         }
     }
     if let Err(e) = store.commit(changes) {
@@ -93,17 +123,18 @@ fn commit_batch(store: &Store, batch: &[(String, PathBuf)]) {
     }
 }
 
-fn renamed(running: &[(String, PathBuf)]) {
-    scan(running, "resetting running sessions", |(id, dir)| {
-        let reset =
-            idle_image(dir).and_then(|(path, bytes)| fsio::atomic_write_unsynced(&path, &bytes));
-        if let Err(e) = reset {
-            warn(id, &e);
+fn renamed(running: &[Reset]) {
+    scan_items(running, 256, "resetting running sessions", |reset| {
+        let written = reset
+            .idle_image()
+            .and_then(|(path, bytes)| fsio::atomic_write_unsynced(&path, &bytes));
+        if let Err(e) = written {
+            warn(&reset.id, &e);
         }
         None::<()>
     });
     let parents: std::collections::BTreeSet<&Path> =
-        running.iter().filter_map(|(_, d)| d.parent()).collect();
+        running.iter().filter_map(|r| r.dir.parent()).collect();
     for parent in parents {
         if let Err(e) = fsio::sync_filesystem(parent) {
             tracing::warn!(dir = %parent.display(), error = %e, "could not flush the reset sessions");

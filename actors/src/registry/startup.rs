@@ -13,7 +13,7 @@ use std::sync::Arc;
 use super::row::SessionRow;
 use crate::fsio;
 use crate::locations::Locations;
-use crate::meta::now;
+use crate::meta::{now, SessionMeta};
 use crate::session::summary::read_summary;
 use crate::store::{project_folder_missing, Store};
 
@@ -203,8 +203,21 @@ pub fn listing(store: &Store) -> Listing {
 }
 
 fn row_of(dir: &Path) -> Option<Arc<SessionRow>> {
-    read_summary(dir).map(|s| Arc::new(SessionRow::from_meta(&s.meta, s.preview, s.first_preview)))
+    read_row(dir).map(|(row, _)| row)
 }
+
+/// A session's row from its own files, and its `meta.json` as stored when
+/// that says `running` (see `Running`).
+fn read_row(dir: &Path) -> Option<(Arc<SessionRow>, Option<SessionMeta>)> {
+    read_summary(dir).map(|s| {
+        let row = SessionRow::from_meta(&s.meta, s.preview, s.first_preview);
+        (Arc::new(row), s.running_as_stored)
+    })
+}
+
+/// The `meta.json` of each session read from its files that a crash left
+/// `running`, as stored: the reset rewrites it without reading it again.
+pub(super) type Running = HashMap<String, SessionMeta>;
 
 /// The registry's startup: the rows of every session, repaired, with the
 /// automatic deletions of `policy` applied and the snapshot rewritten when
@@ -260,9 +273,9 @@ pub fn open(
     }
     let mtimes = (!vouched).then_some(mtimes.as_slice());
     let (journaled, seq) = (listing.journaled, listing.seq);
-    let mut rows = read_rows(store, &dirs, mtimes, listing, &mut report);
+    let (mut rows, running) = read_rows(store, &dirs, mtimes, listing, &mut report);
     let dir_of: HashMap<String, PathBuf> = dirs.into_iter().collect();
-    super::reset::reset_running(store, &mut rows, &dir_of, &mut report);
+    super::reset::reset_running(store, &mut rows, &dir_of, running, &mut report);
     apply_policy(store, policy, &mut rows, &dir_of, locations, &mut report);
     for (id, dir) in locations.iter() {
         if !dir.exists() && project_folder_missing(dir) {
@@ -306,8 +319,9 @@ fn read_rows(
     mtimes: Option<&[Option<f64>]>,
     listing: Listing,
     report: &mut Report,
-) -> HashMap<String, Arc<SessionRow>> {
+) -> (HashMap<String, Arc<SessionRow>>, Running) {
     let Listing { index, as_of, .. } = listing;
+    let mut running = Running::new();
     // A session changed after the snapshot (or missing from it) is read
     // from its own files; the rest is taken as is. Only those are looked
     // at for an older layout too: a session this version wrote and left
@@ -353,7 +367,12 @@ fn read_rows(
                     known.remove(id)
                 } else {
                     report.repaired += 1;
-                    row_of(dir)
+                    read_row(dir).map(|(row, stored)| {
+                        if let Some(meta) = stored {
+                            running.insert(id.clone(), meta);
+                        }
+                        row
+                    })
                 };
                 if let Some(row) = row {
                     rows.insert(id.clone(), row);
@@ -367,9 +386,14 @@ fn read_rows(
             }
             report.rebuilt = true;
             let started = std::time::Instant::now();
-            rows.extend(scan(dirs, "rebuilding the session list", |(id, dir)| {
-                row_of(dir).map(|row| (id.clone(), row))
-            }));
+            for (id, row, stored) in scan(dirs, "rebuilding the session list", |(id, dir)| {
+                read_row(dir).map(|(row, stored)| (id.clone(), row, stored))
+            }) {
+                if let Some(meta) = stored {
+                    running.insert(id.clone(), meta);
+                }
+                rows.insert(id, row);
+            }
             tracing::info!(
                 sessions = rows.len(),
                 elapsed_ms = started.elapsed().as_millis() as u64,
@@ -377,7 +401,7 @@ fn read_rows(
             );
         }
     }
-    rows
+    (rows, running)
 }
 
 /// The automatic deletions: empty shells, archived sessions past their

@@ -16,12 +16,16 @@ pub struct Summary {
     pub preview: Option<String>,
     pub first_preview: Option<String>,
     pub has_messages: bool,
+    /// `meta.json` as stored, when it says `running` (a crash left it so):
+    /// what the startup's reset rewrites, without reading it again.
+    pub running_as_stored: Option<SessionMeta>,
 }
 
 /// `None` when the directory is not a valid session (no parsable meta.json:
 /// spec 000 §3.2 says such directories are skipped, never an error).
 pub fn read_summary(dir: &Path) -> Option<Summary> {
     let mut meta = SessionMeta::read_lenient(&dir.join(META)).ok()?;
+    let running_as_stored = (meta.status == crate::meta::Status::Running).then(|| meta.clone());
     if let Some(name) = dir.file_name().and_then(|n| n.to_str()) {
         meta.id = name.to_string();
     }
@@ -72,6 +76,7 @@ pub fn read_summary(dir: &Path) -> Option<Summary> {
         preview,
         first_preview,
         has_messages,
+        running_as_stored,
     })
 }
 

@@ -101,3 +101,52 @@ pub fn measure(dir: &Path, n: usize) -> Floor {
     floor.syncs.sort();
     floor
 }
+
+/// The CPU this thread has used (user and kernel).
+fn thread_cpu() -> Duration {
+    let mut t = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes the one timespec it is given.
+    unsafe {
+        libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut t);
+    }
+    Duration::new(t.tv_sec as u64, t.tv_nsec as u32)
+}
+
+/// The files a whole turn of four nodes leaves in a session, written with
+/// the calls the server makes for them and nothing else (no git, no JSON,
+/// no HTTP, no flush): four node files created, a pack and its index
+/// created under a temporary name and renamed, `meta.json` overwritten in
+/// place. Returns the CPU time of one turn's files, the mean of `n`.
+/// What the layout (a file per node, a commit per turn) costs the kernel
+/// before any of the server's own work. The files stay (the bench's
+/// folder goes at its end): freed inodes would slow the creations of the
+/// phases after it on this VM's ext4.
+pub fn turn_files_cpu(dir: &Path, n: usize) -> Duration {
+    use openprogram_actors::fsio;
+    let node = vec![b'n'; 700];
+    let pack = vec![b'p'; 2400];
+    let meta = vec![b'm'; 900];
+    let history = dir.join("turn-files/history");
+    let packs = dir.join("turn-files/.git/objects/pack");
+    std::fs::create_dir_all(&packs).expect("pack folder");
+    let started = thread_cpu();
+    for turn in 0..n {
+        let folder = history.join(format!("{:02}/{:02}", turn / 2500, (turn / 25) % 100));
+        if turn % 25 == 0 {
+            std::fs::create_dir_all(&folder).expect("history folder");
+        }
+        for k in 0..4 {
+            let name = format!("{:06}-a-{turn:08x}{k}.json", turn * 4 + k);
+            fsio::overwrite_unsynced(&folder.join(name), &node).expect("node file");
+        }
+        fsio::write_content_named(&packs.join(format!("pack-{turn:040x}.pack")), &pack)
+            .expect("pack");
+        fsio::write_content_named(&packs.join(format!("pack-{turn:040x}.idx")), &pack[..1100])
+            .expect("pack index");
+        fsio::overwrite_unsynced(&dir.join("turn-files/meta.json"), &meta).expect("meta.json");
+    }
+    (thread_cpu() - started) / n.max(1) as u32
+}
