@@ -321,14 +321,7 @@ pub fn report(
         // As many requests per client in both: a whole turn is one.
         load_report(dir, floor, load_sessions, 4 * load_turns, TurnShape::Whole);
         load_report(dir, floor, load_sessions, load_turns, TurnShape::Four);
-        // What target 3's CPU per turn is up against: the files the
-        // layout makes a turn leave, alone.
-        let files = ms(super::floor::turn_files_cpu(dir, 4000));
-        println!(
-            "The files of a whole turn alone (four node files created, a pack and its index created and renamed, meta.json overwritten; the server's calls, one thread, 4,000 turns): {files:.3} ms of CPU a turn = {:.0}% of the 0.4 ms target; on 2 cores they alone would allow {:.0} turns/s",
-            100.0 * files / 0.4,
-            2000.0 / files
-        );
+        turn_files(dir);
     }
     if http_turns > 0 {
         let HttpTurns {
@@ -361,6 +354,18 @@ pub fn report(
 /// The one-request load alone (`--load-only`: for a profiler).
 pub fn load_only(dir: &Path, floor: &Floor, sessions: usize, turns: usize) {
     load_report(dir, floor, sessions, 4 * turns, TurnShape::Whole);
+    turn_files(dir);
+}
+
+/// What target 3's CPU per turn is up against: the files the layout
+/// makes a whole turn leave, alone (after the loads: see `report`).
+fn turn_files(dir: &Path) {
+    let files = ms(super::floor::turn_files_cpu(dir, 4000));
+    println!(
+        "The files of a whole turn alone (four node files created, a pack and its index created and renamed, meta.json overwritten; the server's calls, one thread, 4,000 turns): {files:.3} ms of CPU a turn = {:.0}% of the 0.4 ms target; on 2 cores they alone would allow {:.0} turns/s",
+        100.0 * files / 0.4,
+        2000.0 / files
+    );
 }
 
 fn pass(ok: bool) -> &'static str {
