@@ -69,6 +69,19 @@ impl Hub {
         }
     }
 
+    /// Whether any client listens (a frame costly to make is made only
+    /// then).
+    pub fn listening(&self) -> bool {
+        self.tx.receiver_count() > 0
+    }
+
+    /// Publish a frame serialized by the caller.
+    pub fn publish_frame(&self, frame: String) {
+        if self.listening() {
+            self.send(frame);
+        }
+    }
+
     /// Hand a frame made here to every subscriber (none is not an error).
     fn send(&self, frame: String) {
         let _ = self.tx.send(Event {

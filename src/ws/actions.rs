@@ -39,16 +39,26 @@ pub fn is_slow(text: &str) -> bool {
 
 /// The `sessions_list` frame (also the resync of a client that lagged).
 pub async fn sessions_list_frame(state: &AppState) -> String {
-    let c = Call {
-        state,
-        action: "list_sessions",
-        session_id: None,
-    };
-    let frames = match sessions::sessions_list(&c).await {
-        Ok(frames) => frames,
-        Err(error) => vec![error],
-    };
-    to_text(frames, None).concat()
+    list_reply(state, "list_sessions", None).await
+}
+
+/// Actions answered (after their own frames, if any) with the
+/// `sessions_list` frame, which `sessions::list_text` makes.
+const LISTED: [&str; 2] = ["list_sessions", "clear_sessions"];
+
+/// The `sessions_list` frame for `action`, or its error frame.
+async fn list_reply(state: &AppState, action: &str, request_id: Option<&Value>) -> String {
+    match sessions::list_text(state, request_id).await {
+        Ok(text) => text,
+        Err(e) => {
+            let c = Call {
+                state,
+                action,
+                session_id: None,
+            };
+            to_text(vec![c.fail(e)], request_id).concat()
+        }
+    }
 }
 
 /// A frame that is not an action at all.
@@ -89,16 +99,21 @@ pub async fn handle_here(state: &AppState, text: &str) -> Vec<String> {
         );
     };
     let c = Call::for_frame(state, &action, obj);
-    let frames = match dispatch(&c, v).await {
-        Ok(frames) => frames,
-        Err(error) => vec![error],
+    let (frames, listed) = match dispatch(&c, v).await {
+        Ok(frames) => (frames, LISTED.contains(&action.as_str())),
+        Err(error) => (vec![error], false),
     };
-    to_text(frames, request_id.as_ref())
+    let mut out = to_text(frames, request_id.as_ref());
+    if listed {
+        out.push(list_reply(state, &action, request_id.as_ref()).await);
+    }
+    out
 }
 
 async fn dispatch(c: &Call<'_>, v: Value) -> Result<Frames, Value> {
     match c.action {
-        "list_sessions" => sessions::sessions_list(c).await,
+        // Answered with the list alone (`LISTED`).
+        "list_sessions" => Ok(Vec::new()),
         "update_session_flags" => sessions::update_flags(c, v).await,
         "rename_session" => sessions::rename(c, v).await,
         "delete_session" => sessions::delete(c, v).await,
@@ -331,9 +346,11 @@ async fn chat(c: &Call<'_>, v: Value) -> Result<Frames, Value> {
         }
         Err(e) => return Err(c.fail(e)),
     };
-    match sessions::sidebar_rows(c.state).await {
-        Ok(rows) => c.engine().publish("sessions_list", rows),
-        Err(e) => tracing::warn!(error = %e, "sessions_list broadcast skipped"),
+    if c.engine().hub().listening() {
+        match sessions::list_text(c.state, None).await {
+            Ok(frame) => c.engine().hub().publish_frame(frame),
+            Err(e) => tracing::warn!(error = %e, "sessions_list broadcast skipped"),
+        }
     }
     Ok(vec![frame("chat_ack", ack)])
 }

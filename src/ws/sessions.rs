@@ -11,26 +11,34 @@ use serde_json::{json, Value};
 use super::frames::{frame, reply_error, Call, Frames};
 use crate::startup::AppState;
 
-/// The sidebar's rows: every session (up to the original's 10,000),
-/// archived ones included (the client switches active / archived / all
-/// locally), newest first. Sessions with neither a title nor a message
-/// are listed too, as REST lists them: the specification shows every
-/// valid session, with no filtering of empty placeholders (the original
-/// skipped them).
-pub async fn sidebar_rows(state: &AppState) -> Result<Value, openprogram_actors::EngineError> {
+/// The `sessions_list` frame: `{"type": "sessions_list", "data": [rows]}`
+/// with the `request_id` it answers, if any. The rows are every session
+/// (up to the original's 10,000), archived ones included (the client
+/// switches active / archived / all locally), newest first. Sessions with
+/// neither a title nor a message are listed too, as REST lists them: the
+/// specification shows every valid session, with no filtering of empty
+/// placeholders (the original skipped them).
+///
+/// Made from the rows' kept client JSON, the bytes REST lists, rather
+/// than as a `Value`: at 10,000 sessions the frame is about 5 MB, and it
+/// is broadcast after every chat message, as in the original.
+pub async fn list_text(
+    state: &AppState,
+    request_id: Option<&Value>,
+) -> Result<String, openprogram_actors::EngineError> {
     let page = state.engine.list_all(ListQuery::everything(None)).await?;
-    let rows: Vec<_> = page
-        .sessions
-        .iter()
-        .map(|r| r.client(page.names.of(&r.project_id)))
-        .collect();
-    Ok(serde_json::to_value(rows).unwrap_or_default())
-}
-
-/// `sessions_list` with `data` the array of rows.
-pub async fn sessions_list(c: &Call<'_>) -> Result<Frames, Value> {
-    let rows = sidebar_rows(c.state).await.map_err(|e| c.fail(e))?;
-    Ok(vec![frame("sessions_list", rows)])
+    let rows = page.rows_json();
+    let mut out = Vec::with_capacity(rows.len() + 64);
+    out.extend_from_slice(br#"{"type":"sessions_list","data":"#);
+    out.extend(rows.into_bytes());
+    if let Some(id) = request_id {
+        out.extend_from_slice(br#","request_id":"#);
+        out.extend_from_slice(id.to_string().as_bytes());
+    }
+    out.push(b'}');
+    // Every part is serde_json's output: always UTF-8.
+    Ok(String::from_utf8(out)
+        .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()))
 }
 
 #[derive(Deserialize)]
@@ -167,7 +175,8 @@ pub async fn clear(c: &Call<'_>) -> Result<Frames, Value> {
             c.engine().delete(&row.id).await.map_err(|e| c.fail(e))?;
         }
     }
-    sessions_list(c).await
+    // The (empty) list follows (`actions::LISTED`).
+    Ok(Vec::new())
 }
 
 #[derive(Deserialize)]

@@ -396,6 +396,11 @@ impl Engine {
         self.hub.publish(kind, data, None);
     }
 
+    /// The event hub clients subscribe to.
+    pub fn hub(&self) -> &crate::events::Hub {
+        &self.hub
+    }
+
     /// Subscribe to the change events every client should see.
     pub fn subscribe(&self) -> tokio::sync::broadcast::Receiver<crate::events::Event> {
         self.hub.subscribe()

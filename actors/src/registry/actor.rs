@@ -347,12 +347,19 @@ impl Page {
     /// row's kept JSON (`SessionRow::client_json`): the same bytes as
     /// serializing `total` and `client_rows()`, handed out in pieces.
     pub fn json(&self) -> super::page_json::PageJson {
-        let rows = self
-            .sessions
+        super::page_json::PageJson::new(self.total, self.kept_rows())
+    }
+
+    /// The rows as clients see them, a JSON array, from their kept JSON.
+    pub fn rows_json(&self) -> super::page_json::PageJson {
+        super::page_json::PageJson::array(self.kept_rows())
+    }
+
+    fn kept_rows(&self) -> Vec<Arc<[u8]>> {
+        self.sessions
             .iter()
             .map(|r| r.client_json(self.names.of(&r.project_id)))
-            .collect();
-        super::page_json::PageJson::new(self.total, rows)
+            .collect()
     }
 
     /// `json()` in one buffer.

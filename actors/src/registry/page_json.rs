@@ -1,4 +1,5 @@
-//! A list page as clients see it, `{"total": …, "sessions": [rows]}`,
+//! A list page as clients see it, `{"total": …, "sessions": [rows]}` (or
+//! the bare array of rows, as the WebSocket's `sessions_list` has it),
 //! built from each row's kept JSON (`SessionRow::client_json`) and handed
 //! out in pieces of a bounded size: a page of every one of 10,000 rows is
 //! about 5 MB, and one buffer of it per request (then a copy in the HTTP
@@ -11,6 +12,7 @@ use std::sync::Arc;
 pub struct PageJson {
     head: Vec<u8>,
     rows: Vec<Arc<[u8]>>,
+    tail: &'static [u8],
     /// The next row to hand out; `rows.len()` once the tail is due.
     next: usize,
     done: bool,
@@ -18,13 +20,24 @@ pub struct PageJson {
 }
 
 impl PageJson {
+    /// `{"total": total, "sessions": [rows]}`.
     pub fn new(total: usize, rows: Vec<Arc<[u8]>>) -> PageJson {
         let head = format!("{{\"total\":{total},\"sessions\":[").into_bytes();
+        PageJson::framed(head, rows, b"]}")
+    }
+
+    /// `[rows]`.
+    pub fn array(rows: Vec<Arc<[u8]>>) -> PageJson {
+        PageJson::framed(b"[".to_vec(), rows, b"]")
+    }
+
+    fn framed(head: Vec<u8>, rows: Vec<Arc<[u8]>>, tail: &'static [u8]) -> PageJson {
         let commas = rows.len().saturating_sub(1);
-        let len = head.len() + rows.iter().map(|r| r.len()).sum::<usize>() + commas + TAIL.len();
+        let len = head.len() + rows.iter().map(|r| r.len()).sum::<usize>() + commas + tail.len();
         PageJson {
             head,
             rows,
+            tail,
             next: 0,
             done: false,
             len,
@@ -56,7 +69,7 @@ impl PageJson {
             self.next += 1;
         }
         if self.next == self.rows.len() {
-            out.extend_from_slice(TAIL);
+            out.extend_from_slice(self.tail);
             self.done = true;
         }
         Some(out)
@@ -67,8 +80,6 @@ impl PageJson {
         self.next_piece(usize::MAX).unwrap_or_default()
     }
 }
-
-const TAIL: &[u8] = b"]}";
 
 #[cfg(test)]
 mod tests {
@@ -100,6 +111,11 @@ mod tests {
                 assert_eq!(joined, whole, "{n} rows in pieces of {size}");
                 assert!(page.next_piece(size).is_none());
             }
+            let array = PageJson::array(rows(n)).into_bytes();
+            assert_eq!(
+                serde_json::from_slice::<serde_json::Value>(&array).unwrap(),
+                parsed["sessions"]
+            );
         }
     }
 }
