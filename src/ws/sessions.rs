@@ -30,7 +30,7 @@ pub async fn list_text(
     let rows = page.rows_json();
     let mut out = Vec::with_capacity(rows.len() + 64);
     out.extend_from_slice(br#"{"type":"sessions_list","data":"#);
-    out.extend(rows.into_bytes());
+    rows.write_rest(&mut out);
     if let Some(id) = request_id {
         out.extend_from_slice(br#","request_id":"#);
         out.extend_from_slice(id.to_string().as_bytes());

@@ -15,7 +15,7 @@ use serde::Serialize;
 
 use super::journal::Entry;
 use super::query::ListQuery;
-use super::row::{ClientRow, OrderKey, SessionRow};
+use super::row::{OrderKey, SessionRow};
 use super::writer::{Done, Job, Writer};
 use crate::events::Hub;
 use crate::messages::{ChangeKind, ProjectNames, SessionChanged, SetProjectNames, Touched};
@@ -363,12 +363,14 @@ impl Page {
     }
 
     /// `json()` in one buffer.
+    #[cfg(test)]
     pub fn client_json(&self) -> Vec<u8> {
         self.json().into_bytes()
     }
 
     /// The rows as clients see them.
-    pub fn client_rows(&self) -> Vec<ClientRow<'_>> {
+    #[cfg(test)]
+    pub fn client_rows(&self) -> Vec<super::row::ClientRow<'_>> {
         self.sessions
             .iter()
             .map(|r| r.client(self.names.of(&r.project_id)))

@@ -59,9 +59,33 @@ impl PageJson {
         if self.done {
             return None;
         }
-        let mut out = std::mem::take(&mut self.head);
-        out.reserve(size.min(self.len));
-        while self.next < self.rows.len() && out.len() < size {
+        let mut out = Vec::with_capacity(size.min(self.len));
+        self.fill(&mut out, size);
+        Some(out)
+    }
+
+    /// The rest of the page appended to `out` (a frame around it).
+    pub fn write_rest(mut self, out: &mut Vec<u8>) {
+        out.reserve(self.len);
+        self.fill(out, usize::MAX);
+    }
+
+    /// The whole page in one buffer.
+    pub fn into_bytes(self) -> Vec<u8> {
+        let mut out = Vec::new();
+        self.write_rest(&mut out);
+        out
+    }
+
+    /// Append to `out` what is left of the head, then rows until `size`
+    /// bytes were appended, then the tail once every row is out.
+    fn fill(&mut self, out: &mut Vec<u8>, size: usize) {
+        if self.done {
+            return;
+        }
+        let start = out.len();
+        out.extend_from_slice(&std::mem::take(&mut self.head));
+        while self.next < self.rows.len() && out.len() - start < size {
             if self.next > 0 {
                 out.push(b',');
             }
@@ -72,12 +96,6 @@ impl PageJson {
             out.extend_from_slice(self.tail);
             self.done = true;
         }
-        Some(out)
-    }
-
-    /// The whole page in one buffer.
-    pub fn into_bytes(mut self) -> Vec<u8> {
-        self.next_piece(usize::MAX).unwrap_or_default()
     }
 }
 
