@@ -548,7 +548,7 @@ def sc_compact(r):
 SUB_RULES = [
     {"prompt": "Delegate: ask a helper", "step": 0,
      "content": [text("I'll ask a helper agent."),
-                 tool("Agent", description="Count project files", subagent_type="general-purpose",
+                 tool("Agent", description="Count project files", subagent_type="counter",
                       prompt="Helper task: count the files in the project and report the number.",
                       run_in_background=False)]},
     {"prompt": "Helper task: count the files", "step": 0, "content": [bash("ls | wc -l", "Count files")]},
@@ -557,12 +557,19 @@ SUB_RULES = [
 ]
 
 
+# A custom agent with one tool and a short prompt: the built-in
+# general-purpose agent records its prompt and ~50 KB of tool schemas.
+AGENTS = {"counter": {"description": "Counts files in the project.",
+                      "prompt": "You count files. Use Bash. Answer with the number.", "tools": ["Bash"]}}
+
+
 def sc_subagent(r):
     r.script(SUB_RULES)
-    r.claude_p("Delegate: ask a helper to count the files.", extra_tools="Agent",
+    r.claude_p("Delegate: ask a helper to count the files.", "--agents", json.dumps(AGENTS), extra_tools="Agent",
                what="claude -p 'Delegate: ask a helper to count the files.' --tools Bash,Read,Edit,Write,Agent "
-                    "(the model calls Agent with subagent_type general-purpose, run_in_background false; the "
-                    "sub-agent runs Bash ls | wc -l and answers; then the main agent answers)")
+                    "--agents '{\"counter\": {tools: [Bash], short prompt}}' (the model calls Agent with "
+                    "subagent_type counter, run_in_background false; the sub-agent runs Bash ls | wc -l and "
+                    "answers; then the main agent answers)")
 
 
 SLOW_RULES = [
