@@ -15,6 +15,7 @@ scenario under recordings/claude-code/<scenario>/:
     python3 tests/agents/record_claude_code.py                # every scenario
     python3 tests/agents/record_claude_code.py compact slow_step
     python3 tests/agents/record_claude_code.py --list
+    python3 tests/agents/record_claude_code.py --recount      # manifests' counts from files/
 
 Stdlib only (Python 3.11). Needs node/npm (to install the tool once into
 ~/.cache/openprogram-agents/claude-code) and tmux for the interactive scenario.
@@ -22,6 +23,7 @@ Stdlib only (Python 3.11). Needs node/npm (to install the tool once into
 
 import json
 import os
+import shlex
 import shutil
 import signal
 import subprocess
@@ -177,6 +179,7 @@ EXPECT_DOC = {
     "user_prompts": "records type=user, not isMeta, not isCompactSummary, not isSidechain in a main file, whose content is a string or holds a text block and no tool_result, and is not a slash-command record (<command-name>, <local-command-...>, <command-message>); summed over files, a record copied into a fork or a resumed file counted in each file",
     "assistant_text_replies": "distinct (file, message.id) of assistant records holding a non-empty text block",
     "assistant_messages": "distinct (file, message.id) of assistant records (one record per content block)",
+    "synthetic_assistant_messages": "of those, the ones Claude Code made itself (message.model '<synthetic>', e.g. 'No response requested.' after a resume of a killed turn); they are counted in assistant_messages and assistant_text_replies too",
     "tool_calls": "distinct (file, tool_use id) of tool_use blocks in assistant records",
     "tool_results": "tool_result blocks in user records",
     "compact_boundaries": "records type=system subtype=compact_boundary",
@@ -215,7 +218,7 @@ def count_file(text, sub):
             recs.append(json.loads(line))
         except ValueError:
             pass
-    prompts, texts, msgs, calls, results = [], set(), set(), set(), 0
+    prompts, texts, msgs, calls, results, synthetic = [], set(), set(), set(), 0, set()
     types, titles, boundaries, ends = {}, [], 0, 0
     for r in recs:
         ty = r.get("type", "?")
@@ -248,6 +251,8 @@ def count_file(text, sub):
             m = r.get("message") or {}
             mid = m.get("id") or r.get("uuid")
             msgs.add(mid)
+            if m.get("model") == "<synthetic>":
+                synthetic.add(mid)
             for b in m.get("content") or []:
                 if b.get("type") == "text" and b.get("text", "").strip():
                     texts.add(mid)
@@ -256,6 +261,7 @@ def count_file(text, sub):
     return {
         "user_prompts": len(prompts), "prompts": prompts,
         "assistant_text_replies": len(texts), "assistant_messages": len(msgs),
+        "synthetic_assistant_messages": len(synthetic),
         "tool_calls": len(calls), "tool_results": results,
         "compact_boundaries": boundaries, "turn_end_markers": ends,
         "titles": titles, "record_types": dict(sorted(types.items())),
@@ -265,7 +271,7 @@ def count_file(text, sub):
 def expect(files):
     per = {}
     tot = {"conversations": 0, "subagent_files": 0, "user_prompts": 0, "assistant_text_replies": 0,
-           "assistant_messages": 0, "tool_calls": 0, "tool_results": 0, "compact_boundaries": 0,
+           "assistant_messages": 0, "synthetic_assistant_messages": 0, "tool_calls": 0, "tool_results": 0, "compact_boundaries": 0,
            "turn_end_markers": 0, "titles": []}
     for path in sorted(files):
         if not path.endswith(".jsonl"):
@@ -277,7 +283,8 @@ def expect(files):
             tot["subagent_files"] += 1
         elif path.count("/") == 2:
             tot["conversations"] += 1
-        for k in ("user_prompts", "assistant_text_replies", "assistant_messages", "tool_calls",
+        for k in ("user_prompts", "assistant_text_replies", "assistant_messages",
+                  "synthetic_assistant_messages", "tool_calls",
                   "tool_results", "compact_boundaries", "turn_end_markers"):
             tot[k] += c[k]
         tot["titles"] += c["titles"]
@@ -317,7 +324,8 @@ class Run:
                                         "hasCompletedProjectOnboarding": True}},
         }))
         (HOME / ".claude" / "settings.json").write_text(json.dumps({"theme": "dark"}))
-        self.server = FakeAnthropic([], str(ROOT / "requests.jsonl")).start()
+        (ROOT / "requests").mkdir()
+        self.server = FakeAnthropic([], str(ROOT / "requests.jsonl"), dump_dir=str(ROOT / "requests")).start()
         self.t0 = time.monotonic()
         self.watcher = Watcher(HOME / ".claude" / "projects", self.t0).start()
 
@@ -619,6 +627,114 @@ def sc_killed_then_resumed(r):
                what="claude -p 'Continue from where you left off.' --resume <id> (Bash cat job.txt, text)")
 
 
+# ---------------------------------------------------------------- interactive (tmux)
+class Tmux:
+    """Claude Code's interactive UI in a detached tmux session."""
+
+    def __init__(self, r, name="ccrec", env_drop=()):
+        self.r, self.name = r, name
+        env = {k: v for k, v in r.env().items() if k not in env_drop}
+        keep = ("HOME", "USER", "LOGNAME", "SHELL", "PATH", "TERM", "LANG", "TZ", "IS_SANDBOX")
+        envs = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items()
+                        if k in keep or k.startswith(("ANTHROPIC_", "DISABLE_", "CLAUDE_CODE_")))
+        args = " ".join(shlex.quote(a) for a in r.args()[3:])  # no stream-json flags
+        cmd = f"cd {shlex.quote(str(PROJECT))} && exec env -i {envs} {shlex.quote(r.claude)} {args}"
+        subprocess.run(["tmux", "kill-session", "-t", name], capture_output=True)
+        subprocess.run(["tmux", "new-session", "-d", "-s", name, "-x", "160", "-y", "50", cmd], check=True)
+
+    def screen(self):
+        return subprocess.run(["tmux", "capture-pane", "-p", "-t", self.name],
+                              capture_output=True, text=True).stdout
+
+    def keys(self, *k, pause=0.6):
+        subprocess.run(["tmux", "send-keys", "-t", self.name, *k], check=True)
+        time.sleep(pause)
+
+    def type(self, text):
+        self.keys("-l", text, pause=0.4)
+        self.keys("Enter")
+
+    def wait_screen(self, needle, timeout=30):
+        if not self.r.wait_for(lambda: needle in self.screen(), timeout):
+            raise RuntimeError(f"tmux: {needle!r} not on screen:\n{self.screen()}")
+
+    def close(self):
+        subprocess.run(["tmux", "kill-session", "-t", self.name], capture_output=True)
+
+
+EDIT_RULES = [
+    {"prompt": "Interactive one: list the files", "step": 0, "content": [bash("ls", "List files")]},
+    {"prompt": "Interactive one: list the files", "step": 1, "content": [text("Answer one: README.md and hello.py.")]},
+    {"prompt": "Interactive two: first wording", "step": 0, "content": [text("Answer two, first wording.")]},
+    {"prompt": "Interactive two: edited wording", "step": 0, "content": [text("Answer two, edited wording.")]},
+]
+
+
+def sc_edited_prompt(r):
+    r.script(EDIT_RULES)
+    t = Tmux(r)
+    r.steps.append("claude (interactive, in tmux) --dangerously-skip-permissions --model ... --system-prompt <short> --tools Bash,Read,Edit,Write")
+    try:
+        t.wait_screen("bypass permissions", 40)
+        t.type("Interactive one: list the files.")
+        r.steps.append("typed 'Interactive one: list the files.' (Bash ls, text)")
+        t.wait_screen("Answer one", 30)
+        t.type("Interactive two: first wording.")
+        r.steps.append("typed 'Interactive two: first wording.' (text)")
+        t.wait_screen("Answer two, first wording", 30)
+        time.sleep(1)
+        t.keys("Escape", pause=0.3)
+        t.keys("Escape", pause=1.5)
+        t.wait_screen("Rewind", 10)
+        t.keys("Up")  # from "(current)" to the last prompt
+        t.keys("Enter", pause=1.0)
+        t.wait_screen("Restore conversation", 10)
+        t.keys("Enter", pause=1.0)  # 1. Restore conversation: the prompt comes back into the input box
+        t.keys("C-u")
+        r.steps.append("Esc Esc (Rewind), Up to 'Interactive two: first wording.', Enter, "
+                       "'1. Restore conversation', Ctrl-U to clear the prompt it put back")
+        t.type("Interactive two: edited wording.")
+        r.steps.append("typed 'Interactive two: edited wording.' (text)")
+        t.wait_screen("Answer two, edited wording", 30)
+        time.sleep(1.5)
+        t.type("/exit")
+        r.steps.append("typed /exit")
+        r.wait_for(lambda: "bypass permissions" not in t.screen(), 10)
+        time.sleep(1)
+    finally:
+        t.close()
+
+
+TITLE_RULES = [
+    {"prompt": "Title me: say hello", "step": 0, "content": [text("Hello from the titled session.")]},
+    {"system": "You are naming a coding session", "content": [text('{"title": "Hello greeting"}')]},
+]
+
+
+def sc_titles(r):
+    """Interactive, with non-essential traffic allowed (the tool may ask the
+    model for a title); then /rename gives the session a title of the user's."""
+    r.script(TITLE_RULES)
+    t = Tmux(r, env_drop=("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC",))
+    r.steps.append("claude (interactive, in tmux, without CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC) "
+                   "--dangerously-skip-permissions --model ... --system-prompt <short> --tools Bash,Read,Edit,Write")
+    try:
+        t.wait_screen("bypass permissions", 40)
+        t.type("Title me: say hello.")
+        r.steps.append("typed 'Title me: say hello.' (text)")
+        t.wait_screen("Hello from the titled session", 30)
+        time.sleep(3)
+        t.type("/rename My chosen title")
+        r.steps.append("typed '/rename My chosen title'")
+        time.sleep(3)
+        t.type("/exit")
+        r.steps.append("typed /exit")
+        r.wait_for(lambda: "bypass permissions" not in t.screen(), 10)
+        time.sleep(1)
+    finally:
+        t.close()
+
+
 SCENARIOS = {
     "multi_turn_tools": sc_multi_turn_tools,
     "fork_session": sc_fork_session,
@@ -626,12 +742,28 @@ SCENARIOS = {
     "subagent": sc_subagent,
     "slow_step": sc_slow_step,
     "killed_then_resumed": sc_killed_then_resumed,
+    "edited_prompt": sc_edited_prompt,
+    "titles": sc_titles,
 }
+
+
+def recount():
+    """Recompute `expect` in every manifest from its files/ (no tool run)."""
+    for man in sorted(OUT.glob("*/manifest.json")):
+        base = man.parent / "files"
+        files = {str(p.relative_to(base)): p.read_text() for p in sorted(base.rglob("*")) if p.is_file()}
+        m = json.loads(man.read_text())
+        m["expect"] = expect(files)
+        man.write_text(json.dumps(m, indent=1, ensure_ascii=False) + "\n")
+        print(f"{man.parent.name}: recounted")
 
 
 def main(argv):
     if "--list" in argv:
         print("\n".join(SCENARIOS))
+        return 0
+    if "--recount" in argv:
+        recount()
         return 0
     names = [a for a in argv if not a.startswith("-")] or list(SCENARIOS)
     claude = claude_bin()

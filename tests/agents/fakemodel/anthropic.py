@@ -20,6 +20,10 @@ Replies come from a *script*: a list of rules, each
      "stop_reason": "end_turn" | "tool_use"   # default: tool_use if any
     }
 
+A rule may instead hold {"system": "substring of the system prompt",
+"content": [...]}: it answers any request whose system prompt holds it
+(side requests such as title generation), checked first.
+
 A request is an *agent* request when it offers tools; its prompt is the
 text of the last user message that holds no tool_result (system reminders
 included, so match on a distinctive substring). The rule whose prompt
@@ -29,7 +33,9 @@ resumed conversation gets the same answer: the script is never consumed.
 
 Requests without tools (title generation, topic detection, quota checks,
 summaries) and agent requests that no rule matches get a short text reply
-(`side_reply`); compaction requests get a summary. Every request is
+(`side_reply`), or, when the request asks for structured output
+(`output_config.format` json_schema), a JSON object filled from the schema;
+compaction requests get a summary. Every request is
 appended to the log file as one JSON line (path, kind, rule, a digest of
 the request).
 
@@ -68,6 +74,24 @@ def _system_text(req):
     if isinstance(s, list):
         return "\n".join(b.get("text", "") for b in s if isinstance(b, dict))
     return ""
+
+
+def _fill(schema, name):
+    """A value for a JSON schema (structured-output side requests)."""
+    t = schema.get("type")
+    if schema.get("enum"):
+        return schema["enum"][0]
+    if t == "string":
+        return f"Fake {name}"
+    if t in ("integer", "number"):
+        return 0
+    if t == "boolean":
+        return False
+    if t == "array":
+        return []
+    if t == "object":
+        return {k: _fill(v, k) for k, v in (schema.get("properties") or {}).items()}
+    return None
 
 
 def turn_position(messages):
@@ -111,6 +135,10 @@ class FakeAnthropic:
         prompt, step = turn_position(messages)
         with self.lock:
             script = list(self.script)
+        system = _system_text(req)
+        for rule in script:
+            if rule.get("system") and rule["system"] in system:
+                return "side-scripted", rule
         if tools:
             for rule in script:
                 if rule.get("prompt") and rule["prompt"] in prompt and rule.get("step", 0) == step:
@@ -130,7 +158,12 @@ class FakeAnthropic:
                 "stop_reason": "end_turn",
             }
         kind = "agent-unmatched" if tools else "side"
-        return kind, {"content": [{"type": "text", "text": self.side_reply}], "stop_reason": "end_turn"}
+        reply = self.side_reply
+        fmt = (req.get("output_config") or {}).get("format") or req.get("output_format") or {}
+        if fmt.get("type") == "json_schema":  # structured output: an object of the schema
+            props = (fmt.get("schema") or {}).get("properties") or {}
+            reply = json.dumps({k: _fill(v, k) for k, v in props.items()})
+        return kind, {"content": [{"type": "text", "text": reply}], "stop_reason": "end_turn"}
 
     # -- logging ------------------------------------------------------------
     def log(self, entry):
