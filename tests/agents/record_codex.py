@@ -6,7 +6,7 @@
 Installs `@openai/codex@VERSION` into ~/.cache/openprogram-agents/codex (npm; the package
 ships its native binary), starts the fake Responses API server on a free loopback port,
 and runs each scenario with HOME and CODEX_HOME under a throwaway folder
-(/tmp/op-agent-rec-codex/home/user, the project in .../project, a small git repository).
+(HOME=/tmp/cdxhm, as long as /home/user; the project in $HOME/project, a small git repository).
 A watcher thread polls $CODEX_HOME every ~10 ms and records each change of a transcript
 (sessions/**, archived_sessions/**, session_index.jsonl) as an append, a whole rewrite or
 a deletion.  Output: tests/agents/recordings/codex/<scenario>/{files/, writes.jsonl,
@@ -32,8 +32,10 @@ TOOL = "codex"
 PACKAGE = "@openai/codex"
 VERSION = "0.171.0"
 CACHE = os.path.expanduser("~/.cache/openprogram-agents/codex")
-BASE = "/tmp/op-agent-rec-codex"  # a folder of its own: other recorders clear /tmp/op-agent-rec
-HOME = BASE + "/home/user"
+# HOME has as many bytes as /home/user, which replaces it: a fork's session_meta.history_base
+# points into its parent's rollout by byte offset (end_byte_offset), kept true that way.
+BASE = "/tmp/cdxhm"  # a folder of its own: other recorders clear /tmp/op-agent-rec
+HOME = BASE
 PROJECT = HOME + "/project"
 CODEX_HOME = HOME + "/.codex"
 OUT = os.path.join(HERE, "recordings", "codex")
@@ -208,13 +210,33 @@ class Watcher(threading.Thread):
 
 
 def neutral_text(s):
-    s = s.replace(BASE + "/home/user", "/home/user")
-    s = s.replace("file://" + BASE, "file://")
-    s = s.replace(BASE, "")
+    assert len(HOME) == len("/home/user")
+    s = s.replace(HOME, "/home/user")
     host = socket.gethostname()
-    if host and len(host) > 3:
-        s = s.replace(host, "host")
+    assert not (host and len(host) > 3 and host in s), "the host name is in a transcript"
     return s
+
+
+def check_history_base(disk):
+    """A thread continued from another file: its history_base must point at a line end there."""
+    by_id = {}
+    for rel, text in disk.items():
+        first = text.split("\n", 1)[0]
+        if first.strip():
+            by_id[json.loads(first)["payload"].get("id")] = text
+    for rel, text in disk.items():
+        first = text.split("\n", 1)[0]
+        if not first.strip():
+            continue
+        hb = json.loads(first)["payload"].get("history_base")
+        if not hb:
+            continue
+        parent = by_id[hb["thread_id"]].encode()
+        off = hb["end_byte_offset"]
+        assert parent[off - 1:off] == b"\n", f"{rel}: history_base.end_byte_offset is not at a line end"
+        lines = parent[:off].decode().splitlines()
+        assert json.loads(lines[-1])["ordinal"] == hb["end_ordinal_exclusive"] - 1, f"{rel}: history_base ordinal"
+        print(f"  {rel}: history_base -> {hb['thread_id']} up to byte {off} (ordinal {hb['end_ordinal_exclusive']}) checked", flush=True)
 
 
 def derive_ops(events):
@@ -407,6 +429,7 @@ enabled = false
             rel = os.path.relpath(full, CODEX_HOME)
             if watched(rel):
                 disk[rel] = neutral_text(open(full, "rb").read().decode("utf-8", "replace"))
+    check_history_base(disk)
     replayed = replay(ops)
     assert replayed == disk, "replaying writes.jsonl does not give the files on disk"
     out = os.path.join(OUT, name)

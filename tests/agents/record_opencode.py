@@ -54,7 +54,7 @@ SIDE = [{"match": "title generator", "text": "Demo project chores"},
 
 def scenarios():
     P = PROJECT
-    return {
+    sc = {
         "multi_turn_tools": {
             "steps": [
                 "List the files here and tell me what README.md says.",
@@ -101,6 +101,9 @@ def scenarios():
             ],
         },
     }
+    # the same three turns with the experimental event system on: does it fill session_message?
+    sc["event_system"] = dict(sc["multi_turn_tools"], env={"OPENCODE_EXPERIMENTAL_EVENT_SYSTEM": "1"})
+    return sc
 
 
 # --------------------------------------------------------------------------- helpers
@@ -298,7 +301,8 @@ def expect_from(db):
     return {
         "meaning": {
             "conversations": "rows of table session (a sub-agent's session included)",
-            "user_prompts": "messages with role=user; the prompt is their non-synthetic text parts joined",
+            "user_prompts": "messages with role=user in sessions without parent_id (typed prompts); the prompt is their non-synthetic text parts joined",
+            "subagent_task_messages": "messages with role=user in child sessions: the task tool's prompt",
             "assistant_messages": "messages with role=assistant (one per model step: a tool step ends with finish=tool-calls)",
             "assistant_texts": "parts of type text in assistant messages",
             "tool_calls": "parts of type tool",
@@ -306,7 +310,8 @@ def expect_from(db):
             "subagents": "sessions with parent_id (the task tool's child sessions)",
         },
         "conversations": len(convs),
-        "user_prompts": sum(c["user_messages"] for c in convs),
+        "user_prompts": sum(c["user_messages"] for c in convs if not c["parent"]),
+        "subagent_task_messages": sum(c["user_messages"] for c in convs if c["parent"]),
         "assistant_messages": sum(c["assistant_messages"] for c in convs),
         "assistant_texts": sum(c["assistant_texts"] for c in convs),
         "tool_calls": sum(c["tool_calls"] for c in convs),
@@ -409,6 +414,7 @@ def run_scenario(name, exe):
                          if "/snapshot/" not in os.path.join(dp, n) and not os.path.relpath(os.path.join(dp, n), DATA).startswith("snapshot/"))
     manifest = {
         "tool": TOOL, "version": VERSION, "scenario": name, "model": f"fake/{MODEL}",
+        "env": sc.get("env", {}),
         "home": "/home/user", "cwd": "/home/user/project",
         "steps": steps,
         "typed_prompts": sc["steps"],
