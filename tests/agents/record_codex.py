@@ -2,6 +2,7 @@
 """Records what the real Codex CLI writes to disk, run offline against fakemodel/openai.py.
 
     python3 tests/agents/record_codex.py [scenario ...]      # default: all scenarios
+    python3 tests/agents/record_codex.py --recount           # manifests' counts again from files/
 
 Installs `@openai/codex@VERSION` into ~/.cache/openprogram-agents/codex (npm; the package
 ships its native binary), starts the fake Responses API server on a free loopback port,
@@ -308,7 +309,8 @@ def expect_from(files):
         convs.append({
             "file": rel,
             "id": meta.get("id"),
-            "parent": parent or meta.get("forked_from_id"),
+            "parent": parent,
+            "forked_from": meta.get("forked_from_id"),
             "source": src,
             "history_mode": meta.get("history_mode"),
             "history_base": meta.get("history_base"),
@@ -327,13 +329,14 @@ def expect_from(files):
         "meaning": {
             "conversations": "distinct session_meta ids among rollout-* files (a thread may span several files)",
             "files": "rollout-* files",
-            "user_prompts": "response_item message role=user whose text is not injected context (<environment_context>, <subagent_notification>, AGENTS.md, ...), in threads that are not sub-agents: the typed prompts",
+            "user_prompts": "response_item message role=user whose text is not injected context (<environment_context>, <subagent_notification>, AGENTS.md, ...), in threads that are not sub-agents (forks included): the typed prompts",
             "subagent_task_messages": "the same messages in sub-agent threads: the task the parent gave (spawn_agent's message)",
             "assistant_texts": "response_item message role=assistant",
             "tool_calls": "response_item function_call + custom_tool_call + local_shell_call",
             "tool_results": "response_item function_call_output + custom_tool_call_output",
             "turns_completed": "event_msg task_complete",
             "subagents": "threads whose session_meta.source.subagent.thread_spawn.parent_thread_id names a parent",
+            "forks": "threads whose session_meta has forked_from_id (`codex exec fork`): in paginated history mode the file holds only the fork's own lines, and session_meta.history_base points into the parent's rollout (thread_id, end_ordinal_exclusive, end_byte_offset)",
         },
         "conversations": len(threads),
         "files": len(convs),
@@ -344,6 +347,7 @@ def expect_from(files):
         "tool_results": sum(c["tool_results"] for c in convs),
         "turns_completed": sum(c["turns_completed"] for c in convs),
         "subagents": [{"id": c["id"], "parent": c["parent"]} for c in convs if c["parent"]],
+        "forks": [{"id": c["id"], "forked_from": c["forked_from"], "history_base": c["history_base"]} for c in convs if c["forked_from"]],
         "per_file": convs,
     }
 
@@ -484,7 +488,26 @@ enabled = false
     return manifest
 
 
+def recount():
+    """Recomputes manifest.json's expect from the recorded files/ (no tool run)."""
+    for name in sorted(os.listdir(OUT)):
+        root = os.path.join(OUT, name, "files")
+        disk = {}
+        for dp, dn, fn in os.walk(root):
+            for n in fn:
+                disk[os.path.relpath(os.path.join(dp, n), root)] = open(os.path.join(dp, n)).read()
+        mpath = os.path.join(OUT, name, "manifest.json")
+        m = json.load(open(mpath))
+        m["expect"] = expect_from(disk)
+        with open(mpath, "w") as f:
+            json.dump(m, f, indent=1, ensure_ascii=False)
+            f.write("\n")
+        print(name, {k: v for k, v in m["expect"].items() if k not in ("meaning", "per_file")})
+
+
 def main():
+    if sys.argv[1:] == ["--recount"]:
+        return recount()
     names = sys.argv[1:] or list(SCENARIOS)
     exe = install()
     for n in names:
