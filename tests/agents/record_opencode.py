@@ -101,8 +101,8 @@ def scenarios():
             ],
         },
     }
-    # the same three turns with the experimental event system on: does it fill session_message?
-    sc["event_system"] = dict(sc["multi_turn_tools"], env={"OPENCODE_EXPERIMENTAL_EVENT_SYSTEM": "1"})
+    # (OPENCODE_EXPERIMENTAL_EVENT_SYSTEM=1, tried on multi_turn_tools with 1.18.33, leaves
+    # session_message empty too: the same rows as without it.  A scenario may set "env".)
     return sc
 
 
