@@ -14,6 +14,9 @@ pub enum ClientError {
     NoServer(String),
     #[error("cannot reach the server at {url}: {reason}")]
     Unreachable { url: String, reason: String },
+    /// Connected, then the answer did not come (the server may go on).
+    #[error("the connection to the server at {url} was lost: {reason}")]
+    Lost { url: String, reason: String },
     #[error("{message}")]
     Api { status: u16, message: String },
     #[error("{0}")]
@@ -69,6 +72,15 @@ impl Client {
         }
     }
 
+    /// The same client with no limit on how long an answer takes (only
+    /// on connecting): for a call that lasts as long as its work does.
+    pub fn patient(mut self) -> Client {
+        self.agent = ureq::AgentBuilder::new()
+            .timeout_connect(Duration::from_secs(10))
+            .build();
+        self
+    }
+
     /// The server's base URL.
     pub fn base(&self) -> &str {
         &self.base
@@ -98,12 +110,7 @@ impl Client {
         let r = match req.send_string(body) {
             Ok(r) => r,
             Err(ureq::Error::Status(_, r)) => r,
-            Err(e) => {
-                return Err(ClientError::Unreachable {
-                    url: self.base.clone(),
-                    reason: e.to_string(),
-                })
-            }
+            Err(e) => return Err(self.transport_error(e)),
         };
         let status = r.status();
         let kind = r.content_type().to_string();
@@ -135,10 +142,19 @@ impl Client {
                 let message = v["error"].as_str().unwrap_or("request failed").to_string();
                 Err(ClientError::Api { status, message })
             }
-            Err(e) => Err(ClientError::Unreachable {
-                url: self.base.clone(),
-                reason: e.to_string(),
-            }),
+            Err(e) => Err(self.transport_error(e)),
+        }
+    }
+
+    /// A failure before any answer: unreachable when no connection was
+    /// made, lost when one was.
+    fn transport_error(&self, e: ureq::Error) -> ClientError {
+        let (url, reason) = (self.base.clone(), e.to_string());
+        match e.kind() {
+            ureq::ErrorKind::ConnectionFailed | ureq::ErrorKind::Dns => {
+                ClientError::Unreachable { url, reason }
+            }
+            _ => ClientError::Lost { url, reason },
         }
     }
 }

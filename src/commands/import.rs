@@ -128,7 +128,7 @@ fn watch(args: &ImportArgs, tool: Tool, paths: &[std::path::PathBuf]) -> ExitCod
 /// directory.
 fn through_server(args: &ImportArgs, opts: &ImportOptions) -> Option<Result<Value, ClientError>> {
     let client = match Client::connect(&args.target) {
-        Ok(c) => c,
+        Ok(c) => c.patient(),
         Err(ClientError::NoServer(_)) => return None,
         Err(e) => return Some(Err(e)),
     };
@@ -148,8 +148,13 @@ fn through_server(args: &ImportArgs, opts: &ImportOptions) -> Option<Result<Valu
         answer
     });
     match answer {
-        // server.json left by a server that is gone: work here.
+        // server.json left by a server that is gone (nothing listens):
+        // work here.
         Err(ClientError::Unreachable { .. }) if args.target.url.is_none() => None,
+        // A server took the import: it goes on without this command.
+        Err(ClientError::Lost { url, reason }) => Some(Err(ClientError::Other(format!(
+            "the connection to the server at {url} was lost ({reason}); the server goes on importing: `GET /api/imports` shows its progress"
+        )))),
         other => Some(other),
     }
 }
@@ -193,6 +198,25 @@ fn here(args: &ImportArgs, opts: ImportOptions) -> Result<ImportSummary, String>
         bind: None,
     };
     let config = Config::load(&overrides).map_err(|e| e.to_string())?;
+    if opts.dry_run {
+        // Counted from the state folder as it is: nothing opened for
+        // writing, no lock taken, nothing written.
+        let state_dir = config.state_dir().map_err(|e| e.to_string())?;
+        let bar = Mutex::new(None::<Progress>);
+        let progress = |p: openprogram_actors::importers::ImportProgress| {
+            if let Ok(mut bar) = bar.lock() {
+                bar.get_or_insert_with(|| Progress::new("counting", p.files_total))
+                    .inc();
+            }
+        };
+        let sum = openprogram_actors::importers::dry::count(&opts, &state_dir, &progress);
+        if let Ok(mut bar) = bar.lock() {
+            if let Some(b) = bar.take() {
+                b.finish();
+            }
+        }
+        return Ok(sum);
+    }
     actix_web::rt::System::new().block_on(async move {
         let (engine, _lock) = crate::startup::start_engine(&config).map_err(|e| e.to_string())?;
         let bar = Mutex::new(None::<Progress>);
@@ -233,6 +257,12 @@ fn print_summary(s: &Value) {
         n("files_unchanged"),
         n("files_older"),
     );
+    if n("turns_continued") > 0 {
+        println!(
+            "  {} turns imported before got what the tool wrote of them since",
+            n("turns_continued")
+        );
+    }
     if n("turns_present") > 0 {
         println!("  {} turns were there already", n("turns_present"));
     }

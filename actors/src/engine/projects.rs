@@ -120,6 +120,18 @@ impl Engine {
         path: &str,
         name: Option<String>,
     ) -> Result<(Project, bool), EngineError> {
+        self.register_folder(path, name, true).await
+    }
+
+    /// `resolve_project`; `prepare`: the folder gets its repository and
+    /// `.openprogram/` now (else when a live session first works there:
+    /// an import registers a folder and writes nothing into it).
+    pub async fn register_folder(
+        &self,
+        path: &str,
+        name: Option<String>,
+        prepare: bool,
+    ) -> Result<(Project, bool), EngineError> {
         self.writable()?;
         let claim = self
             .ask_projects(FindClaim {
@@ -140,6 +152,7 @@ impl Engine {
                 reuse,
                 path: path.to_string(),
                 name,
+                prepare,
             })
             .await?;
         if resolved.1 {

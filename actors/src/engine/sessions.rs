@@ -11,6 +11,7 @@ use crate::messages::TitleJob;
 use crate::meta::{MetaPatch, SessionMeta};
 use crate::node::Node;
 use crate::paths::Purpose;
+use crate::project::actor::PrepareFolder;
 use crate::project::registry::{Lookup, SetMembership};
 use crate::project::DEFAULT_PROJECT;
 use crate::session::actor::{
@@ -47,7 +48,13 @@ impl Engine {
             return Ok(());
         }
         ids::validate("session id", id)?;
-        let (project, _) = self.ask_projects(Lookup(project_id.to_string())).await?;
+        let (project, actor) = self.ask_projects(Lookup(project_id.to_string())).await?;
+        // A folder registered by an import has no repository nor
+        // `.openprogram/` yet: made now, before a session lands there.
+        actor
+            .send(PrepareFolder)
+            .await
+            .map_err(|_| EngineError::Unavailable)??;
         let dir = project.session_dir(id);
         self.ask_manager(Place {
             id: id.to_string(),

@@ -23,6 +23,7 @@ use crate::ids;
 use crate::meta::SessionMeta;
 use crate::node::{Node, Role};
 use crate::session::whole::{Early, TurnWritten, WriteTurn};
+use crate::session::{ContinueTurn, Continued};
 use crate::session::{EndTurn, NewNode, SessionError, TurnOutcome, ROOT_CALLER};
 
 use super::Engine;
@@ -149,7 +150,12 @@ impl Engine {
                     if let Some(p) = &predecessor {
                         return Err(SessionError::UnknownPredecessor(p.clone()).into());
                     }
-                    self.place(id, &project_id).await?;
+                    // A turn from the past (an import) keeps its session
+                    // in the state folder: nothing is written into the
+                    // project's folder for it.
+                    if project {
+                        self.place(id, &project_id).await?;
+                    }
                     self.call(id, turn(Some(create.clone()))).await
                 }
                 other => other,
@@ -196,6 +202,27 @@ impl Engine {
             nodes: written.nodes,
             outcome: written.outcome,
         })
+    }
+
+    /// Nodes for a turn that ended, those stored already included: what
+    /// is new is added to the turn in a new commit when it is the last of
+    /// its line (`session::continuation`).
+    pub(crate) async fn continue_turn(
+        &self,
+        id: &str,
+        user_id: &str,
+        nodes: Vec<NewNode>,
+        end: EndTurn,
+    ) -> Result<Continued, EngineError> {
+        self.writable()?;
+        ids::validate("session id", id)?;
+        end.check_files()?;
+        let msg = ContinueTurn {
+            user_id: user_id.to_string(),
+            nodes,
+            end,
+        };
+        self.call(id, msg).await
     }
 }
 

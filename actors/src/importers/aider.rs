@@ -159,6 +159,7 @@ impl Parser {
             created_at: Some(at),
             parent_session: None,
             archived: false,
+            ..Header::default()
         }));
     }
 

@@ -13,6 +13,8 @@ use std::path::Path;
 
 use serde_json::{json, Map, Value};
 
+use super::claude_fork;
+use super::claude_records::{append_text, command_line, is_command, push_to, record_id};
 use super::model::{
     decode, parse_time, text_of, Header, ImportedNode, ImportedTurn, LineReader, Skipped,
 };
@@ -49,18 +51,23 @@ pub fn header(path: &Path) -> std::io::Result<Header> {
         ..Header::default()
     };
     let (mut custom, mut ai, mut summary) = (None, None, None);
+    let mut prompts = Vec::new();
     let file = std::io::BufReader::new(std::fs::File::open(path)?);
     for line in file.split(b'\n') {
         let line = line?;
         let wanted = |needle: &[u8]| line.windows(needle.len()).any(|w| w == needle);
         let titled =
             wanted(b"\"custom-title\"") || wanted(b"\"ai-title\"") || wanted(b"\"summary\"");
-        if !titled && h.cwd.is_some() && h.created_at.is_some() {
+        let prompt = wanted(b"\"promptId\"") && wanted(b"\"user\"");
+        if !titled && !prompt && h.cwd.is_some() && h.created_at.is_some() {
             continue;
         }
         let Ok(rec) = serde_json::from_slice::<Value>(&line) else {
             continue;
         };
+        if let Some(p) = claude_fork::prompt_of(&rec) {
+            prompts.push(p);
+        }
         let text = |k: &str| rec.get(k).and_then(Value::as_str).map(str::to_string);
         match rec.get("type").and_then(Value::as_str) {
             Some("custom-title") => custom = text("customTitle").or(custom),
@@ -74,6 +81,17 @@ pub fn header(path: &Path) -> std::io::Result<Header> {
         if h.created_at.is_none() {
             h.created_at = text("timestamp").and_then(|t| parse_time(&t));
         }
+    }
+    // A fork's copy of its parent: its copied turns are the parent's, when
+    // the parent's file is there to hold them.
+    let (copied, from) = claude_fork::copies(&prompts);
+    let parent = prompts
+        .first()
+        .filter(|_| !copied.is_empty())
+        .and_then(|first| claude_fork::parent_file(path, &first.uuid));
+    if let Some(parent) = parent {
+        h.forked_from = Some((session_id(&parent), from.unwrap_or_default()));
+        h.copied = copied;
     }
     let trimmed = |t: Option<String>| t.map(|t| t.trim().to_string()).filter(|t| !t.is_empty());
     h.user_titled = trimmed(custom.clone()).is_some();
@@ -181,6 +199,12 @@ impl Parser {
             return None;
         }
         let flag = |k: &str| rec.get(k).and_then(Value::as_bool).unwrap_or(false);
+        // A slash command run in the tool (`/compact`, `/model`) and its
+        // output: notes between turns, unless the model answers it.
+        if !flag("isMeta") && is_command(&text_of(&content)) {
+            let text = text_of(&content);
+            return self.between(&rec, text, "command");
+        }
         if flag("isMeta") || flag("isCompactSummary") {
             let kind = if flag("isCompactSummary") {
                 "compaction_summary"
@@ -285,7 +309,7 @@ impl Parser {
     fn assistant(&mut self, rec: Value) {
         let at = self.at();
         let line = self.line;
-        if self.open.is_none() {
+        if self.open.is_none() && !self.command_prompt() {
             self.skip("a reply before any prompt");
             return;
         }
@@ -401,7 +425,7 @@ impl Parser {
         self.alias.insert(record, caller);
     }
 
-    fn system(&mut self, rec: Value) {
+    fn system(&mut self, rec: Value) -> Option<ImportedTurn> {
         let subtype = rec.get("subtype").and_then(Value::as_str).unwrap_or("");
         // The end of a turn Claude Code measured: the turn is over.
         if matches!(subtype, "turn_duration" | "stop_hook_summary") {
@@ -410,19 +434,73 @@ impl Parser {
             }
             self.alias_to_parent(&rec);
             self.kept.push(rec);
-            return;
+            return None;
         }
         let text = match rec.get("content") {
             Some(Value::String(s)) => s.clone(),
             Some(other) => text_of(other),
             None => String::new(),
         };
-        let kind = if subtype == "compact_boundary" {
-            "compaction"
-        } else {
-            "system"
+        if subtype == "compact_boundary" {
+            // A compaction comes between turns: the one before is over,
+            // and the boundary goes with the next.
+            return self.between(&rec, text, "compaction");
+        }
+        self.note(&rec, text, "system");
+        None
+    }
+
+    /// A note that comes between turns: the open turn is over (handed
+    /// on), the note waits for the next prompt.
+    fn between(&mut self, rec: &Value, text: String, kind: &str) -> Option<ImportedTurn> {
+        let finished = self.open.take().map(|mut o| {
+            self.attach_kept(&mut o.turn);
+            o.turn.complete = true;
+            o.turn
+        });
+        self.note(rec, text, kind);
+        finished
+    }
+
+    /// A reply with no turn open: the slash command just before it was
+    /// sent to the model (a custom command), so it is the turn's prompt.
+    fn command_prompt(&mut self) -> bool {
+        let Some(at) = self.notes.iter().rposition(|n| {
+            n.source.get("kind").and_then(Value::as_str) == Some("command")
+                && n.content.as_str().is_some_and(|t| command_line(t).is_some())
+        }) else {
+            return false;
         };
-        self.note(&rec, text, kind);
+        let mut nodes = std::mem::take(&mut self.notes);
+        let rest = nodes.split_off(at + 1);
+        let mut prompt = nodes.pop().unwrap_or_else(|| rest[0].clone());
+        prompt.role = Role::User;
+        prompt.content = Value::String(
+            prompt
+                .content
+                .as_str()
+                .and_then(command_line)
+                .unwrap_or_default(),
+        );
+        let follows = prompt
+            .source
+            .get("parentUuid")
+            .and_then(Value::as_str)
+            .and_then(|p| self.alias.get(p).cloned());
+        self.alias.insert(prompt.id.clone(), prompt.id.clone());
+        nodes.push(prompt);
+        nodes.extend(rest);
+        self.open = Some(Open {
+            turn: ImportedTurn {
+                follows,
+                nodes,
+                ended_at: self.at(),
+                complete: false,
+            },
+            assistant: None,
+            tools: HashMap::new(),
+        });
+        true
     }
 
     /// A system note (a runtime message, a compaction, a meta message):
@@ -518,10 +596,7 @@ impl LineReader for Parser {
                 self.assistant(rec);
                 None
             }
-            Some("system") => {
-                self.system(rec);
-                None
-            }
+            Some("system") => self.system(rec),
             // Titles: read by `header`.
             Some("summary" | "custom-title" | "ai-title" | "agent-name") => None,
             _ => {
@@ -537,34 +612,6 @@ impl LineReader for Parser {
         let mut open = self.open.take()?;
         self.attach_kept(&mut open.turn);
         Some(open.turn)
-    }
-}
-
-/// A record's id as a node id (its `uuid`; else one made from the line).
-fn record_id(rec: &Value, line: u64) -> String {
-    match rec.get("uuid").and_then(Value::as_str) {
-        Some(u) if ids::validate("node id", u).is_ok() => u.to_string(),
-        _ => format!("line-{line}"),
-    }
-}
-
-fn push_to(meta: &mut Map<String, Value>, key: &str, v: Value) {
-    match meta.entry(key).or_insert_with(|| Value::Array(Vec::new())) {
-        Value::Array(a) => a.push(v),
-        other => *other = Value::Array(vec![v]),
-    }
-}
-
-fn append_text(content: &mut Value, t: &str) {
-    if t.is_empty() {
-        return;
-    }
-    match content {
-        Value::String(s) if !s.is_empty() => {
-            s.push_str("\n\n");
-            s.push_str(t);
-        }
-        other => *other = Value::String(t.to_string()),
     }
 }
 

@@ -92,15 +92,22 @@ pub fn header(path: &Path) -> std::io::Result<(Header, bool)> {
                     .as_str()
                     .or(rec["timestamp"].as_str())
                     .and_then(parse_time);
-                // A fork names its origin; a sub-agent (a spawned
-                // thread) its parent thread.
-                h.parent_session = p["forked_from_id"]
-                    .as_str()
-                    .or(p
-                        .pointer("/source/subagent/thread_spawn/parent_thread_id")
-                        .and_then(Value::as_str))
+                // A sub-agent (a spawned thread) names its parent thread;
+                // a fork its origin, up to which line of the origin's
+                // file it goes on from (`history_base`, or the ordinal).
+                h.parent_session = p
+                    .pointer("/source/subagent/thread_spawn/parent_thread_id")
+                    .and_then(Value::as_str)
                     .or(p["parent_thread_id"].as_str())
                     .map(session_id);
+                if let Some(origin) = p["forked_from_id"].as_str() {
+                    let end = p
+                        .pointer("/history_base/end_ordinal_exclusive")
+                        .or(p.get("forked_from_ordinal_exclusive"))
+                        .and_then(Value::as_u64);
+                    let node = end.map(|n| format!("l{n}")).unwrap_or_default();
+                    h.forked_from = Some((session_id(origin), node));
+                }
             }
             Some("event_msg") if p["type"] == "thread_name_updated" => {
                 name = p["thread_name"]
@@ -123,6 +130,23 @@ pub fn header(path: &Path) -> std::io::Result<(Header, bool)> {
         .ancestors()
         .any(|a| a.file_name().is_some_and(|n| n == "archived_sessions"));
     Ok((h, archived))
+}
+
+/// The thread a `spawn_agent` call started, from its output
+/// (`{"agent_id": …}`).
+fn spawned_agent(output: &Value) -> Option<String> {
+    let parsed;
+    let v = match output {
+        Value::String(s) => {
+            parsed = serde_json::from_str::<Value>(s).ok()?;
+            &parsed
+        }
+        other => other,
+    };
+    let id = v.get("agent_id")?.as_str()?;
+    crate::ids::validate("session id", &session_id(id))
+        .ok()
+        .map(|()| id.to_string())
 }
 
 /// The name `session_index.jsonl` gives a thread (the last one wins).
@@ -394,6 +418,12 @@ impl Parser {
                 Value::Null => Value::String(String::new()),
                 other => other.clone(),
             });
+            // A spawned agent's thread is a session of its own: the call
+            // names it (and the agent's session names this one).
+            if let Some(agent) = spawned_agent(&p["output"]) {
+                let sub = Value::String(session_id(&agent));
+                node.source.insert("subagent_session".into(), sub);
+            }
             o.turn.ended_at = at;
         }
     }

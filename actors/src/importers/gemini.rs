@@ -110,7 +110,15 @@ pub fn header(path: &Path) -> std::io::Result<Header> {
                         .and_then(parse_time);
                 }
                 _ if rec.contains_key("id") => {}
-                _ if rec.contains_key("sessionId") => absorb(&rec, &mut meta),
+                // Every start and resume writes the metadata line again:
+                // the conversation started at the first one.
+                _ if rec.contains_key("sessionId") => {
+                    let start = meta.get("startTime").cloned();
+                    absorb(&rec, &mut meta);
+                    if let Some(start) = start {
+                        meta.insert("startTime".into(), start);
+                    }
+                }
                 _ => {}
             }
         }
@@ -135,6 +143,7 @@ pub fn header(path: &Path) -> std::io::Result<Header> {
         created_at: text("startTime").and_then(|t| parse_time(&t)).or(first_at),
         parent_session: parent_of(path).map(|p| session_id(&p)),
         archived: false,
+        ..Header::default()
     })
 }
 
@@ -164,6 +173,9 @@ struct Open {
     follows: Option<String>,
     order: Vec<String>,
     records: HashMap<String, (Value, u64)>,
+    /// The `user` records holding only tool results (`functionResponse`
+    /// parts): the results sent back to the model, by record id.
+    responses: Vec<(String, Value)>,
     ended_at: f64,
 }
 
@@ -183,6 +195,9 @@ pub struct Parser {
     /// later cannot change a turn already written).
     closed: std::collections::HashSet<String>,
     seen_meta: bool,
+    /// No message since the last metadata line: a `$set` of `messages`
+    /// now is a start or a resume loading the context, not a compaction.
+    starting: bool,
     last_at: f64,
 }
 
@@ -198,6 +213,7 @@ impl Parser {
             follows: None,
             closed: Default::default(),
             seen_meta: false,
+            starting: true,
             last_at: 0.0,
         }
     }
@@ -223,30 +239,42 @@ impl Parser {
             return self.rewind(target.to_string());
         }
         if let Some(patch) = map.get("$set") {
-            if patch.get("messages").is_some_and(Value::is_array) {
+            // Every start and resume loads the conversation as the model's
+            // context (`messages`, after the metadata line): only one set
+            // between messages replaced it (a compression).
+            if patch.get("messages").is_some_and(Value::is_array) && !self.starting {
                 let n = patch["messages"].as_array().map_or(0, Vec::len);
-                let note = serde_json::json!({
+                let mut note = serde_json::json!({
                     "id": format!("l{}", self.line),
                     "type": "compaction",
                     "content": format!("The model's context was replaced ({n} messages)."),
                 });
+                note["at"] = self.last_at.into();
                 self.add(note);
             }
             return None;
         }
         let Some(id) = map.get("id").and_then(Value::as_str).map(str::to_string) else {
-            if map.contains_key("sessionId") && !self.seen_meta {
+            if map.contains_key("sessionId") {
+                // The metadata line: the file's first, and again at every
+                // start or resume.
                 self.seen_meta = true;
+                self.starting = true;
             } else {
                 self.skip("an unknown record");
             }
             return None;
         };
+        self.starting = false;
         if ids::validate("node id", &id).is_err() {
             self.skip("a message id that cannot be a node id");
             return None;
         }
         if map.get("type").and_then(Value::as_str) == Some("user") {
+            if is_tool_response(map.get("content")) {
+                self.response(id, rec);
+                return None;
+            }
             return self.user(id, rec);
         }
         self.add(rec);
@@ -275,6 +303,23 @@ impl Parser {
             }
         }
         open.records.insert(id, (rec, self.line));
+        open.ended_at = self.last_at;
+    }
+
+    /// A `user` record holding only tool results: part of the open turn
+    /// (the results are the calls' own, kept with them).
+    fn response(&mut self, id: String, rec: Value) {
+        if self.closed.contains(&id) {
+            return;
+        }
+        let Some(open) = self.open.as_mut() else {
+            self.skip("a tool result before any prompt");
+            return;
+        };
+        match open.responses.iter_mut().find(|(i, _)| *i == id) {
+            Some(r) => r.1 = rec,
+            None => open.responses.push((id, rec)),
+        }
         open.ended_at = self.last_at;
     }
 
@@ -344,11 +389,62 @@ impl Parser {
                 _ => nodes.push(note(rec, line)),
             }
         }
+        for (id, rec) in std::mem::take(&mut open.responses) {
+            self.closed.insert(id);
+            attach_response(rec, &mut nodes);
+        }
         ImportedTurn {
             follows: open.follows,
             nodes,
             ended_at: open.ended_at,
             complete: false,
+        }
+    }
+}
+
+/// A content of `functionResponse` parts only: tool results.
+fn is_tool_response(content: Option<&Value>) -> bool {
+    content
+        .and_then(Value::as_array)
+        .is_some_and(|parts| {
+            !parts.is_empty() && parts.iter().all(|p| p.get("functionResponse").is_some())
+        })
+}
+
+/// A record of tool results goes to the tool nodes of its calls (by the
+/// call's id): their output when the call holds none, and the record kept
+/// as it was. One matching no call is kept on the turn's last node.
+fn attach_response(rec: Value, nodes: &mut [ImportedNode]) {
+    let calls: Vec<String> = rec["content"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|p| p.pointer("/functionResponse/id").and_then(Value::as_str))
+        .map(str::to_string)
+        .collect();
+    let tool = nodes.iter_mut().rev().find(|n| {
+        n.role == Role::Tool
+            && n.source
+                .get("id")
+                .and_then(Value::as_str)
+                .is_some_and(|id| calls.iter().any(|c| c == id))
+    });
+    if let Some(tool) = tool {
+        if tool.output.is_none() {
+            let response = rec["content"]
+                .as_array()
+                .and_then(|p| p.first())
+                .and_then(|p| p.pointer("/functionResponse/response"))
+                .cloned();
+            tool.output = response;
+        }
+        tool.source.insert("response_record".into(), rec);
+        return;
+    }
+    if let Some(last) = nodes.last_mut() {
+        match last.source.entry("records").or_insert_with(|| Value::Array(Vec::new())) {
+            Value::Array(a) => a.push(rec),
+            other => *other = Value::Array(vec![rec]),
         }
     }
 }
@@ -362,10 +458,14 @@ fn message(role: Role, rec: Value, line: u64) -> ImportedNode {
         .remove("id")
         .and_then(|v| v.as_str().map(str::to_string))
         .unwrap_or_else(|| format!("l{line}"));
+    // A note made here (a compaction) carries the time of the record
+    // before it.
+    let made_at = source.remove("at").and_then(|v| v.as_f64());
     let at = source
         .get("timestamp")
         .and_then(Value::as_str)
         .and_then(parse_time)
+        .or(made_at)
         .unwrap_or(0.0);
     let content = source.remove("content").unwrap_or(Value::Null);
     let text = text_of(&content);

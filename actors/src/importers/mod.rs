@@ -11,8 +11,12 @@
 pub mod aider;
 pub mod checkpoint;
 pub mod claude_code;
+mod claude_fork;
+mod claude_records;
 pub mod codex;
 mod discover;
+pub mod dry;
+mod read;
 pub mod gemini;
 pub mod model;
 pub mod opencode;
@@ -28,9 +32,9 @@ use crate::engine::Engine;
 use crate::error::EngineError;
 use crate::meta::{now, SessionMeta};
 use crate::node::Role;
-use crate::session::EndTurn;
+use crate::session::{Continued, EndTurn};
 
-use checkpoint::{mark_of, Checkpoint};
+use checkpoint::Checkpoint;
 pub use discover::discover;
 use discover::{default_roots, history_file_of};
 pub use model::{Header, ImportedNode, ImportedTurn, LineReader, Problem, Read, Skipped, Tool};
@@ -69,6 +73,12 @@ pub struct ImportSummary {
     pub turns: u64,
     /// Turns that were already imported.
     pub turns_present: u64,
+    /// Turns already imported that the tool wrote more of since: what it
+    /// added is in a new commit of the turn.
+    pub turns_continued: u64,
+    /// Turns a fork copied from the conversation it forked: left to that
+    /// conversation's session (the fork's names it in `forked_from`).
+    pub turns_forked: u64,
     /// Turns the tool is still writing, left for a later run.
     pub turns_open: u64,
     /// Turns that start a branch (a fork, an edit, a rewind).
@@ -163,19 +173,9 @@ impl Engine {
     ) -> Result<(), EngineError> {
         let tool = opts.tool;
         let path = file.to_path_buf();
-        let (header, mark) = blocking(move || -> std::io::Result<_> {
-            let header = match tool {
-                Tool::ClaudeCode => (claude_code::header(&path)?, false),
-                Tool::Codex => codex::header(&path)?,
-                Tool::GeminiCli => (gemini::header(&path)?, false),
-                Tool::Opencode => (opencode::header(&path)?, false),
-                Tool::Aider => (aider::header(&path), false),
-            };
-            let mark = mark_of(&path, &header.0.session_id)?;
-            Ok((header, mark))
-        })
-        .await?
-        .map_err(io_error)?;
+        let (header, mark) = blocking(move || read::header_and_mark(tool, &path))
+            .await?
+            .map_err(io_error)?;
         if cp.unchanged(file, &mark) {
             sum.files_unchanged += 1;
             return Ok(());
@@ -201,64 +201,8 @@ impl Engine {
         };
         let (tx, mut rx) = tokio::sync::mpsc::channel::<Read>(4);
         let path = file.to_path_buf();
-        let reader = tokio::task::spawn_blocking(move || -> std::io::Result<Skipped> {
-            let send = |t: ImportedTurn| tx.blocking_send(Read::Turn(t)).is_ok();
-            let (last, skipped) = match tool {
-                Tool::ClaudeCode => {
-                    let f = std::io::BufReader::new(std::fs::File::open(&path)?);
-                    let mut parser = claude_code::Parser::new(&path);
-                    (parser.read(f, send)?, parser.skipped)
-                }
-                Tool::Codex => {
-                    let mut parser = codex::Parser::new(&path);
-                    (parser.read(codex::open(&path)?, send)?, parser.skipped)
-                }
-                Tool::GeminiCli => {
-                    let mut parser = gemini::Parser::new(&path);
-                    let last = if path.extension().is_some_and(|e| e == "json") {
-                        gemini::read_legacy(&mut parser, &path, send)?
-                    } else {
-                        let f = std::io::BufReader::new(std::fs::File::open(&path)?);
-                        parser.read(f, send)?
-                    };
-                    (last, parser.skipped)
-                }
-                Tool::Aider => {
-                    let f = std::io::BufReader::new(std::fs::File::open(&path)?);
-                    let mut parser = aider::Parser::new(&path);
-                    let last = parser.read_events(f, |e| tx.blocking_send(e).is_ok())?;
-                    (last, parser.skipped)
-                }
-                Tool::Opencode if several => {
-                    // Each session's last turn is handed on in its place,
-                    // told finished or not by the reader itself.
-                    let mut skipped = Skipped::default();
-                    opencode::read_database(&path, &mut skipped, |r| {
-                        let r = match r {
-                            Read::Turn(mut t) => {
-                                t.complete |= idle;
-                                Read::Turn(t)
-                            }
-                            begin => begin,
-                        };
-                        tx.blocking_send(r).is_ok()
-                    })
-                    .map_err(|e| std::io::Error::other(format!("{}: {e}", path.display())))?;
-                    (None, skipped)
-                }
-                Tool::Opencode => {
-                    let mut skipped = Skipped::default();
-                    let last =
-                        opencode::read_tree(&path, &mut skipped, |r| tx.blocking_send(r).is_ok())?;
-                    (last, skipped)
-                }
-            };
-            if let Some(mut t) = last {
-                t.complete |= idle;
-                let _ = tx.blocking_send(Read::Turn(t));
-            }
-            Ok(skipped)
-        });
+        let reader =
+            tokio::task::spawn_blocking(move || read::turns(tool, &path, idle, several, &tx));
         let mut open = 0;
         let mut failure = None;
         let mut wrote = 0;
@@ -366,6 +310,10 @@ impl Engine {
             create.title = crate::meta::clip_title(t);
             create.user_titled = header.user_titled;
         }
+        if let Some((session, node)) = &header.forked_from {
+            let from = serde_json::json!({"session": session, "node": node});
+            create.extra.insert("forked_from".into(), from);
+        }
         if let Some(parent) = &header.parent_session {
             create
                 .extra
@@ -373,7 +321,7 @@ impl Engine {
         }
         if opts.projects && existing.is_none() && !opts.dry_run {
             if let Some(cwd) = header.cwd.as_ref().filter(|c| c.is_dir()) {
-                match self.resolve_project(&cwd.to_string_lossy(), None).await {
+                match self.register_folder(&cwd.to_string_lossy(), None, false).await {
                     Ok((project, _)) => create.project_id = project.id,
                     Err(e) => {
                         tracing::info!(cwd = %cwd.display(), error = %e, "imported without its project")
@@ -407,17 +355,57 @@ impl Engine {
             return Ok(false);
         };
         let last = turn.last_conversational();
+        // A fork's copy of its parent's turn: the parent's session holds it.
+        if target.header.copied.contains(&user) {
+            sum.turns_forked += 1;
+            target.head = last.or(target.head.take());
+            return Ok(false);
+        }
         // A turn a crash left open is written again (the same ids answer
         // what is there); one that ended is not.
         let reopened = target
             .existing
             .as_ref()
             .is_some_and(|m| m.open_turn.as_ref().is_some_and(|t| t.user_node == user));
-        if !reopened && self.known(target, &user).await? {
-            sum.turns_present += 1;
+        let written_here = target.seen.contains(&user);
+        if reopened || self.known(target, &user).await? {
             target.seen.extend(turn.nodes.iter().map(|n| n.id.clone()));
             target.head = last.or(target.head.take());
-            return Ok(false);
+            if opts.dry_run || written_here {
+                sum.turns_present += 1;
+                return Ok(false);
+            }
+            // What the tool wrote for the turn since it was imported (a
+            // result, the answer) is added to it in a new commit.
+            let tool = target.tool;
+            let nodes = turn
+                .nodes
+                .into_iter()
+                .map(|n| n.into_new_node(tool, None))
+                .collect();
+            let end = EndTurn {
+                at: Some(turn.ended_at),
+                ..EndTurn::default()
+            };
+            return match self.continue_turn(&sid, &user, nodes, end).await? {
+                Continued::Ended { .. } => {
+                    sum.turns_continued += 1;
+                    Ok(true)
+                }
+                Continued::Nothing => {
+                    sum.turns_present += 1;
+                    Ok(false)
+                }
+                Continued::NotLast { new } => {
+                    sum.turns_present += 1;
+                    if new > 0 {
+                        let file = target.file.display().to_string();
+                        sum.skipped
+                            .add(&file, 0, "records for a turn that is no longer the last");
+                    }
+                    Ok(false)
+                }
+            };
         }
         let predecessor = match turn.follows.clone() {
             Some(f) if Some(&f) == target.head.as_ref() => None,

@@ -207,6 +207,11 @@ pub struct Header {
     pub parent_session: Option<String>,
     /// The tool archived it.
     pub archived: bool,
+    /// A fork's copy of its parent: the prompts (node ids) of the turns
+    /// it copied, left to the parent's session.
+    pub copied: std::collections::HashSet<String>,
+    /// A fork: the session it was forked from and the node it follows.
+    pub forked_from: Option<(String, String)>,
 }
 
 /// Why lines were skipped, counted, with the first few places.

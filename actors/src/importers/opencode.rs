@@ -81,6 +81,7 @@ fn session_header(info: &Value, time: &Value) -> Header {
         created_at: time.get("created").and_then(millis),
         parent_session: s("parentID").map(|p| session_id(&p)),
         archived: time.get("archived").is_some_and(|a| !a.is_null()),
+        ..Header::default()
     }
 }
 
@@ -306,6 +307,9 @@ impl Session {
                     return None;
                 };
                 let finished = info.pointer("/time/completed").and_then(Value::as_f64);
+                // A step that ended in tool calls goes on in the next
+                // message (created just after): the turn is not over.
+                let more = info.get("finish").and_then(Value::as_str) == Some("tool-calls");
                 let mut reply = node(&id, Role::Assistant, at);
                 if let Some(m) = info.get("modelID").filter(|m| m.is_string()) {
                     reply.metadata.insert("model".into(), m.clone());
@@ -345,7 +349,7 @@ impl Session {
                 turn.nodes.push(reply);
                 turn.nodes.extend(tools);
                 turn.ended_at = finished.map_or(at, |t| t / 1000.0).max(turn.ended_at);
-                self.done = finished.is_some() && !pending;
+                self.done = finished.is_some() && !pending && !more;
                 None
             }
             _ => {

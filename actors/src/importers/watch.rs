@@ -146,11 +146,19 @@ async fn mirror(engine: Engine, tool: Tool, settle: Duration, given: Option<Vec<
         if tool == Tool::Aider {
             roots = roots_of(&engine, tool, &given).await;
         }
-        watch_roots(&mut watcher, &roots, &mut watched, tool);
+        let appeared = watch_roots(&mut watcher, &roots, &mut watched, tool);
         let mut files: Vec<PathBuf> = match changed.files.lock() {
             Ok(mut f) => std::mem::take(&mut *f).into_iter().collect(),
             Err(_) => Vec::new(),
         };
+        // A folder that appeared since the last check (the tool's first
+        // run): what the tool wrote before it was watched is read whole.
+        if !appeared.is_empty() {
+            let found = tokio::task::spawn_blocking(move || discover(tool, &appeared))
+                .await
+                .unwrap_or_default();
+            files.extend(found);
+        }
         files.extend(waiting.iter().cloned());
         files.sort();
         files.dedup();
@@ -161,13 +169,15 @@ async fn mirror(engine: Engine, tool: Tool, settle: Duration, given: Option<Vec<
 }
 
 /// Watch the roots that exist and are not watched yet (a tool installed
-/// after the server started is picked up at the next check).
+/// after the server started is picked up at the next check). Returns the
+/// roots newly watched.
 fn watch_roots(
     watcher: &mut notify::RecommendedWatcher,
     roots: &[PathBuf],
     watched: &mut BTreeSet<PathBuf>,
     tool: Tool,
-) {
+) -> Vec<PathBuf> {
+    let mut appeared = Vec::new();
     for given in roots {
         // A file (opencode's database) is watched through its folder,
         // where its write-ahead file changes too.
@@ -188,12 +198,14 @@ fn watch_roots(
             Ok(()) => {
                 tracing::info!(tool = tool.as_str(), folder = %root.display(), "live mirror watching");
                 watched.insert(root.clone());
+                appeared.push(given.clone());
             }
             Err(e) => {
                 tracing::warn!(tool = tool.as_str(), folder = %root.display(), error = %e, "the live mirror cannot watch a folder")
             }
         }
     }
+    appeared
 }
 
 async fn import(

@@ -11,6 +11,7 @@ use serde::Serialize;
 use super::agent_turn::{self, TurnEnd, AGENT_EMAIL};
 use super::agent_turns::{self, AgentTurn, SessionTurns};
 use super::error::ProjectError;
+use super::folder;
 use super::undo::{self, Landed, RevertPreview};
 use crate::git::{self, CommitInfo};
 use crate::meta::{ProjectBaseline, ProjectOutcome};
@@ -35,12 +36,27 @@ impl ProjectActor {
         R: Send + 'static,
         F: FnOnce(&git2::Repository) -> Result<R, ProjectError> + Send + 'static,
     {
+        self.on_repo(false, f)
+    }
+
+    /// `f` on the project's repository, on a blocking thread; `make`: a
+    /// folder without one gets it (a live session works there).
+    fn on_repo<R, F>(&self, make: bool, f: F) -> AtomicResponse<Self, Result<R, ProjectError>>
+    where
+        R: Send + 'static,
+        F: FnOnce(&git2::Repository) -> Result<R, ProjectError> + Send + 'static,
+    {
         let path = self.path.clone();
         let job = tokio::task::spawn_blocking(move || {
             if !path.is_dir() {
                 return Err(ProjectError::PathMissing(path));
             }
-            let repo = git::open_repo(&path)?;
+            let repo = if make {
+                folder::prepare(&path)?;
+                folder::repository(&path)?
+            } else {
+                git::open_repo(&path)?
+            };
             f(&repo)
         });
         AtomicResponse::new(Box::pin(
@@ -63,7 +79,21 @@ impl Handler<Baseline> for ProjectActor {
     type Result = AtomicResponse<Self, Result<ProjectBaseline, ProjectError>>;
 
     fn handle(&mut self, _: Baseline, _: &mut Context<Self>) -> Self::Result {
-        self.blocking(agent_turn::baseline)
+        self.on_repo(true, agent_turn::baseline)
+    }
+}
+
+/// Make the folder ready for a live session (`folder::prepare`): before a
+/// session's repository is placed inside it.
+#[derive(Message)]
+#[rtype(result = "Result<(), ProjectError>")]
+pub struct PrepareFolder;
+
+impl Handler<PrepareFolder> for ProjectActor {
+    type Result = AtomicResponse<Self, Result<(), ProjectError>>;
+
+    fn handle(&mut self, _: PrepareFolder, _: &mut Context<Self>) -> Self::Result {
+        self.on_repo(true, |_| Ok(()))
     }
 }
 

@@ -6,6 +6,7 @@ pub mod agent_turn;
 pub mod agent_turns;
 pub mod error;
 pub mod files;
+pub mod folder;
 pub mod model;
 pub mod registry;
 pub mod turn;

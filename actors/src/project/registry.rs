@@ -10,12 +10,13 @@ use serde::Serialize;
 
 use super::actor::{ProjectActor, SetPath};
 use super::error::ProjectError;
+use super::folder;
 use super::model::{
     AnyProjectsFile, Project, ProjectStatus, ProjectsFile, DEFAULT_PROJECT, OPENPROGRAM_DIR,
 };
 use crate::messages::{ProjectNames, SetProjectNames};
 use crate::paths::{PathPolicy, Purpose};
-use crate::{fsio, git, ids, meta::now};
+use crate::{fsio, ids, meta::now};
 
 pub const FILE: &str = "projects.json";
 
@@ -250,6 +251,9 @@ pub struct ResolveProject {
     /// The id to give a new registration (the one the folder's sessions
     /// already name), with those sessions.
     pub reuse: Option<(String, Vec<String>)>,
+    /// Make the folder ready for live sessions now (`folder::prepare`);
+    /// an import only registers it.
+    pub prepare: bool,
 }
 
 impl Handler<ResolveProject> for ProjectRegistry {
@@ -265,12 +269,9 @@ impl Handler<ResolveProject> for ProjectRegistry {
                 return Ok((p.clone(), false));
             }
             check_folder(&dir)?;
-            if dir.join(".git").exists() {
-                git::open_repo(&dir)?;
-            } else {
-                git::init_repo(&dir)?;
+            if msg.prepare {
+                folder::prepare(&dir)?;
             }
-            prepare_openprogram_dir(&dir)?;
             let name = msg
                 .name
                 .filter(|n| !n.trim().is_empty())
@@ -398,19 +399,6 @@ fn check_folder(dir: &Path) -> Result<(), ProjectError> {
     Ok(())
 }
 
-/// `.openprogram/` inside a project, ignored by the project's git.
-fn prepare_openprogram_dir(dir: &Path) -> std::io::Result<()> {
-    let op = dir.join(OPENPROGRAM_DIR);
-    fsio::create_dir_durable(&op.join("sessions"))?;
-    fsio::make_dir_private(&op)?;
-    fsio::make_dir_private(&op.join("sessions"))?;
-    let ignore = op.join(".gitignore");
-    if !ignore.exists() {
-        fsio::atomic_write(&ignore, b"*\n")?;
-    }
-    Ok(())
-}
-
 #[derive(Message)]
 #[rtype(result = "Result<Vec<ProjectView>, ProjectError>")]
 pub struct ListProjects;
@@ -504,10 +492,7 @@ impl Handler<Relocate> for ProjectRegistry {
             check_folder(&dir)?;
             let old = std::mem::replace(&mut project.path, dir.clone());
             let updated = project.clone();
-            if git::open_repo(&dir).is_err() {
-                git::init_repo(&dir)?;
-            }
-            prepare_openprogram_dir(&dir)?;
+            folder::prepare(&dir)?;
             state.save()?;
             Ok((old, updated))
         });

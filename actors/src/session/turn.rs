@@ -264,9 +264,15 @@ impl SessionCore {
         };
         let parent_head = self.trailers_at(head.tip)?.head_node;
         let opener = turn_refs.iter().find(|n| n.is_conversational()).copied();
+        // A turn continued after it ended builds on its own first commit:
+        // its path is there already.
+        let continued = parent_head
+            .as_deref()
+            .and_then(|h| self.node(h))
+            .is_some_and(|h| h.seq() >= record.first_seq);
         let extra_refs = match opener {
-            Some(o) => self.path_nodes_since(o, parent_head.as_deref()),
-            None => Vec::new(),
+            Some(o) if !continued => self.path_nodes_since(o, parent_head.as_deref()),
+            _ => Vec::new(),
         };
         // A retried answer: the message line names the user message.
         let user_text = opener.filter(|o| o.role() != Role::User).map(|o| {
