@@ -116,7 +116,8 @@ pub struct SearchArgs {
 pub struct ImportArgs {
     #[command(flatten)]
     pub target: ServerTarget,
-    /// The tool: claude-code, codex, gemini-cli, opencode or aider.
+    /// The tool: claude-code, codex, gemini-cli, opencode or aider; or
+    /// `doctor`: what every tool's files hold, as the readers see them.
     pub tool: String,
     /// Files or folders to read (default: the tool's own folder, e.g.
     /// ~/.claude/projects).
@@ -136,6 +137,9 @@ pub struct ImportArgs {
     /// mirrors until interrupted.
     #[arg(long, conflicts_with_all = ["dry_run", "since"])]
     pub watch: bool,
+    /// `doctor`: the report as JSON.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, clap::Args)]

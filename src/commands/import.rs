@@ -20,6 +20,9 @@ use crate::config::{Config, Overrides};
 pub const SETTLE: Duration = Duration::from_secs(60);
 
 pub fn run(args: &ImportArgs) -> ExitCode {
+    if args.tool == "doctor" {
+        return super::import_doctor::run(args);
+    }
     let Some(tool) = Tool::parse(&args.tool) else {
         eprintln!(
             "[error] no importer for '{}' (known: {})",

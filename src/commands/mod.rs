@@ -6,6 +6,7 @@ pub mod client;
 pub mod fsck;
 pub mod gc;
 pub mod import;
+mod import_doctor;
 pub mod migrate;
 pub mod progress;
 pub mod projects;

@@ -176,6 +176,8 @@ fn absolute(paths: Vec<String>) -> Result<Vec<std::path::PathBuf>, ApiError> {
 #[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct Running {
     pub running: Vec<Run>,
+    /// The live mirrors and how they are doing.
+    pub mirrors: Vec<openprogram_actors::importers::watch::MirrorStatus>,
 }
 
 /// `GET /api/imports`: the imports running, oldest first.
@@ -183,6 +185,7 @@ pub struct Running {
 pub async fn list(state: web::Data<AppState>) -> HttpResponse {
     HttpResponse::Ok().json(Running {
         running: state.imports.list(),
+        mirrors: state.mirrors.status(),
     })
 }
 

@@ -918,7 +918,11 @@ fn gemini_recordings_become_sessions_with_rewinds_as_branches_and_sub_agents() {
                         "agentId": "sub-1", "status": "success"}]),
             ),
             "{oops".to_string(),
-            json!({"$set": {"messages": [{"id": "m5"}]}}).to_string(),
+            // `/compress`: the context replaced by a summary of its own.
+            json!({"$set": {"messages": [
+                {"id": "c1", "type": "user", "content": [{"text": "<state_snapshot>a.rs renamed</state_snapshot>"}]},
+                {"id": "c2", "type": "gemini", "content": [{"text": "Got it."}]}]}})
+            .to_string(),
             json!({"$set": {"summary": "Chores on a.rs"}}).to_string(),
         ],
     );

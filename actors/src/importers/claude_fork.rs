@@ -3,7 +3,7 @@
 //! same uuids, the new `sessionId`, and every copied record under the
 //! `promptId` of the fork's own first prompt. Those turns are the
 //! parent's: the fork's session keeps only its own turns and names where
-//! it forked from (`forked_from`: the parent's session and node), so
+//! it forked from (`fork_of`: the parent's session and node), so
 //! nothing is stored twice.
 //!
 //! A prompt is a copy when a later prompt of the same file carries its

@@ -551,6 +551,7 @@ fn is_context(text: &str) -> bool {
         || t.starts_with("<user_instructions>")
         || t.starts_with("# AGENTS.md instructions")
         || t.starts_with("<turn_aborted>")
+        || t.starts_with("<subagent_notification>")
 }
 
 #[cfg(test)]

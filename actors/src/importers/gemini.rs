@@ -14,7 +14,7 @@
 //! closes the open turn as it is, and the next turn follows the message
 //! before the one rewound to, so the rewound turns stay, on a branch.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
 
@@ -195,9 +195,8 @@ pub struct Parser {
     /// later cannot change a turn already written).
     closed: std::collections::HashSet<String>,
     seen_meta: bool,
-    /// No message since the last metadata line: a `$set` of `messages`
-    /// now is a start or a resume loading the context, not a compaction.
-    starting: bool,
+    /// Every record id read so far.
+    seen: HashSet<String>,
     last_at: f64,
 }
 
@@ -213,7 +212,7 @@ impl Parser {
             follows: None,
             closed: Default::default(),
             seen_meta: false,
-            starting: true,
+            seen: HashSet::new(),
             last_at: 0.0,
         }
     }
@@ -240,9 +239,12 @@ impl Parser {
         }
         if let Some(patch) = map.get("$set") {
             // Every start and resume loads the conversation as the model's
-            // context (`messages`, after the metadata line): only one set
-            // between messages replaced it (a compression).
-            if patch.get("messages").is_some_and(Value::is_array) && !self.starting {
+            // context (`messages`): only a set holding messages of its own
+            // replaced it (a compression).
+            if patch
+                .get("messages")
+                .is_some_and(|m| self.replaces_context(m))
+            {
                 let n = patch["messages"].as_array().map_or(0, Vec::len);
                 let mut note = serde_json::json!({
                     "id": format!("l{}", self.line),
@@ -259,13 +261,12 @@ impl Parser {
                 // The metadata line: the file's first, and again at every
                 // start or resume.
                 self.seen_meta = true;
-                self.starting = true;
             } else {
                 self.skip("an unknown record");
             }
             return None;
         };
-        self.starting = false;
+        self.seen.insert(id.clone());
         if ids::validate("node id", &id).is_err() {
             self.skip("a message id that cannot be a node id");
             return None;
@@ -304,6 +305,23 @@ impl Parser {
         }
         open.records.insert(id, (rec, self.line));
         open.ended_at = self.last_at;
+    }
+
+    /// Whether a `$set` of `messages` replaced the model's context (a
+    /// compression) rather than loading the conversation at a start or a
+    /// resume: it holds messages that are not this file's records (nor
+    /// their `<id>_response` copies, nor the session's opening context).
+    fn replaces_context(&self, messages: &Value) -> bool {
+        messages.as_array().into_iter().flatten().any(|m| {
+            let Some(id) = m.get("id").and_then(Value::as_str) else {
+                return false;
+            };
+            let own = |i: &str| self.seen.contains(i);
+            let opening = text_of(m.get("content").unwrap_or(&Value::Null))
+                .trim_start()
+                .starts_with("<session_context>");
+            !(own(id) || id.strip_suffix("_response").is_some_and(own) || opening)
+        })
     }
 
     /// A `user` record holding only tool results: part of the open turn

@@ -15,6 +15,7 @@ mod claude_fork;
 mod claude_records;
 pub mod codex;
 mod discover;
+pub mod doctor;
 pub mod dry;
 mod read;
 pub mod gemini;
@@ -77,7 +78,7 @@ pub struct ImportSummary {
     /// added is in a new commit of the turn.
     pub turns_continued: u64,
     /// Turns a fork copied from the conversation it forked: left to that
-    /// conversation's session (the fork's names it in `forked_from`).
+    /// conversation's session (the fork's names it in `fork_of`).
     pub turns_forked: u64,
     /// Turns the tool is still writing, left for a later run.
     pub turns_open: u64,
@@ -312,7 +313,7 @@ impl Engine {
         }
         if let Some((session, node)) = &header.forked_from {
             let from = serde_json::json!({"session": session, "node": node});
-            create.extra.insert("forked_from".into(), from);
+            create.extra.insert("fork_of".into(), from);
         }
         if let Some(parent) = &header.parent_session {
             create

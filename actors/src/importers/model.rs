@@ -210,7 +210,8 @@ pub struct Header {
     /// A fork's copy of its parent: the prompts (node ids) of the turns
     /// it copied, left to the parent's session.
     pub copied: std::collections::HashSet<String>,
-    /// A fork: the session it was forked from and the node it follows.
+    /// A fork the tool made: the session it was forked from and the node
+    /// it goes on from (the session's `fork_of`).
     pub forked_from: Option<(String, String)>,
 }
 

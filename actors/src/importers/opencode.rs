@@ -85,6 +85,31 @@ fn session_header(info: &Value, time: &Value) -> Header {
     }
 }
 
+/// The database's record kinds with their counts: `message/<role>` and
+/// `part/<type>` (read-only).
+pub fn record_kinds(path: &Path) -> Result<Vec<(String, u64)>, rusqlite::Error> {
+    use rusqlite::OpenFlags;
+    let db = rusqlite::Connection::open_with_flags(
+        path,
+        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )?;
+    db.busy_timeout(std::time::Duration::from_secs(5))?;
+    let mut out = Vec::new();
+    for (table, key) in [("message", "$.role"), ("part", "$.type")] {
+        let sql = format!(
+            "SELECT coalesce(json_extract(data, '{key}'), '(none)'), count(*) \
+             FROM {table} GROUP BY 1"
+        );
+        let mut stmt = db.prepare(&sql)?;
+        let rows = stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)))?;
+        for row in rows {
+            let (kind, n) = row?;
+            out.push((format!("{table}/{kind}"), n.max(0) as u64));
+        }
+    }
+    Ok(out)
+}
+
 /// Read every session of the database at `path` (read-only).
 pub fn read_database(
     path: &Path,

@@ -8,12 +8,13 @@
 //! One task imports at a time; the watcher's thread only records which
 //! files changed (a set, so a burst of writes costs one import).
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use notify::{RecursiveMode, Watcher};
+use serde::Serialize;
 
 use super::{discover, ImportOptions, Tool};
 use crate::engine::Engine;
@@ -42,7 +43,35 @@ pub struct Mirrors {
     engine: Engine,
     settle: Duration,
     running: Arc<Mutex<BTreeSet<MirrorKey>>>,
+    status: Statuses,
 }
+
+/// How a tool's mirror is doing (`openprogram import doctor`).
+#[derive(Debug, Clone, Default, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct MirrorStatus {
+    pub tool: String,
+    /// The folders watched now.
+    #[cfg_attr(feature = "openapi", schema(value_type = Vec<String>))]
+    pub folders: Vec<PathBuf>,
+    /// Imports run, and when the last one ended (seconds since the epoch).
+    pub imports: u64,
+    pub last_import_at: Option<f64>,
+    /// Seconds from the tool's last write of the files an import wrote
+    /// turns from to the end of that import: the last, and the largest.
+    pub last_lag_s: Option<f64>,
+    pub max_lag_s: Option<f64>,
+    /// Files holding a turn still being written, looked at again.
+    pub files_waiting: u64,
+    /// The last problems (an import that failed, files that could not be
+    /// read), newest last.
+    pub errors: Vec<String>,
+}
+
+type Statuses = Arc<Mutex<BTreeMap<Tool, MirrorStatus>>>;
+
+/// Problems kept per mirror.
+const ERRORS_KEPT: usize = 20;
 
 impl Mirrors {
     pub fn new(engine: Engine, settle: Duration) -> Mirrors {
@@ -50,7 +79,16 @@ impl Mirrors {
             engine,
             settle,
             running: Arc::default(),
+            status: Statuses::default(),
         }
+    }
+
+    /// Every mirror's status, by tool.
+    pub fn status(&self) -> Vec<MirrorStatus> {
+        self.status
+            .lock()
+            .map(|s| s.values().cloned().collect())
+            .unwrap_or_default()
     }
 
     /// Mirror `tool` from `roots` (none: its own folders) until the actix
@@ -64,22 +102,43 @@ impl Mirrors {
             .unwrap_or(false);
         if fresh {
             let given = (!roots.is_empty()).then_some(roots);
-            spawn(self.engine.clone(), vec![tool], self.settle, given);
+            let m = Mirror {
+                engine: self.engine.clone(),
+                tool,
+                settle: self.settle,
+                status: self.status.clone(),
+            };
+            actix_rt::spawn(async move { m.run(given).await });
         }
         fresh
     }
 }
 
-/// Mirror `tools` into `engine` until the actix system stops. `settle`:
-/// how long a file must stay untouched for its last turn to count as over
-/// without the tool's own end-of-turn mark. `roots`: folders to watch
-/// instead of the tools' own (tests).
-pub fn spawn(engine: Engine, tools: Vec<Tool>, settle: Duration, roots: Option<Vec<PathBuf>>) {
-    for tool in tools {
-        let engine = engine.clone();
-        let roots = roots.clone();
-        actix_rt::spawn(async move {
-            mirror(engine, tool, settle, roots).await;
+/// One tool's mirror. `settle`: how long a file must stay untouched for
+/// its last turn to count as over without the tool's own end-of-turn mark.
+struct Mirror {
+    engine: Engine,
+    tool: Tool,
+    settle: Duration,
+    status: Statuses,
+}
+
+impl Mirror {
+    fn update(&self, f: impl FnOnce(&mut MirrorStatus)) {
+        if let Ok(mut all) = self.status.lock() {
+            let s = all.entry(self.tool).or_insert_with(|| MirrorStatus {
+                tool: self.tool.as_str().into(),
+                ..MirrorStatus::default()
+            });
+            f(s);
+        }
+    }
+
+    fn problem(&self, what: String) {
+        self.update(|s| {
+            s.errors.push(format!("{:.0} {what}", crate::meta::now()));
+            let extra = s.errors.len().saturating_sub(ERRORS_KEPT);
+            s.errors.drain(..extra);
         });
     }
 }
@@ -99,8 +158,10 @@ async fn roots_of(engine: &Engine, tool: Tool, given: &Option<Vec<PathBuf>>) -> 
     }
 }
 
-async fn mirror(engine: Engine, tool: Tool, settle: Duration, given: Option<Vec<PathBuf>>) {
-    let mut roots = roots_of(&engine, tool, &given).await;
+impl Mirror {
+async fn run(self, given: Option<Vec<PathBuf>>) {
+    let (engine, tool) = (&self.engine, self.tool);
+    let mut roots = roots_of(engine, tool, &given).await;
     let changed = Arc::new(Changed::default());
     let sink = changed.clone();
     let watcher = notify::recommended_watcher(move |res: notify::Result<notify::Event>| {
@@ -133,20 +194,24 @@ async fn mirror(engine: Engine, tool: Tool, settle: Duration, given: Option<Vec<
     // The catch-up pass: everything, once the folders are watched (so a
     // write during the pass is seen too).
     watch_roots(&mut watcher, &roots, &mut watched, tool);
+    self.update(|s| s.folders = watched.iter().cloned().collect());
     let all = {
         let roots = roots.clone();
         tokio::task::spawn_blocking(move || discover(tool, &roots))
             .await
             .unwrap_or_default()
     };
-    import(&engine, tool, settle, all, &mut waiting).await;
+    self.import(all, &mut waiting).await;
     loop {
         let _ = tokio::time::timeout(RECHECK, changed.wake.notified()).await;
         tokio::time::sleep(DEBOUNCE).await;
         if tool == Tool::Aider {
-            roots = roots_of(&engine, tool, &given).await;
+            roots = roots_of(engine, tool, &given).await;
         }
         let appeared = watch_roots(&mut watcher, &roots, &mut watched, tool);
+        if !appeared.is_empty() {
+            self.update(|s| s.folders = watched.iter().cloned().collect());
+        }
         let mut files: Vec<PathBuf> = match changed.files.lock() {
             Ok(mut f) => std::mem::take(&mut *f).into_iter().collect(),
             Err(_) => Vec::new(),
@@ -163,9 +228,10 @@ async fn mirror(engine: Engine, tool: Tool, settle: Duration, given: Option<Vec<
         files.sort();
         files.dedup();
         if !files.is_empty() {
-            import(&engine, tool, settle, files, &mut waiting).await;
+            self.import(files, &mut waiting).await;
         }
     }
+}
 }
 
 /// Watch the roots that exist and are not watched yet (a tool installed
@@ -208,27 +274,46 @@ fn watch_roots(
     appeared
 }
 
-async fn import(
-    engine: &Engine,
-    tool: Tool,
-    settle: Duration,
-    files: Vec<PathBuf>,
-    waiting: &mut BTreeSet<PathBuf>,
-) {
-    let opts = ImportOptions {
-        tool,
-        paths: files.clone(),
-        since: None,
-        dry_run: false,
-        projects: true,
-        settle,
-    };
-    match engine.import_history(opts, &|_| {}).await {
-        Ok(sum) => {
-            for f in &files {
-                waiting.remove(f);
-            }
-            waiting.extend(sum.open_files.iter().cloned());
+impl Mirror {
+    async fn import(&self, files: Vec<PathBuf>, waiting: &mut BTreeSet<PathBuf>) {
+        let tool = self.tool;
+        let opts = ImportOptions {
+            tool,
+            paths: files.clone(),
+            since: None,
+            dry_run: false,
+            projects: true,
+            settle: self.settle,
+        };
+        // The tool's last write of these files, for the lag.
+        let written = {
+            let files = files.clone();
+            tokio::task::spawn_blocking(move || newest_write(&files))
+                .await
+                .unwrap_or(None)
+        };
+        match self.engine.import_history(opts, &|_| {}).await {
+            Ok(sum) => {
+                for f in &files {
+                    waiting.remove(f);
+                }
+                waiting.extend(sum.open_files.iter().cloned());
+                let wrote = sum.turns + sum.turns_continued > 0;
+                let now = crate::meta::now();
+                let waiting_n = waiting.len() as u64;
+                self.update(|s| {
+                    s.imports += 1;
+                    s.last_import_at = Some(now);
+                    s.files_waiting = waiting_n;
+                    if let (true, Some(at)) = (wrote, written) {
+                        let lag = (now - at).max(0.0);
+                        s.last_lag_s = Some(lag);
+                        s.max_lag_s = Some(s.max_lag_s.map_or(lag, |m| m.max(lag)));
+                    }
+                });
+                for e in &sum.errors {
+                    self.problem(format!("{}: {}", e.file, e.reason));
+                }
             if sum.turns > 0 || !sum.errors.is_empty() {
                 tracing::info!(
                     tool = tool.as_str(),
@@ -241,7 +326,19 @@ async fn import(
         }
         Err(e) => {
             tracing::warn!(tool = tool.as_str(), error = %e, "live mirror import failed; retried at the next change");
+            self.problem(format!("an import failed: {e}"));
             waiting.extend(files);
         }
     }
+    }
+}
+
+/// The newest modification time of `files` (seconds since the epoch).
+fn newest_write(files: &[PathBuf]) -> Option<f64> {
+    files
+        .iter()
+        .filter_map(|f| std::fs::metadata(f).ok()?.modified().ok())
+        .filter_map(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map(|d| d.as_secs_f64())
+        .reduce(f64::max)
 }
