@@ -1456,3 +1456,32 @@ fn the_cli_mirrors_without_a_server_until_it_is_stopped() {
     let log = git(&session, &["log", "--format=%s", "main"]);
     assert!(log.contains("Why does the build fail?"), "{log}");
 }
+
+#[test]
+fn an_import_never_writes_into_a_session_it_did_not_make() {
+    let home = tempfile::tempdir().unwrap();
+    let cwd = home.path().join("work");
+    let dir = home.path().join("projects/-work");
+    write_lines(&dir.join(format!("{SID}.jsonl")), &transcript(&cwd));
+    let s = TestServer::start();
+    // A session made by hand under the id the import would derive.
+    let id = format!("claude-code-{SID}");
+    s.turn(&id, "mine", "kept", &[]);
+    let before = texts(&s, &id);
+    let (st, v) = s.post(
+        "/api/imports",
+        json!({"tool": "claude-code", "paths": [&dir], "projects": false}),
+    );
+    assert_eq!(st, 200, "{v}");
+    let errors = v["errors"].as_array().unwrap();
+    assert_eq!(errors.len(), 1, "{v}");
+    assert!(
+        errors[0]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("was not made by importing claude-code"),
+        "{v}"
+    );
+    assert_eq!(v["turns"], 0, "{v}");
+    assert_eq!(texts(&s, &id), before, "nothing written into it");
+}

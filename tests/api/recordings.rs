@@ -121,7 +121,7 @@ fn time_range(files: &[PathBuf]) -> (i64, i64) {
     for f in files {
         let text = std::fs::read_to_string(f).unwrap();
         for t in text.split("\"timestamp\":\"").skip(1) {
-            let t = &t[..t.find('"').unwrap()];
+            let t = t.split('"').next().unwrap();
             if let Ok(at) =
                 time::OffsetDateTime::parse(t, &time::format_description::well_known::Rfc3339)
             {
@@ -203,6 +203,20 @@ fn claude_code_scenario(scenario: &str) {
             );
         }
         turns += made.len();
+        // A prompt the user edited (rewound and sent again) and one sent
+        // from an earlier point (`--resume-session-at`) start branches:
+        // both lines stay.
+        let lines = git(&s.session_dir(id), &["branch", "--format=%(refname:short)"]);
+        let forks_here = match scenario {
+            "edited_prompt" => 1,
+            "fork_session" if !is_fork_id(&s, id) => 1,
+            _ => 0,
+        };
+        assert_eq!(
+            lines.lines().count(),
+            1 + forks_here,
+            "{scenario}: {id}: {lines}"
+        );
     }
     // Sub-agents: their own sessions, linked to the parent.
     let subagent_files = expect["subagent_files"].as_u64().unwrap_or(0) as usize;
@@ -244,19 +258,38 @@ fn claude_code_scenario(scenario: &str) {
     assert_eq!(replies, raw.2, "{scenario}: replies with text");
     if copied_total == 0 {
         let n = |k: &str| expect[k].as_u64().unwrap() as usize;
-        assert_eq!(raw, (n("tool_calls"), n("tool_results"), n("assistant_text_replies")));
+        assert_eq!(
+            raw,
+            (
+                n("tool_calls"),
+                n("tool_results"),
+                n("assistant_text_replies")
+            )
+        );
     }
-    assert_eq!(sum["turns"].as_u64().unwrap() as usize, turns + sub_turns(&s, &files));
+    assert_eq!(
+        sum["turns"].as_u64().unwrap() as usize,
+        turns + sub_turns(&s, &files)
+    );
     // Titles: the user's last, else the tool's last.
     let titles = expect["titles"].as_array().cloned().unwrap_or_default();
-    let last_of = |kind: &str| titles.iter().rev().find(|t| t[0] == kind).map(|t| t[1].clone());
+    let last_of = |kind: &str| {
+        titles
+            .iter()
+            .rev()
+            .find(|t| t[0] == kind)
+            .map(|t| t[1].clone())
+    };
     if let Some(title) = last_of("custom-title").or_else(|| last_of("ai-title")) {
         let id = owned.keys().next().unwrap();
         let (_, meta) = s.get(&format!("/api/sessions/{id}"));
         assert_eq!(meta["title"], title, "{scenario}: the title");
     }
     // Nothing is written into the project's folder.
-    assert!(!home.join("project/.git").exists(), "{scenario}: a .git was made");
+    assert!(
+        !home.join("project/.git").exists(),
+        "{scenario}: a .git was made"
+    );
     assert!(!home.join("project/.openprogram").exists());
     // Again: nothing new.
     let again = import(&s, "claude-code", &root.join("projects"));
@@ -267,19 +300,32 @@ fn claude_code_scenario(scenario: &str) {
     }
 }
 
+fn is_fork_id(s: &TestServer, id: &str) -> bool {
+    let (_, meta) = s.get(&format!("/api/sessions/{id}"));
+    meta["fork_of"].is_object()
+}
+
 /// Distinct tool calls, tool results and assistant messages with text of
 /// Claude Code files, read straight from their records.
 fn raw_counts(files: &[PathBuf]) -> (usize, usize, usize) {
     let (mut calls, mut results, mut texts) = (BTreeSet::new(), BTreeSet::new(), BTreeSet::new());
-    for f in files.iter().filter(|f| f.extension().is_some_and(|e| e == "jsonl")) {
+    for f in files
+        .iter()
+        .filter(|f| f.extension().is_some_and(|e| e == "jsonl"))
+    {
         let scope = if f.parent().unwrap().ends_with("subagents") {
             f.display().to_string()
         } else {
             String::new()
         };
         for line in std::fs::read_to_string(f).unwrap().lines() {
-            let Ok(r) = serde_json::from_str::<Value>(line) else { continue };
-            let blocks = r["message"]["content"].as_array().cloned().unwrap_or_default();
+            let Ok(r) = serde_json::from_str::<Value>(line) else {
+                continue;
+            };
+            let blocks = r["message"]["content"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default();
             for b in &blocks {
                 match b["type"].as_str() {
                     Some("tool_use") if r["type"] == "assistant" => {
@@ -324,12 +370,21 @@ fn sub_turns(s: &TestServer, files: &[PathBuf]) -> usize {
 #[test]
 fn claude_code_recordings_import_exactly() {
     let mut seen = BTreeSet::new();
-    for e in std::fs::read_dir(recordings("claude-code")).unwrap().flatten() {
+    for e in std::fs::read_dir(recordings("claude-code"))
+        .unwrap()
+        .flatten()
+    {
         let scenario = e.file_name().to_str().unwrap().to_string();
         claude_code_scenario(&scenario);
         seen.insert(scenario);
     }
-    for wanted in ["multi_turn_tools", "fork_session", "compact", "subagent", "edited_prompt"] {
+    for wanted in [
+        "multi_turn_tools",
+        "fork_session",
+        "compact",
+        "subagent",
+        "edited_prompt",
+    ] {
         assert!(seen.contains(wanted), "the recording {wanted} is missing");
     }
 }
@@ -432,8 +487,14 @@ fn mirror_matches_batch(tool: &str, env_dir: &str, sub: &str, scenario: &str) {
     }
     for id in want.keys() {
         let branches = git(&s.session_dir(id), &["branch", "--format=%(refname:short)"]);
-        let batch_branches = git(&batch.session_dir(id), &["branch", "--format=%(refname:short)"]);
-        assert_eq!(branches, batch_branches, "{tool}/{scenario}: {id}: the same lines");
+        let batch_branches = git(
+            &batch.session_dir(id),
+            &["branch", "--format=%(refname:short)"],
+        );
+        assert_eq!(
+            branches, batch_branches,
+            "{tool}/{scenario}: {id}: the same lines"
+        );
     }
 }
 
@@ -446,7 +507,10 @@ fn the_claude_code_mirror_keeps_a_slow_step_a_kill_and_a_compaction() {
 
 #[test]
 fn gemini_cli_recordings_import_exactly() {
-    for e in std::fs::read_dir(recordings("gemini-cli")).unwrap().flatten() {
+    for e in std::fs::read_dir(recordings("gemini-cli"))
+        .unwrap()
+        .flatten()
+    {
         let dir = e.path();
         let m = manifest(&dir);
         let scenario = m["scenario"].as_str().unwrap().to_string();
@@ -463,7 +527,10 @@ fn gemini_cli_recordings_import_exactly() {
         let mut replies = 0;
         let mut turns = 0;
         let convs = expect["conversations_detail"].as_array().unwrap();
-        assert_eq!(convs.len() as u64, expect["conversations"].as_u64().unwrap());
+        assert_eq!(
+            convs.len() as u64,
+            expect["conversations"].as_u64().unwrap()
+        );
         for c in convs {
             let id = format!("gemini-{}", c["sessionId"].as_str().unwrap());
             let (st, meta) = s.get(&format!("/api/sessions/{id}"));
@@ -502,8 +569,16 @@ fn gemini_cli_recordings_import_exactly() {
                 .filter(|n| !text(n).is_empty())
                 .count();
         }
-        assert_eq!(tool_calls as u64, expect["tool_calls"].as_u64().unwrap(), "{scenario}");
-        assert_eq!(tool_results as u64, expect["tool_results"].as_u64().unwrap(), "{scenario}");
+        assert_eq!(
+            tool_calls as u64,
+            expect["tool_calls"].as_u64().unwrap(),
+            "{scenario}"
+        );
+        assert_eq!(
+            tool_results as u64,
+            expect["tool_results"].as_u64().unwrap(),
+            "{scenario}"
+        );
         assert_eq!(
             replies as u64,
             expect["model_text_replies"].as_u64().unwrap(),
@@ -583,9 +658,9 @@ fn codex_recordings_import_exactly() {
         for sub in expect["subagents"].as_array().unwrap() {
             let child = sub["id"].as_str().unwrap();
             let parent = format!("codex-{}", sub["parent"].as_str().unwrap());
-            let linked = nodes(&s, &parent).iter().any(|n| {
-                n["metadata"]["imported"]["subagent_session"] == format!("codex-{child}")
-            });
+            let linked = nodes(&s, &parent)
+                .iter()
+                .any(|n| n["metadata"]["imported"]["subagent_session"] == format!("codex-{child}"));
             assert!(linked, "{scenario}: {parent} names its sub-agent {child}");
         }
         let n = |k: &str| expect[k].as_u64().unwrap() as usize;
@@ -623,6 +698,10 @@ fn opencode_recordings_import_exactly() {
         let db = opencode_database(&dir, &home);
         let s = TestServer::start();
         let sum = import(&s, "opencode", &db);
+        if m.get("expect_session_message").is_some() {
+            opencode_v2_matches(&s, &m, &db, &sum);
+            continue;
+        }
         let expect = &m["expect"];
         let (mut calls, mut results, mut texts, mut turns) = (0, 0, 0, 0);
         for c in expect["per_conversation"].as_array().unwrap() {
@@ -687,7 +766,10 @@ fn continued_in_steps(tool: &str, sub: &str, scenario: &str, import_sub: &str) {
     let root = home.join(sub);
     let s = TestServer::start();
     let text = std::fs::read_to_string(dir.join("writes.jsonl")).unwrap();
-    let writes: Vec<Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let writes: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
     let mut continued = 0;
     let mut step = |upto: usize, from: usize| {
         let part: String = writes[from..upto]
@@ -719,7 +801,10 @@ fn continued_in_steps(tool: &str, sub: &str, scenario: &str, import_sub: &str) {
     assert_eq!(everything(&s, tool), want, "{tool}/{scenario}");
     for id in want.keys() {
         let lines = git(&s.session_dir(id), &["branch", "--format=%(refname:short)"]);
-        let batch_lines = git(&batch.session_dir(id), &["branch", "--format=%(refname:short)"]);
+        let batch_lines = git(
+            &batch.session_dir(id),
+            &["branch", "--format=%(refname:short)"],
+        );
         assert_eq!(lines, batch_lines, "{tool}/{scenario}: {id}");
         // Every commit made on the way is still on the line.
         let all = git(&s.session_dir(id), &["rev-list", "--all", "--count"]);
@@ -733,4 +818,87 @@ fn what_a_tool_writes_after_its_turn_was_imported_is_added_to_it() {
     continued_in_steps("claude-code", ".claude", "slow_step", "projects");
     continued_in_steps("claude-code", ".claude", "killed_then_resumed", "projects");
     continued_in_steps("gemini-cli", ".gemini", "slow_step", "tmp");
+}
+
+#[test]
+fn a_tool_folder_that_appears_later_is_read_whole() {
+    let dir = recordings("claude-code").join("multi_turn_tools");
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path().join("home");
+    std::fs::create_dir_all(home.join("project")).unwrap();
+    let root = home.join(".claude");
+    let s = TestServer::start_with_env(&[
+        ("CLAUDE_CONFIG_DIR", root.to_str().unwrap()),
+        ("OPENPROGRAM_IMPORT_WATCH", "claude-code"),
+    ]);
+    std::thread::sleep(Duration::from_millis(500));
+    // The tool's first run: its folder and a whole conversation at once,
+    // nothing written after.
+    lay_out(&dir.join("files"), &root, &home);
+    let m = manifest(&dir);
+    let per = m["expect"]["per_conversation"].as_object().unwrap();
+    let (file, conv) = per.iter().next().unwrap();
+    let stem = Path::new(file).file_stem().unwrap().to_str().unwrap();
+    let id = format!("claude-code-{stem}");
+    let want = conv["prompts"].as_array().unwrap().len();
+    let start = std::time::Instant::now();
+    loop {
+        let (st, meta) = s.get(&format!("/api/sessions/{id}"));
+        if st == 200 && meta["turn_count"].as_u64() == Some(want as u64) {
+            break;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "the conversation in a folder that appeared: {meta}\n{}",
+            s.log()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let (_, status) = s.get("/api/imports");
+    let mirror = &status["mirrors"][0];
+    assert_eq!(mirror["tool"], "claude-code", "{status}");
+    assert!(mirror["imports"].as_u64().unwrap() >= 1, "{status}");
+}
+
+/// A recording of opencode's newer layout (`session_message`): its rows
+/// counted by the manifest.
+fn opencode_v2_matches(s: &TestServer, m: &Value, db: &Path, sum: &Value) {
+    let e = &m["expect_session_message"];
+    let conn = rusqlite::Connection::open(db).unwrap();
+    let sid: String = conn
+        .query_row("SELECT DISTINCT session_id FROM session_message", [], |r| {
+            r.get(0)
+        })
+        .unwrap();
+    let id = format!("opencode-{sid}");
+    let all = nodes(s, &id);
+    let users: Vec<String> = of_role(&all, "user").into_iter().map(text).collect();
+    let prompts: Vec<String> = e["user_prompts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p.as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(users, prompts, "session_message: {id}");
+    assert_eq!(
+        of_role(&all, "assistant").len() as u64,
+        e["assistant_steps"].as_u64().unwrap()
+    );
+    let tools = of_role(&all, "tool");
+    assert_eq!(tools.len() as u64, e["tool_calls"].as_u64().unwrap());
+    let results = tools.iter().filter(|n| !n["output"].is_null()).count();
+    assert_eq!(results as u64, e["tool_results"].as_u64().unwrap());
+    let names: Vec<&str> = tools.iter().map(|n| n["name"].as_str().unwrap()).collect();
+    let want: Vec<&str> = e["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t.as_str().unwrap())
+        .collect();
+    assert_eq!(names, want);
+    assert_eq!(commits(s, &id).len(), prompts.len(), "one commit per turn");
+    assert_eq!(sum["turns"].as_u64().unwrap() as usize, prompts.len());
+    let again = import(s, "opencode", db);
+    assert_eq!(again["turns"], 0, "{again}");
+    assert_eq!(again["turns_continued"], 0, "{again}");
 }

@@ -467,7 +467,9 @@ impl Parser {
     fn command_prompt(&mut self) -> bool {
         let Some(at) = self.notes.iter().rposition(|n| {
             n.source.get("kind").and_then(Value::as_str) == Some("command")
-                && n.content.as_str().is_some_and(|t| command_line(t).is_some())
+                && n.content
+                    .as_str()
+                    .is_some_and(|t| command_line(t).is_some())
         }) else {
             return false;
         };

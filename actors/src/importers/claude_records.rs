@@ -24,9 +24,9 @@ pub fn command_line(text: &str) -> Option<String> {
     let inner = |tag: &str| {
         let open = format!("<{tag}>");
         let close = format!("</{tag}>");
-        let start = text.find(&open)? + open.len();
-        let end = text[start..].find(&close)? + start;
-        Some(text[start..end].trim().to_string())
+        let (_, rest) = text.split_once(open.as_str())?;
+        let (inside, _) = rest.split_once(close.as_str())?;
+        Some(inside.trim().to_string())
     };
     let name = inner("command-name")?;
     let args = inner("command-args").unwrap_or_default();
@@ -64,4 +64,3 @@ pub fn append_text(content: &mut Value, t: &str) {
         other => *other = Value::String(t.to_string()),
     }
 }
-

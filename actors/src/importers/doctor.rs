@@ -114,6 +114,17 @@ fn known(tool: Tool, kind: &str) -> bool {
         },
         Tool::Opencode => match top {
             "message" => matches!(sub, "user" | "assistant"),
+            "session_message" => matches!(
+                sub,
+                "user"
+                    | "assistant"
+                    | "system"
+                    | "synthetic"
+                    | "shell"
+                    | "compaction"
+                    | "agent-switched"
+                    | "model-switched"
+            ),
             "part" => matches!(
                 sub,
                 "text"
@@ -285,7 +296,11 @@ mod tests {
         let file = projects.join("s.jsonl");
         std::fs::write(&file, lines.join("\n") + "\n").unwrap();
         let state = tempfile::tempdir().unwrap();
-        let r = report(Tool::ClaudeCode, &[dir.path().join("projects")], state.path());
+        let r = report(
+            Tool::ClaudeCode,
+            &[dir.path().join("projects")],
+            state.path(),
+        );
         assert_eq!(r.files, 1);
         assert_eq!(r.versions.get("2.1.332"), Some(&1));
         assert_eq!(r.types.get("user"), Some(&1));

@@ -5,7 +5,7 @@
 //! already imported are told apart from new ones without opening it.
 
 use std::collections::HashSet;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use super::checkpoint::Checkpoint;
 use super::discover::discover;
@@ -132,7 +132,7 @@ pub fn count(
 
 fn count_file(
     opts: &ImportOptions,
-    file: &PathBuf,
+    file: &Path,
     cp: &Checkpoint,
     sessions: &Path,
     locations: &Locations,
@@ -154,7 +154,7 @@ fn count_file(
         || (tool == Tool::Opencode && file.file_name().is_some_and(|n| n == opencode::DATABASE));
     let mut known = (!several).then(|| Known::of(sessions, locations, &header));
     let (tx, mut rx) = tokio::sync::mpsc::channel::<Read>(4);
-    let path = file.clone();
+    let path = file.to_path_buf();
     let reader = std::thread::spawn(move || read::turns(tool, &path, idle, several, &tx));
     while let Some(r) = rx.blocking_recv() {
         match r {

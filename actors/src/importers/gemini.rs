@@ -422,11 +422,9 @@ impl Parser {
 
 /// A content of `functionResponse` parts only: tool results.
 fn is_tool_response(content: Option<&Value>) -> bool {
-    content
-        .and_then(Value::as_array)
-        .is_some_and(|parts| {
-            !parts.is_empty() && parts.iter().all(|p| p.get("functionResponse").is_some())
-        })
+    content.and_then(Value::as_array).is_some_and(|parts| {
+        !parts.is_empty() && parts.iter().all(|p| p.get("functionResponse").is_some())
+    })
 }
 
 /// A record of tool results goes to the tool nodes of its calls (by the
@@ -460,7 +458,11 @@ fn attach_response(rec: Value, nodes: &mut [ImportedNode]) {
         return;
     }
     if let Some(last) = nodes.last_mut() {
-        match last.source.entry("records").or_insert_with(|| Value::Array(Vec::new())) {
+        match last
+            .source
+            .entry("records")
+            .or_insert_with(|| Value::Array(Vec::new()))
+        {
             Value::Array(a) => a.push(rec),
             other => *other = Value::Array(vec![rec]),
         }

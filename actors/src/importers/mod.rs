@@ -17,10 +17,11 @@ pub mod codex;
 mod discover;
 pub mod doctor;
 pub mod dry;
-mod read;
 pub mod gemini;
 pub mod model;
 pub mod opencode;
+mod opencode_v2;
+mod read;
 pub mod watch;
 
 use std::collections::HashSet;
@@ -39,6 +40,9 @@ use checkpoint::Checkpoint;
 pub use discover::discover;
 use discover::{default_roots, history_file_of};
 pub use model::{Header, ImportedNode, ImportedTurn, LineReader, Problem, Read, Skipped, Tool};
+
+/// The largest transcript read (a database holding every session aside).
+pub const MAX_FILE: u64 = 1 << 30;
 
 /// What to import and how.
 #[derive(Debug, Clone)]
@@ -181,6 +185,11 @@ impl Engine {
             sum.files_unchanged += 1;
             return Ok(());
         }
+        if mark.size > MAX_FILE && tool != Tool::Opencode {
+            let name = file.display().to_string();
+            sum.skipped.add(&name, 0, "a file over 1 GiB");
+            return Ok(());
+        }
         let modified = mark.mtime_ns as f64 / 1e9;
         if opts.since.is_some_and(|s| modified < s) {
             sum.files_older += 1;
@@ -303,6 +312,17 @@ impl Engine {
             Err(e) if e.is_unknown_session() => None,
             Err(e) => return Err(e),
         };
+        // An import writes only into sessions an import of the same tool
+        // made (its own id space): never into one made another way.
+        if let Some(m) = existing.as_ref().filter(|m| m.source != opts.tool.as_str()) {
+            let why = format!(
+                "the session '{}' exists and was not made by importing {} (its source is '{}'): nothing is written into it",
+                m.id,
+                opts.tool.as_str(),
+                m.source
+            );
+            return Err(crate::session::SessionError::Invalid(why).into());
+        }
         let created = header.created_at.unwrap_or_else(now);
         let mut create = SessionMeta::new(header.session_id.clone(), created);
         create.source = opts.tool.as_str().to_string();
@@ -322,7 +342,10 @@ impl Engine {
         }
         if opts.projects && existing.is_none() && !opts.dry_run {
             if let Some(cwd) = header.cwd.as_ref().filter(|c| c.is_dir()) {
-                match self.register_folder(&cwd.to_string_lossy(), None, false).await {
+                match self
+                    .register_folder(&cwd.to_string_lossy(), None, false)
+                    .await
+                {
                     Ok((project, _)) => create.project_id = project.id,
                     Err(e) => {
                         tracing::info!(cwd = %cwd.display(), error = %e, "imported without its project")

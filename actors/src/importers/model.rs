@@ -69,10 +69,11 @@ pub trait LineReader {
     where
         Self: Sized,
     {
-        let mut lines = reader.split(b'\n').peekable();
-        while let Some(line) = lines.next() {
-            let line = line?;
-            let last = lines.peek().is_none();
+        let mut lines = Lines::new(reader);
+        let mut next = lines.next_line()?;
+        while let Some(line) = next.take() {
+            next = lines.next_line()?;
+            let last = next.is_none();
             if let Some(done) = self.push(&line, last) {
                 if !each(done) {
                     return Ok(None);
@@ -83,9 +84,66 @@ pub trait LineReader {
     }
 }
 
+/// The longest line a reader takes: a longer one (a runaway tool output)
+/// is skipped without being held in memory whole.
+pub const MAX_LINE: usize = 16 << 20;
+
+/// What a line over `MAX_LINE` is handed on as (`decode` skips it).
+const TOO_LONG: &[u8] = b"\0\0a line over the limit";
+
+/// A file's lines, each at most `MAX_LINE` bytes: a longer one becomes
+/// `TOO_LONG`, its bytes read and dropped as they come.
+struct Lines<R> {
+    reader: R,
+}
+
+impl<R: std::io::BufRead> Lines<R> {
+    fn new(reader: R) -> Lines<R> {
+        Lines { reader }
+    }
+
+    fn next_line(&mut self) -> std::io::Result<Option<Vec<u8>>> {
+        let mut line = Vec::new();
+        let mut over = false;
+        let mut any = false;
+        loop {
+            let available = match self.reader.fill_buf() {
+                Ok(b) => b,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            };
+            if available.is_empty() {
+                break;
+            }
+            any = true;
+            let (take, end) = match available.iter().position(|&b| b == b'\n') {
+                Some(i) => (i, true),
+                None => (available.len(), false),
+            };
+            if !over && line.len() + take <= MAX_LINE {
+                line.extend_from_slice(&available[..take]);
+            } else {
+                over = true;
+                line = Vec::new();
+            }
+            self.reader.consume(take + usize::from(end));
+            if end {
+                break;
+            }
+        }
+        if !any {
+            return Ok(None);
+        }
+        Ok(Some(if over { TOO_LONG.to_vec() } else { line }))
+    }
+}
+
 /// A line as a JSON record: `Ok(None)` for a blank line, `Err` with the
 /// reason it is skipped (a cut `last` line is a writer still at work).
 pub fn decode(line: &[u8], last: bool) -> Result<Option<Value>, &'static str> {
+    if line == TOO_LONG {
+        return Err("a line over 16 MiB");
+    }
     if line.iter().all(u8::is_ascii_whitespace) {
         return Ok(None);
     }
@@ -288,6 +346,32 @@ pub fn parse_time(s: &str) -> Option<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_line_over_the_limit_is_skipped_without_being_kept() {
+        let long = vec![b'x'; MAX_LINE + 10];
+        let mut text = b"{\"a\":1}\n".to_vec();
+        text.extend_from_slice(&long);
+        text.extend_from_slice(b"\n{\"b\":2}");
+        // A small buffer: the long line arrives in many pieces.
+        let reader = std::io::BufReader::with_capacity(4096, &text[..]);
+        let mut lines = Lines::new(reader);
+        let mut got = Vec::new();
+        while let Some(l) = lines.next_line().unwrap() {
+            got.push(l);
+        }
+        assert_eq!(got.len(), 3);
+        assert_eq!(
+            decode(&got[0], false),
+            Ok(Some(serde_json::json!({"a": 1})))
+        );
+        assert_eq!(decode(&got[1], false), Err("a line over 16 MiB"));
+        assert_eq!(decode(&got[2], true), Ok(Some(serde_json::json!({"b": 2}))));
+        // A file ending with a newline has no empty last line.
+        let mut lines = Lines::new(&b"{}\n"[..]);
+        assert!(lines.next_line().unwrap().is_some());
+        assert!(lines.next_line().unwrap().is_none());
+    }
 
     #[test]
     fn times_as_the_tools_write_them() {

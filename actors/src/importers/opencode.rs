@@ -20,6 +20,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value};
 
 use super::model::{Header, ImportedNode, ImportedTurn, Read, Skipped};
+use super::opencode_v2;
 use crate::ids;
 use crate::node::Role;
 
@@ -95,6 +96,19 @@ pub fn record_kinds(path: &Path) -> Result<Vec<(String, u64)>, rusqlite::Error> 
     )?;
     db.busy_timeout(std::time::Duration::from_secs(5))?;
     let mut out = Vec::new();
+    let has_v2: bool = db.query_row(
+        "SELECT count(*) > 0 FROM sqlite_master WHERE type = 'table' AND name = 'session_message'",
+        [],
+        |r| r.get(0),
+    )?;
+    if has_v2 {
+        let mut stmt = db.prepare("SELECT type, count(*) FROM session_message GROUP BY 1")?;
+        let rows = stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)))?;
+        for row in rows {
+            let (kind, n) = row?;
+            out.push((format!("session_message/{kind}"), n.max(0) as u64));
+        }
+    }
     for (table, key) in [("message", "$.role"), ("part", "$.type")] {
         let sql = format!(
             "SELECT coalesce(json_extract(data, '{key}'), '(none)'), count(*) \
@@ -132,6 +146,18 @@ pub fn read_database(
     )?;
     let mut parts =
         db.prepare("SELECT message_id, id, data FROM part WHERE session_id = ?1 ORDER BY id")?;
+    let has_v2: bool = db.query_row(
+        "SELECT count(*) > 0 FROM sqlite_master WHERE type = 'table' AND name = 'session_message'",
+        [],
+        |r| r.get(0),
+    )?;
+    let mut rows_v2 = if has_v2 {
+        Some(db.prepare(
+            "SELECT id, type, data FROM session_message WHERE session_id = ?1 ORDER BY seq",
+        )?)
+    } else {
+        None
+    };
     let rows = sessions.query_map([], |r| {
         let info = serde_json::json!({
             "id": r.get::<_, String>(0)?,
@@ -201,6 +227,28 @@ pub fn read_database(
             if let Some(turn) = session.message(Value::Object(info), parts) {
                 if !each(Read::Turn(turn)) {
                     return Ok(());
+                }
+            }
+        }
+        // The newer layout's rows (a session is written in one layout).
+        if let Some(rows) = rows_v2.as_mut() {
+            for r in rows.query_map([&sid], |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    r.get::<_, String>(1)?,
+                    r.get::<_, String>(2)?,
+                ))
+            })? {
+                let (mid, kind, data) = r?;
+                let Ok(data) = serde_json::from_str::<Value>(&data) else {
+                    skipped.add(&file, 0, "a session_message row that is not JSON");
+                    continue;
+                };
+                let (info, parts) = opencode_v2::as_message(&mid, &kind, data);
+                if let Some(turn) = session.message(info, parts) {
+                    if !each(Read::Turn(turn)) {
+                        return Ok(());
+                    }
                 }
             }
         }
@@ -375,6 +423,22 @@ impl Session {
                 turn.nodes.extend(tools);
                 turn.ended_at = finished.map_or(at, |t| t / 1000.0).max(turn.ended_at);
                 self.done = finished.is_some() && !pending && !more;
+                None
+            }
+            // A note of the newer layout (`opencode_v2`): in the turn it
+            // comes in.
+            Some("system") => {
+                let Some(turn) = self.open.as_mut() else {
+                    self.skipped.add(&self.file, 0, "a note before any prompt");
+                    return None;
+                };
+                let mut n = node(&id, Role::System, at);
+                n.content = info.get("text").cloned().unwrap_or(Value::Null);
+                let kind = info.get("kind").cloned().unwrap_or(Value::Null);
+                n.source.insert("kind".into(), kind);
+                keep_info(&mut n, info);
+                turn.nodes.push(n);
+                turn.ended_at = turn.ended_at.max(at);
                 None
             }
             _ => {

@@ -159,79 +159,79 @@ async fn roots_of(engine: &Engine, tool: Tool, given: &Option<Vec<PathBuf>>) -> 
 }
 
 impl Mirror {
-async fn run(self, given: Option<Vec<PathBuf>>) {
-    let (engine, tool) = (&self.engine, self.tool);
-    let mut roots = roots_of(engine, tool, &given).await;
-    let changed = Arc::new(Changed::default());
-    let sink = changed.clone();
-    let watcher = notify::recommended_watcher(move |res: notify::Result<notify::Event>| {
-        let Ok(event) = res else { return };
-        if matches!(event.kind, notify::EventKind::Access(_)) {
-            return;
-        }
-        let wanted: Vec<PathBuf> = event
-            .paths
-            .into_iter()
-            .filter_map(|p| super::history_file_of(tool, &p))
-            .collect();
-        if wanted.is_empty() {
-            return;
-        }
-        if let Ok(mut files) = sink.files.lock() {
-            files.extend(wanted);
-        }
-        sink.wake.notify_one();
-    });
-    let mut watcher = match watcher {
-        Ok(w) => w,
-        Err(e) => {
-            tracing::error!(tool = tool.as_str(), error = %e, "the live mirror cannot watch files");
-            return;
-        }
-    };
-    let mut watched: BTreeSet<PathBuf> = BTreeSet::new();
-    let mut waiting: BTreeSet<PathBuf> = BTreeSet::new();
-    // The catch-up pass: everything, once the folders are watched (so a
-    // write during the pass is seen too).
-    watch_roots(&mut watcher, &roots, &mut watched, tool);
-    self.update(|s| s.folders = watched.iter().cloned().collect());
-    let all = {
-        let roots = roots.clone();
-        tokio::task::spawn_blocking(move || discover(tool, &roots))
-            .await
-            .unwrap_or_default()
-    };
-    self.import(all, &mut waiting).await;
-    loop {
-        let _ = tokio::time::timeout(RECHECK, changed.wake.notified()).await;
-        tokio::time::sleep(DEBOUNCE).await;
-        if tool == Tool::Aider {
-            roots = roots_of(engine, tool, &given).await;
-        }
-        let appeared = watch_roots(&mut watcher, &roots, &mut watched, tool);
-        if !appeared.is_empty() {
-            self.update(|s| s.folders = watched.iter().cloned().collect());
-        }
-        let mut files: Vec<PathBuf> = match changed.files.lock() {
-            Ok(mut f) => std::mem::take(&mut *f).into_iter().collect(),
-            Err(_) => Vec::new(),
+    async fn run(self, given: Option<Vec<PathBuf>>) {
+        let (engine, tool) = (&self.engine, self.tool);
+        let mut roots = roots_of(engine, tool, &given).await;
+        let changed = Arc::new(Changed::default());
+        let sink = changed.clone();
+        let watcher = notify::recommended_watcher(move |res: notify::Result<notify::Event>| {
+            let Ok(event) = res else { return };
+            if matches!(event.kind, notify::EventKind::Access(_)) {
+                return;
+            }
+            let wanted: Vec<PathBuf> = event
+                .paths
+                .into_iter()
+                .filter_map(|p| super::history_file_of(tool, &p))
+                .collect();
+            if wanted.is_empty() {
+                return;
+            }
+            if let Ok(mut files) = sink.files.lock() {
+                files.extend(wanted);
+            }
+            sink.wake.notify_one();
+        });
+        let mut watcher = match watcher {
+            Ok(w) => w,
+            Err(e) => {
+                tracing::error!(tool = tool.as_str(), error = %e, "the live mirror cannot watch files");
+                return;
+            }
         };
-        // A folder that appeared since the last check (the tool's first
-        // run): what the tool wrote before it was watched is read whole.
-        if !appeared.is_empty() {
-            let found = tokio::task::spawn_blocking(move || discover(tool, &appeared))
+        let mut watched: BTreeSet<PathBuf> = BTreeSet::new();
+        let mut waiting: BTreeSet<PathBuf> = BTreeSet::new();
+        // The catch-up pass: everything, once the folders are watched (so a
+        // write during the pass is seen too).
+        watch_roots(&mut watcher, &roots, &mut watched, tool);
+        self.update(|s| s.folders = watched.iter().cloned().collect());
+        let all = {
+            let roots = roots.clone();
+            tokio::task::spawn_blocking(move || discover(tool, &roots))
                 .await
-                .unwrap_or_default();
-            files.extend(found);
-        }
-        files.extend(waiting.iter().cloned());
-        files.sort();
-        files.dedup();
-        if !files.is_empty() {
-            self.import(files, &mut waiting).await;
+                .unwrap_or_default()
+        };
+        self.import(all, &mut waiting).await;
+        loop {
+            let _ = tokio::time::timeout(RECHECK, changed.wake.notified()).await;
+            tokio::time::sleep(DEBOUNCE).await;
+            if tool == Tool::Aider {
+                roots = roots_of(engine, tool, &given).await;
+            }
+            let appeared = watch_roots(&mut watcher, &roots, &mut watched, tool);
+            if !appeared.is_empty() {
+                self.update(|s| s.folders = watched.iter().cloned().collect());
+            }
+            let mut files: Vec<PathBuf> = match changed.files.lock() {
+                Ok(mut f) => std::mem::take(&mut *f).into_iter().collect(),
+                Err(_) => Vec::new(),
+            };
+            // A folder that appeared since the last check (the tool's first
+            // run): what the tool wrote before it was watched is read whole.
+            if !appeared.is_empty() {
+                let found = tokio::task::spawn_blocking(move || discover(tool, &appeared))
+                    .await
+                    .unwrap_or_default();
+                files.extend(found);
+            }
+            files.extend(waiting.iter().cloned());
+            files.sort();
+            files.dedup();
+            if !files.is_empty() {
+                self.import(files, &mut waiting).await;
+            }
         }
     }
-}
 }
 
 /// Watch the roots that exist and are not watched yet (a tool installed
@@ -314,22 +314,22 @@ impl Mirror {
                 for e in &sum.errors {
                     self.problem(format!("{}: {}", e.file, e.reason));
                 }
-            if sum.turns > 0 || !sum.errors.is_empty() {
-                tracing::info!(
-                    tool = tool.as_str(),
-                    turns = sum.turns,
-                    sessions_new = sum.sessions_new,
-                    errors = sum.errors.len(),
-                    "live mirror imported"
-                );
+                if sum.turns > 0 || !sum.errors.is_empty() {
+                    tracing::info!(
+                        tool = tool.as_str(),
+                        turns = sum.turns,
+                        sessions_new = sum.sessions_new,
+                        errors = sum.errors.len(),
+                        "live mirror imported"
+                    );
+                }
+            }
+            Err(e) => {
+                tracing::warn!(tool = tool.as_str(), error = %e, "live mirror import failed; retried at the next change");
+                self.problem(format!("an import failed: {e}"));
+                waiting.extend(files);
             }
         }
-        Err(e) => {
-            tracing::warn!(tool = tool.as_str(), error = %e, "live mirror import failed; retried at the next change");
-            self.problem(format!("an import failed: {e}"));
-            waiting.extend(files);
-        }
-    }
     }
 }
 

@@ -58,6 +58,9 @@ mod tests {
         // The user's own repository is kept as it is.
         let head_before = std::fs::read(dir.path().join(".git/HEAD")).unwrap();
         prepare(dir.path()).unwrap();
-        assert_eq!(std::fs::read(dir.path().join(".git/HEAD")).unwrap(), head_before);
+        assert_eq!(
+            std::fs::read(dir.path().join(".git/HEAD")).unwrap(),
+            head_before
+        );
     }
 }

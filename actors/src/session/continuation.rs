@@ -157,7 +157,8 @@ impl Handler<ContinueTurn> for SessionActor {
     type Result = AtomicResponse<Self, Result<Continued, SessionError>>;
 
     fn handle(&mut self, msg: ContinueTurn, _: &mut Self::Context) -> Self::Result {
-        let fut = self.on_core_write(move |core| core.continue_turn(&msg.user_id, msg.nodes, msg.end));
+        let fut =
+            self.on_core_write(move |core| core.continue_turn(&msg.user_id, msg.nodes, msg.end));
         AtomicResponse::new(Box::pin(fut.map(|res, act, ctx| {
             match &res {
                 Ok(Continued::Ended { .. }) => act.notify(ChangeKind::Updated),

@@ -52,7 +52,8 @@ fn ended_early(root: &Path) -> (std::path::PathBuf, SessionCore) {
     let (mut core, _) =
         SessionCore::create(&store, &dir, SessionMeta::new("s".into(), now()), None).unwrap();
     core.append(node("u1", Role::User, "build it")).unwrap();
-    core.append(node("a1", Role::Assistant, "Building.")).unwrap();
+    core.append(node("a1", Role::Assistant, "Building."))
+        .unwrap();
     core.append(tool("t1", "a1", None)).unwrap();
     core.end_turn(EndTurn::default(), None).unwrap();
     (dir, core)
@@ -72,7 +73,10 @@ fn late_records_make_a_second_commit_of_the_same_turn() {
     let root = tempfile::tempdir().unwrap();
     let (dir, mut core) = ended_early(root.path());
     let first = git(&dir, &["rev-parse", "HEAD"]);
-    match core.continue_turn("u1", late(), EndTurn::default()).unwrap() {
+    match core
+        .continue_turn("u1", late(), EndTurn::default())
+        .unwrap()
+    {
         Continued::Ended {
             outcome,
             nodes,
@@ -94,17 +98,25 @@ fn late_records_make_a_second_commit_of_the_same_turn() {
     assert_eq!(git(&dir, &["status", "--porcelain"]), "");
     let tool_file = |rev: &str| {
         let names = git(&dir, &["ls-tree", "-r", "--name-only", rev]);
-        let path = names.lines().find(|l| l.ends_with("-t-t1.json")).unwrap().to_string();
+        let path = names
+            .lines()
+            .find(|l| l.ends_with("-t-t1.json"))
+            .unwrap()
+            .to_string();
         let text = git(&dir, &["show", &format!("{rev}:{path}")]);
         serde_json::from_str::<serde_json::Value>(&text).unwrap()["output"].clone()
     };
     assert_eq!(tool_file("HEAD"), json!("built"));
-    assert!(tool_file("HEAD~1").is_null(), "the first commit is not rewritten");
+    assert!(
+        tool_file("HEAD~1").is_null(),
+        "the first commit is not rewritten"
+    );
     assert_eq!(core.meta().turn_count, 1);
     assert!(core.meta().open_turn.is_none());
     // The same records again: nothing to add.
     assert!(matches!(
-        core.continue_turn("u1", late(), EndTurn::default()).unwrap(),
+        core.continue_turn("u1", late(), EndTurn::default())
+            .unwrap(),
         Continued::Nothing
     ));
     // Loaded again, the next turn is turn 2.
@@ -112,7 +124,8 @@ fn late_records_make_a_second_commit_of_the_same_turn() {
     let store = crate::store::Store::without_log(root.path());
     let mut core = SessionCore::load(&store, &dir).unwrap();
     core.append(node("u2", Role::User, "ship it")).unwrap();
-    core.append(node("a3", Role::Assistant, "Shipped.")).unwrap();
+    core.append(node("a3", Role::Assistant, "Shipped."))
+        .unwrap();
     assert_eq!(core.end_turn(EndTurn::default(), None).unwrap().turn, 2);
 }
 
@@ -124,7 +137,10 @@ fn records_for_a_turn_that_is_not_the_last_are_not_written() {
     core.append(node("a3", Role::Assistant, "ok")).unwrap();
     core.end_turn(EndTurn::default(), None).unwrap();
     let before = git(&dir, &["rev-parse", "HEAD"]);
-    match core.continue_turn("u1", late(), EndTurn::default()).unwrap() {
+    match core
+        .continue_turn("u1", late(), EndTurn::default())
+        .unwrap()
+    {
         Continued::NotLast { new } => assert_eq!(new, 1),
         other => panic!("{other:?}"),
     }
