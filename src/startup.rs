@@ -269,7 +269,10 @@ async fn not_found() -> Result<actix_web::HttpResponse, error::ApiError> {
 /// its lock: one server per state directory, so a session repository has
 /// one writer. (Leftovers of creations a crash cut short are removed by the
 /// engine's start, as it lists the session folders.)
-fn claim_state_dir(state_dir: &Path, sessions_dir: &Path) -> Result<std::fs::File, StartupError> {
+pub(crate) fn claim_state_dir(
+    state_dir: &Path,
+    sessions_dir: &Path,
+) -> Result<std::fs::File, StartupError> {
     use std::os::unix::fs::OpenOptionsExt;
     let dir_err = |source| StartupError::StateDir {
         path: state_dir.to_path_buf(),

@@ -174,8 +174,11 @@ impl SessionManager {
         )
         .with_pack_keeper(self.keeper.clone())
         .start();
-        // Evicted actors are dropped here: each stops when idle.
-        drop(self.live.push(id, addr.clone()));
+        // An evicted actor is told (its pending maintenance withdrawn),
+        // then dropped here: it stops once its own messages are done.
+        if let Some((_, evicted)) = self.live.push(id, addr.clone()) {
+            evicted.do_send(crate::session::upkeep::LetGo);
+        }
         if self.leases.len() > 4 * self.cap {
             self.leases.retain(|_, lease| Arc::strong_count(lease) > 1);
         }

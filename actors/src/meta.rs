@@ -12,15 +12,27 @@ pub const MAX_TITLE_CHARS: usize = 300;
 /// A title from elsewhere (another tool's), trimmed and cut to
 /// `MAX_TITLE_CHARS` characters.
 pub fn clip_title(title: &str) -> String {
-    title.trim().chars().take(MAX_TITLE_CHARS).collect()
+    title
+        .trim()
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .take(MAX_TITLE_CHARS)
+        .collect()
 }
 
-/// A title a client may set: at most `MAX_TITLE_CHARS` characters.
+/// A title a client may set: at most `MAX_TITLE_CHARS` characters, none
+/// of them a control character (a NUL, a line break: a title is one line).
 pub fn check_title(title: &str) -> Result<(), String> {
     let n = title.chars().count();
     if n > MAX_TITLE_CHARS {
         return Err(format!(
             "a title is at most {MAX_TITLE_CHARS} characters (this one has {n})"
+        ));
+    }
+    if let Some(c) = title.chars().find(|c| c.is_control()) {
+        return Err(format!(
+            "a title holds no control character (this one holds U+{:04X})",
+            u32::from(c)
         ));
     }
     Ok(())

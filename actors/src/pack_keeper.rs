@@ -21,7 +21,7 @@
 //!   wait, and use at most half of one core.
 
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
@@ -34,8 +34,35 @@ use crate::git::{self, GitError};
 /// (`SessionCore::drop_merged`).
 pub type Merged = Option<Vec<PathBuf>>;
 
+/// A merge asked for and not begun yet can be withdrawn: a session let go
+/// by the manager does not wait behind the other sessions' merges (its
+/// actor, and with it the session's lease, would live on until then).
+#[derive(Clone, Default)]
+pub struct Ticket(Arc<AtomicU8>);
+
+const QUEUED: u8 = 0;
+const STARTED: u8 = 1;
+const WITHDRAWN: u8 = 2;
+
+impl Ticket {
+    /// Withdraw the merge unless it began; true when withdrawn.
+    pub fn withdraw(&self) -> bool {
+        self.0
+            .compare_exchange(QUEUED, WITHDRAWN, Ordering::SeqCst, Ordering::SeqCst)
+            .is_ok()
+    }
+
+    /// The keeper begins the merge unless it was withdrawn.
+    fn start(&self) -> bool {
+        self.0
+            .compare_exchange(QUEUED, STARTED, Ordering::SeqCst, Ordering::SeqCst)
+            .is_ok()
+    }
+}
+
 enum Job {
     Merge {
+        ticket: Ticket,
         git_dir: PathBuf,
         /// At most this many objects merged (a busy session).
         cap: Option<usize>,
@@ -107,8 +134,11 @@ impl PackKeeper {
         git_dir: PathBuf,
         cap: Option<usize>,
         guard: OwnedMutexGuard<()>,
+        ticket: Ticket,
     ) -> Result<Merged, GitError> {
-        self.submit(git_dir, cap, guard).await.unwrap_or(Ok(None))
+        self.submit_with(git_dir, cap, guard, ticket)
+            .await
+            .unwrap_or(Ok(None))
     }
 
     /// `merge`, answered on the returned channel (for callers outside an
@@ -120,6 +150,17 @@ impl PackKeeper {
         cap: Option<usize>,
         guard: OwnedMutexGuard<()>,
     ) -> tokio::sync::oneshot::Receiver<Result<Merged, GitError>> {
+        self.submit_with(git_dir, cap, guard, Ticket::default())
+    }
+
+    /// `submit`, withdrawable through `ticket` until it begins.
+    fn submit_with(
+        &self,
+        git_dir: PathBuf,
+        cap: Option<usize>,
+        guard: OwnedMutexGuard<()>,
+        ticket: Ticket,
+    ) -> tokio::sync::oneshot::Receiver<Result<Merged, GitError>> {
         let (reply, rx) = tokio::sync::oneshot::channel();
         let lane = if cap.is_some() {
             &self.busy
@@ -127,6 +168,7 @@ impl PackKeeper {
             &self.idle
         };
         let job = Job::Merge {
+            ticket,
             git_dir,
             cap,
             guard,
@@ -244,11 +286,17 @@ fn run(lane: Lane, rx: Receiver<Job>, shared: Arc<Shared>, grace: Duration) {
                 due.insert(git_dir, Instant::now() + grace + Duration::from_millis(50));
                 continue;
             }
+            // Withdrawn while it waited: nothing to do, no rest.
+            Job::Merge { ticket, reply, .. } if !ticket.start() => {
+                let _ = reply.send(Ok(None));
+                continue;
+            }
             Job::Merge {
                 git_dir,
                 cap,
                 guard,
                 reply,
+                ..
             } => (git_dir, cap, guard, reply),
         };
         set_running(&shared, true);

@@ -119,6 +119,16 @@ pub fn restore(args: &RestoreArgs) -> ExitCode {
         eprintln!("[error] {}: {e}", dir.display());
         return ExitCode::from(2);
     }
+    // The state folder's lock, held for the whole run: a server started
+    // meanwhile refuses to start instead of clearing the restore's
+    // folders as left by a crash.
+    let _lock = match crate::startup::claim_state_dir(&dir, &dir.join("sessions")) {
+        Ok(lock) => lock,
+        Err(e) => {
+            eprintln!("[error] {e}");
+            return ExitCode::from(2);
+        }
+    };
     let store = match super::open_store(&dir) {
         Ok(s) => s,
         Err(code) => return code,

@@ -42,6 +42,29 @@ impl McpService {
 
 /// Any method on `/mcp`.
 pub async fn serve(req: HttpRequest, body: web::Bytes, svc: web::Data<McpService>) -> HttpResponse {
+    use actix_web::ResponseError;
+    // A message that is not JSON, or not a JSON-RPC object or batch, is
+    // refused here with the service's own error (the MCP layer would
+    // answer an empty 415).
+    if req.method() == actix_web::http::Method::POST {
+        match serde_json::from_slice::<serde_json::Value>(&body) {
+            Ok(serde_json::Value::Object(_) | serde_json::Value::Array(_)) => {}
+            Ok(_) => {
+                return crate::error::ApiError::bad_request(
+                    "invalid_body",
+                    "an MCP message is a JSON-RPC object (or a batch of them)",
+                )
+                .error_response()
+            }
+            Err(e) => {
+                return crate::error::ApiError::bad_request(
+                    "invalid_body",
+                    format!("an MCP message is JSON: {e}"),
+                )
+                .error_response()
+            }
+        }
+    }
     let mut builder = http::Request::builder()
         .method(req.method().as_str())
         .uri(req.uri().to_string());
@@ -51,7 +74,6 @@ pub async fn serve(req: HttpRequest, body: web::Bytes, svc: web::Data<McpService
     let request = match builder.body(Full::new(Bytes::from(body.to_vec()))) {
         Ok(r) => r,
         Err(e) => {
-            use actix_web::ResponseError;
             return crate::error::ApiError::bad_request("invalid_input", e.to_string())
                 .error_response();
         }
@@ -63,6 +85,30 @@ pub async fn serve(req: HttpRequest, body: web::Bytes, svc: web::Data<McpService
         Err(never) => match never {},
     };
     let status = StatusCode::from_u16(parts.status.as_u16()).unwrap_or(StatusCode::BAD_GATEWAY);
+    // The MCP layer's own refusals (a wrong content type, a missing
+    // session header) come with a plain or empty body: given the
+    // service's JSON error, with its code.
+    let json = parts
+        .headers
+        .get(http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("application/json") || v.starts_with("text/event-stream"));
+    if status.is_client_error() && !json {
+        let code = match status {
+            StatusCode::UNSUPPORTED_MEDIA_TYPE => "unsupported_media_type",
+            StatusCode::NOT_ACCEPTABLE => "not_acceptable",
+            StatusCode::NOT_FOUND => "not_found",
+            StatusCode::METHOD_NOT_ALLOWED => "method_not_allowed",
+            _ => "invalid_input",
+        };
+        let said = String::from_utf8_lossy(&bytes).trim().to_string();
+        let message = if said.is_empty() {
+            status.canonical_reason().unwrap_or("refused").to_string()
+        } else {
+            said
+        };
+        return crate::error::ApiError::new(status, code, message).error_response();
+    }
     let mut out = HttpResponse::build(status);
     for (name, value) in &parts.headers {
         out.append_header((name.as_str(), value.as_bytes()));

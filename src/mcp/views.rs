@@ -98,14 +98,35 @@ pub async fn session_turns(
 ) -> Result<(String, Vec<TurnView>), EngineError> {
     let history = engine.history(session).await?;
     let branch = branch.unwrap_or(&history.branch).to_string();
-    let mut rows: Vec<&HistoryRow> = history
-        .commits
-        .iter()
-        .filter(|r| r.branch == branch && r.turn > 0 && r.turn >= from && r.turn <= to)
+    let mut rows: Vec<&HistoryRow> = line_of(&history.commits, &branch)
+        .into_iter()
+        .filter(|r| r.turn > 0 && r.turn >= from && r.turn <= to)
         .collect();
     rows.sort_by_key(|r| r.turn);
     let turns = turns_of(engine, session, &history.commits, &rows).await?;
     Ok((branch, turns))
+}
+
+/// The turn commits of `branch`'s line, newest first: from its tip back
+/// through its parents, so a branch that forked from another (a retry)
+/// has the turns it shares with it; a turn committed twice (continued
+/// after it ended) counts once, by its newer commit.
+fn line_of<'a>(commits: &'a [HistoryRow], branch: &str) -> Vec<&'a HistoryRow> {
+    let by_sha: std::collections::HashMap<&str, &HistoryRow> =
+        commits.iter().map(|r| (r.sha.as_str(), r)).collect();
+    let mut line = Vec::new();
+    let mut turns = std::collections::HashSet::new();
+    let mut cursor = commits.iter().find(|r| r.branch == branch);
+    while let Some(r) = cursor {
+        if line.len() > commits.len() {
+            break;
+        }
+        if turns.insert(r.turn) {
+            line.push(r);
+        }
+        cursor = r.parent.as_deref().and_then(|p| by_sha.get(p).copied());
+    }
+    line
 }
 
 /// One turn, by its commit (a prefix of at least 7 characters) or by its
@@ -119,11 +140,16 @@ pub async fn one_turn(
 ) -> Result<Option<TurnView>, EngineError> {
     let history = engine.history(session).await?;
     let branch = branch.unwrap_or(&history.branch);
-    let row = history.commits.iter().find(|r| match (commit, turn) {
-        (Some(c), _) => c.len() >= 7 && r.sha.starts_with(c) && r.turn > 0,
-        (None, Some(t)) => r.turn == t && r.branch == branch,
-        (None, None) => false,
-    });
+    let row = match (commit, turn) {
+        (Some(c), _) => history
+            .commits
+            .iter()
+            .find(|r| c.len() >= 7 && r.sha.starts_with(c) && r.turn > 0),
+        (None, Some(t)) => line_of(&history.commits, branch)
+            .into_iter()
+            .find(|r| r.turn == t),
+        (None, None) => None,
+    };
     let Some(row) = row else {
         return Ok(None);
     };

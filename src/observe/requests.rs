@@ -13,6 +13,15 @@ use tracing::Instrument;
 
 pub const REQUEST_ID: &str = "x-request-id";
 
+/// A request older than this is logged and counted while it waits.
+const SLOW: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// The session a path names (`/api/sessions/{id}/…`).
+fn session_of(path: &str) -> Option<&str> {
+    let rest = path.strip_prefix("/api/sessions/")?;
+    rest.split('/').next().filter(|s| !s.is_empty())
+}
+
 fn incoming_id(req: &ServiceRequest) -> Option<String> {
     let v = req.headers().get(REQUEST_ID)?.to_str().ok()?;
     let ok = !v.is_empty() && v.len() <= 128 && v.bytes().all(|b| b.is_ascii_graphic());
@@ -27,7 +36,22 @@ pub async fn log_requests(
     let id = incoming_id(&req).unwrap_or_else(|| uuid::Uuid::new_v4().simple().to_string());
     let method = req.method().to_string();
     let span = tracing::info_span!("request", request_id = %id, method = %method, session_id = tracing::field::Empty);
-    let result = next.call(req).instrument(span.clone()).await;
+    let path = req.path().to_string();
+    let call = next.call(req).instrument(span.clone());
+    tokio::pin!(call);
+    // A request still waiting after `SLOW` is logged (with its session)
+    // and counted while it waits, not only once it ends.
+    let result = tokio::select! {
+        r = &mut call => r,
+        () = tokio::time::sleep(SLOW) => {
+            let session = session_of(&path);
+            span.in_scope(|| {
+                tracing::warn!(path = %path, session = session.unwrap_or("-"), waited_s = SLOW.as_secs(), "a request is still waiting");
+            });
+            metrics::counter!("openprogram_http_slow_requests_total").increment(1);
+            call.await
+        }
+    };
     let elapsed = started.elapsed();
     let (route, status, session) = match &result {
         Ok(res) => (

@@ -341,6 +341,16 @@ fn long_titles_dot_git_look_alikes_and_stray_context_ids_are_refused() {
     assert!(!s.session_dir("fresh").exists());
     let (st, v) = s.patch("/api/sessions/t", json!({"title": "T".repeat(300)}));
     assert_eq!(st, 200, "{v}");
+    // A title is one line of text: no NUL, no line break.
+    for bad in ["a\u{0}b", "two\nlines", "bell\u{7}"] {
+        assert_error(
+            s.patch("/api/sessions/t", json!({"title": bad})),
+            400,
+            "invalid_input",
+        );
+    }
+    let (_, meta) = s.get("/api/sessions/t");
+    assert_eq!(meta["title"], "T".repeat(300), "unchanged");
 
     // A stray or bad context id.
     s.append("t", json!({"role": "user", "content": "two"}));

@@ -329,3 +329,33 @@ fn a_crash_between_a_commit_and_its_event_loses_no_event() {
     let (_, all) = s.get("/api/changes");
     assert_eq!(all["events"].as_array().unwrap().len(), 3, "{all}");
 }
+
+/// A fork and an imported bundle arrive whole, built beside the store: their
+/// commits are in the feed all the same (what replication follows).
+#[test]
+fn a_fork_and_an_imported_bundle_are_in_the_feed() {
+    let s = TestServer::start();
+    let (st, _) = s.post("/api/sessions/orig/turns", whole("orig", 1));
+    assert_eq!(st, 201);
+    let (_, start) = s.get("/api/changes?since=latest");
+    let cursor = start["next_cursor"].as_str().unwrap().to_string();
+    let (st, fork) = s.post("/api/sessions/orig/fork", json!({}));
+    assert_eq!(st, 201, "{fork}");
+    let fork_id = fork["id"].as_str().unwrap().to_string();
+    let (st, _, bundle) = s.get_bytes("/api/sessions/orig/export");
+    assert_eq!(st, 200);
+    let (st, imported) = s.post_raw("/api/sessions/import", "application/x-git-bundle", &bundle);
+    assert_eq!(st, 201, "{imported}");
+    let imported_id = imported["id"].as_str().unwrap().to_string();
+    let (_, page) = s.get(&format!("/api/changes?since={cursor}"));
+    let events = page["events"].as_array().unwrap();
+    for id in [&fork_id, &imported_id] {
+        let e = events
+            .iter()
+            .find(|e| e["event"]["session_id"] == id.as_str() && e["event"]["kind"] == "commit")
+            .unwrap_or_else(|| panic!("{id} is in the feed: {page}"));
+        let head = git(&s.session_dir(id), &["rev-parse", "main"]);
+        assert_eq!(e["event"]["commit"].as_str(), Some(head.trim()), "{e}");
+        assert_eq!(e["event"]["branch"], "main", "{e}");
+    }
+}

@@ -284,8 +284,8 @@ fn a_claude_code_transcript_becomes_a_session_with_its_fork_and_times() {
     for (when, subject) in [
         ("2025-07-04T09:30:04Z", "turn 1: Why does the build fail?"),
         ("2025-07-04T09:30:11Z", "Declare it as a constant"),
-        // The compaction is the last thing of turn 3.
-        ("2025-07-04T09:30:30Z", "Declare it as a let binding"),
+        // The compaction comes between turns: it goes with the next one.
+        ("2025-07-04T09:30:21Z", "Declare it as a let binding"),
         ("2025-07-04T09:30:41Z", "Now run the tests"),
     ] {
         assert!(
@@ -423,10 +423,8 @@ fn a_turn_still_being_written_waits_and_the_cli_imports_without_a_server() {
     let (code, out) = run(&["--dry-run"]);
     assert_eq!(code, Some(0), "{out}");
     assert!(out.contains("would import 3 turns"), "{out}");
-    assert!(!state
-        .join("sessions")
-        .join(format!("claude-code-{SID}"))
-        .exists());
+    // A dry run writes nothing at all: no state folder, lock or log.
+    assert!(!state.exists(), "a dry run made {}", state.display());
     let (code, out) = run(&[]);
     assert_eq!(code, Some(0), "{out}");
     assert!(
@@ -1309,7 +1307,7 @@ fn opencode_sessions_come_from_its_database_while_it_writes() {
 fn a_running_import_shows_its_progress() {
     let s = TestServer::start();
     let (st, v) = s.get("/api/imports");
-    assert_eq!((st, v.clone()), (200, json!({"running": []})), "{v}");
+    assert_eq!((st, v["running"].clone()), (200, json!([])), "{v}");
     // Enough files that the import runs a while: each is a session.
     let home = tempfile::tempdir().unwrap();
     let folder = home.path().join("projects/-w");
@@ -1484,4 +1482,106 @@ fn an_import_never_writes_into_a_session_it_did_not_make() {
     );
     assert_eq!(v["turns"], 0, "{v}");
     assert_eq!(texts(&s, &id), before, "nothing written into it");
+}
+
+/// A server that takes the CLI's import and drops the connection without
+/// answering (it died, or the network did): the CLI says so and stops; it
+/// never opens the state folder that server holds.
+#[test]
+fn the_cli_says_the_server_was_lost_and_never_opens_its_folder() {
+    use std::io::{Read, Write};
+    let home = tempfile::tempdir().unwrap();
+    let state = home.path().join("state");
+    std::fs::create_dir_all(&state).unwrap();
+    let dir = home.path().join("projects/-work");
+    write_lines(
+        &dir.join(format!("{SID}.jsonl")),
+        &transcript(&home.path().join("work")),
+    );
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let info = json!({"url": format!("http://127.0.0.1:{port}"), "pid": std::process::id(), "started_at": 0});
+    std::fs::write(state.join("server.json"), info.to_string()).unwrap();
+    std::thread::spawn(move || {
+        for conn in listener.incoming() {
+            let Ok(mut conn) = conn else { return };
+            std::thread::spawn(move || {
+                let mut head = [0u8; 4096];
+                let n = conn.read(&mut head).unwrap_or(0);
+                let head = String::from_utf8_lossy(&head[..n]).to_string();
+                if head.starts_with("GET /api/imports") {
+                    let body = r#"{"running":[],"mirrors":[]}"#;
+                    let _ = write!(
+                        conn,
+                        "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                        body.len()
+                    );
+                } else {
+                    // The import: taken, then the connection goes.
+                    std::thread::sleep(std::time::Duration::from_millis(700));
+                }
+            });
+        }
+    });
+    let before: Vec<_> = std::fs::read_dir(&state)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_openprogram"))
+        .args(["import", "claude-code", dir.to_str().unwrap()])
+        .env("OPENPROGRAM_STATE_DIR", &state)
+        .env_remove("OPENPROGRAM_URL")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("was lost"), "{err}");
+    assert!(err.contains("the server goes on importing"), "{err}");
+    let after: Vec<_> = std::fs::read_dir(&state)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
+    assert_eq!(
+        before, after,
+        "the state folder the server holds was opened"
+    );
+}
+
+/// `import doctor --json`: per tool, the versions and record types its
+/// files hold, and the types no reader knows.
+#[test]
+fn the_import_doctor_reports_versions_and_unknown_records() {
+    let home = tempfile::tempdir().unwrap();
+    let dir = home.path().join(".claude/projects/-work");
+    let mut lines = transcript(&home.path().join("work"));
+    lines.push(json!({"type": "hologram", "uuid": "h1"}).to_string());
+    write_lines(&dir.join(format!("{SID}.jsonl")), &lines);
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_openprogram"))
+        .args(["import", "doctor", "--json"])
+        .env("HOME", home.path())
+        .env("OPENPROGRAM_STATE_DIR", home.path().join("state"))
+        .env_remove("CLAUDE_CONFIG_DIR")
+        .env_remove("OPENPROGRAM_URL")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let claude = v["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["tool"] == "claude-code")
+        .unwrap();
+    assert_eq!(claude["files"], 1, "{claude}");
+    assert_eq!(claude["versions"]["2.0.14"], 1, "{claude}");
+    assert_eq!(claude["unknown"][0]["kind"], "hologram", "{claude}");
+    assert_eq!(claude["unknown"][0]["count"], 1, "{claude}");
+    assert!(v["mirrors"].is_null(), "no server: {v}");
+    assert!(!home.path().join("state").exists(), "the doctor wrote");
 }

@@ -37,6 +37,7 @@ mod runners;
 mod search;
 mod security;
 mod session_store;
+mod soak;
 mod titles;
 mod undo;
 mod wal;

@@ -319,3 +319,96 @@ fn a_long_session_is_read_fifty_turns_at_a_time() {
     assert_eq!(exact["turns"].as_array().unwrap().len(), 50);
     assert!(exact["next_from_turn"].is_null(), "{exact}");
 }
+
+/// Malformed messages get the service's JSON error with its code, never
+/// an empty answer.
+#[test]
+fn malformed_json_rpc_gets_a_json_error_with_a_code() {
+    let s = TestServer::start();
+    let url = format!("{}/mcp", s.url);
+    let post = |ctype: &str, body: &str| {
+        let r = ureq::post(&url)
+            .set("content-type", ctype)
+            .set("accept", "application/json, text/event-stream")
+            .send_string(body);
+        let r = match r {
+            Ok(r) => r,
+            Err(ureq::Error::Status(_, r)) => r,
+            Err(e) => panic!("{e}"),
+        };
+        let status = r.status();
+        let v: Value = r.into_json().unwrap_or(Value::Null);
+        (status, v)
+    };
+    for body in ["{not json", "42", "\"x\""] {
+        let (st, v) = post("application/json", body);
+        assert_eq!(st, 400, "{body}: {v}");
+        assert_eq!(v["code"], "invalid_body", "{body}: {v}");
+        assert!(v["error"].as_str().is_some_and(|e| !e.is_empty()), "{v}");
+    }
+    let (st, v) = post(
+        "text/plain",
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#,
+    );
+    assert!((400..500).contains(&st), "{st} {v}");
+    assert!(v["code"].is_string(), "a code with the refusal: {v}");
+}
+
+/// A branch's turns are its whole line: a retry of turn 2 shares turn 1
+/// with `main`.
+#[test]
+fn a_branch_is_read_with_the_turns_it_shares() {
+    let s = TestServer::start();
+    for n in 1..=2 {
+        let (st, v) = s.post(
+            "/api/sessions/b/turns",
+            json!({"nodes": [
+                {"id": format!("u{n}"), "role": "user", "content": format!("question {n}")},
+                {"id": format!("a{n}"), "role": "assistant", "content": format!("answer {n}")}]}),
+        );
+        assert_eq!(st, 201, "{v}");
+    }
+    // Retry turn 2's answer: a branch of its own.
+    s.append(
+        "b",
+        json!({"id": "a2b", "role": "assistant", "predecessor": "u2", "content": "answer 2 again"}),
+    );
+    s.end_turn("b", json!({}));
+    let (_, branches) = s.get("/api/sessions/b/branches");
+    let retry = branches["branches"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["name"].as_str().unwrap().to_string())
+        .find(|n| n != "main")
+        .unwrap_or_else(|| panic!("a retry branch: {branches}"));
+    let call = |name: &str, args: Value| -> Value {
+        let v = rpc(
+            &s,
+            7,
+            "tools/call",
+            json!({"name": name, "arguments": args}),
+        );
+        assert_eq!(v["result"]["isError"], false, "{name}: {v}");
+        v["result"]["structuredContent"].clone()
+    };
+    let got = call("session_get", json!({"session_id": "b", "branch": retry}));
+    let turns: Vec<u64> = got["turns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["turn"].as_u64().unwrap())
+        .collect();
+    assert_eq!(turns, vec![1, 2], "{got}");
+    let one = call(
+        "turn_get",
+        json!({"session_id": "b", "branch": retry, "turn": 1}),
+    );
+    assert_eq!(one["turn"], 1, "{one}");
+    assert!(one.to_string().contains("answer 1"), "{one}");
+    let two = call(
+        "turn_get",
+        json!({"session_id": "b", "branch": retry, "turn": 2}),
+    );
+    assert!(two.to_string().contains("answer 2 again"), "{two}");
+}

@@ -252,3 +252,48 @@ fn git_gc_and_fsck_by_the_user_while_the_server_writes() {
     let (code, out, err) = s.cli(&["fsck"], None);
     assert_eq!(code, 0, "openprogram fsck\n{out}{err}");
 }
+
+/// `git reset --hard` and `git gc --prune=now` in a session folder: the
+/// acknowledged turns come back with the same commit ids: while the server
+/// runs (reads go on, the next write puts the branch back first), and
+/// after a restart; `fsck` reports the moved branch meanwhile.
+#[test]
+fn a_branch_reset_with_git_comes_back_with_the_same_commits() {
+    let mut s = TestServer::start_process();
+    for n in 1..=4 {
+        s.turn("r1", &format!("turn {n}"), &format!("reply {n}"), &[]);
+    }
+    let dir = s.session_dir("r1");
+    let acked = git(&dir, &["rev-parse", "main"]);
+    git(&dir, &["reset", "-q", "--hard", "HEAD~3"]);
+    git(&dir, &["gc", "-q", "--prune=now"]);
+    let (st, msgs) = s.get("/api/sessions/r1/messages");
+    assert_eq!(st, 200, "{msgs}");
+    assert_eq!(msgs["messages"].as_array().unwrap().len(), 8, "{msgs}");
+    s.turn("r1", "turn 5", "reply 5", &[]);
+    assert_eq!(
+        git(&dir, &["rev-parse", "main~1"]),
+        acked,
+        "the same commits"
+    );
+    assert_eq!(turn_commits(&dir, "HEAD"), "5");
+    assert_clean_repo(&dir);
+
+    // Stopped: moved back, reported, then put back by the start.
+    let acked = git(&dir, &["rev-parse", "main"]);
+    s.kill();
+    git(&dir, &["update-ref", "refs/heads/main", "HEAD~2"]);
+    git(&dir, &["gc", "-q", "--prune=now"]);
+    let (code, out, err) = s.cli(&["fsck"], None);
+    assert!(
+        out.contains("was moved back") || err.contains("was moved back"),
+        "{code}\n{out}\n{err}"
+    );
+    s.spawn();
+    let (st, meta) = s.get("/api/sessions/r1");
+    assert_eq!(st, 200, "{meta}");
+    assert_eq!(git(&dir, &["rev-parse", "main"]), acked, "{}", s.log());
+    assert_clean_repo(&dir);
+    let (_, msgs) = s.get("/api/sessions/r1/messages");
+    assert_eq!(msgs["messages"].as_array().unwrap().len(), 10, "{msgs}");
+}

@@ -690,6 +690,9 @@ fn opencode_database(dir: &Path, home: &Path) -> PathBuf {
 fn opencode_recordings_import_exactly() {
     for e in std::fs::read_dir(recordings("opencode")).unwrap().flatten() {
         let dir = e.path();
+        if !dir.is_dir() {
+            continue;
+        }
         let m = manifest(&dir);
         let scenario = m["scenario"].as_str().unwrap().to_string();
         let tmp = tempfile::tempdir().unwrap();
@@ -901,4 +904,67 @@ fn opencode_v2_matches(s: &TestServer, m: &Value, db: &Path, sum: &Value) {
     let again = import(s, "opencode", db);
     assert_eq!(again["turns"], 0, "{again}");
     assert_eq!(again["turns_continued"], 0, "{again}");
+}
+
+#[test]
+fn aider_recordings_import_exactly() {
+    for e in std::fs::read_dir(recordings("aider")).unwrap().flatten() {
+        let dir = e.path();
+        let m = manifest(&dir);
+        let scenario = m["scenario"].as_str().unwrap().to_string();
+        let tmp = tempfile::tempdir().unwrap();
+        let home = tmp.path().join("home");
+        lay_out(&dir.join("files"), &home, &home);
+        let project = home.join("project");
+        let s = TestServer::start();
+        let sum = import(&s, "aider", &project);
+        let expect = &m["expect"];
+        let (_, list) = s.get("/api/sessions?limit=100");
+        let mut sessions: Vec<Value> = list["sessions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|r| r["source"] == "aider")
+            .cloned()
+            .collect();
+        sessions.sort_by(|a, b| {
+            a["created_at"]
+                .as_f64()
+                .unwrap()
+                .total_cmp(&b["created_at"].as_f64().unwrap())
+        });
+        let per = expect["per_session"].as_array().unwrap();
+        assert_eq!(sessions.len(), per.len(), "{scenario}: {list}");
+        let mut turns = 0;
+        for (row, want) in sessions.iter().zip(per) {
+            let id = row["id"].as_str().unwrap();
+            let all = nodes(&s, id);
+            let prompts: Vec<String> = of_role(&all, "user").into_iter().map(text).collect();
+            let want_prompts: Vec<String> = want["prompts"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|p| p.as_str().unwrap().to_string())
+                .collect();
+            assert_eq!(prompts, want_prompts, "{scenario}: {id}");
+            let replies: Vec<String> = of_role(&all, "assistant").into_iter().map(text).collect();
+            let want_replies: Vec<String> = want["assistant_replies"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|p| rewrite(p.as_str().unwrap(), &home))
+                .collect();
+            assert_eq!(
+                replies, want_replies,
+                "{scenario}: {id}: a quote in a reply stays in it"
+            );
+            let made = commits(&s, id);
+            assert_eq!(made.len(), want_prompts.len(), "{scenario}: {id}");
+            turns += made.len();
+        }
+        assert_eq!(sum["turns"].as_u64().unwrap() as usize, turns, "{scenario}");
+        let again = import(&s, "aider", &project);
+        assert_eq!(again["turns"], 0, "{scenario}: {again}");
+        assert_eq!(again["turns_continued"], 0, "{scenario}: {again}");
+    }
 }

@@ -7,6 +7,7 @@ use crate::manager::{Forget, Moved};
 use crate::meta::SessionMeta;
 use crate::project::registry::Lookup;
 use crate::project::DEFAULT_PROJECT;
+use crate::session::announce::AnnounceArrival;
 use crate::session::messages::{Export, ForkTo};
 use crate::session::SessionCore;
 
@@ -49,7 +50,13 @@ impl Engine {
             .await?;
             self.attach(&source.project_id, &new_id).await;
         }
+        self.announce_arrival(&new_id).await?;
         self.meta(&new_id).await
+    }
+
+    /// A session that arrived whole: its commits into the change feed.
+    async fn announce_arrival(&self, id: &str) -> Result<(), EngineError> {
+        self.call(id, AnnounceArrival).await.map(|_| ())
     }
 
     /// Register a git bundle as a new session (a new id if its id is taken).
@@ -69,6 +76,7 @@ impl Engine {
         .map_err(|_| EngineError::Unavailable)??;
         // An actor cached for this id (one that found no session) must go.
         self.ask_manager(Forget { id: id.clone() }).await?;
+        self.announce_arrival(&id).await?;
         self.meta(&id).await
     }
 

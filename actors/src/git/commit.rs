@@ -140,9 +140,19 @@ pub fn prepare_commit(
             bytes: files.idx,
         },
         Change::Ref {
+            root: root.clone(),
+            git_dir: repo.path().to_path_buf(),
+            name: branch.clone(),
+            old: parent_id,
+            new: oid,
+        },
+        // The service's own record of the branch's acknowledged tip: what
+        // a user's `git reset` or `update-ref` of the branch cannot take
+        // (the start puts the branch back; `git gc` keeps its commits).
+        Change::Ref {
             root,
             git_dir: repo.path().to_path_buf(),
-            name: branch,
+            name: acked_ref(&branch),
             old: parent_id,
             new: oid,
         },
@@ -153,6 +163,16 @@ pub fn prepare_commit(
         staged,
     })
 }
+
+/// The ref holding a branch's last acknowledged commit
+/// (`refs/openprogram/acked/<branch>`).
+pub fn acked_ref(branch: &str) -> String {
+    let short = branch.strip_prefix("refs/heads/").unwrap_or(branch);
+    format!("{ACKED_PREFIX}{short}")
+}
+
+/// Where the acknowledged tips are kept.
+pub const ACKED_PREFIX: &str = "refs/openprogram/acked/";
 
 /// The root tree named on the first line of a raw commit object.
 fn tree_of_commit(raw: &[u8]) -> Result<Oid, GitError> {

@@ -85,6 +85,9 @@ pub struct Parser {
     block: Block,
     /// Inside a fenced block of the reply.
     fenced: bool,
+    /// Aider's message of several lines goes on (only its first line is
+    /// marked `> `; its last ends with two spaces).
+    continued: bool,
     follows: Option<String>,
     /// Events waiting to be handed on (a session start closes a turn).
     ready: Vec<Event>,
@@ -103,6 +106,7 @@ impl Parser {
             notes: Vec::new(),
             block: Block::None,
             fenced: false,
+            continued: false,
             follows: None,
             ready: Vec::new(),
         }
@@ -306,6 +310,9 @@ impl Parser {
             return Vec::new();
         };
         let text = text.strip_suffix('\r').unwrap_or(text);
+        if text.trim().is_empty() || text.starts_with("####") || text.starts_with(STARTED) {
+            self.continued = false;
+        }
         if let Some(when) = text.strip_prefix(STARTED) {
             self.begin(when);
         } else if self.started.is_none() {
@@ -320,7 +327,21 @@ impl Parser {
         {
             self.prompt(t);
         } else if let Some(t) = text.strip_prefix("> ").or((text == ">").then_some("")) {
-            self.output(t);
+            // Aider ends each message of its own with two spaces (a line
+            // break in Markdown); a `> ` line of the model's reply without
+            // them is a quote of the reply.
+            let ends = text.ends_with("  ");
+            if self.block == Block::Reply && !ends {
+                self.continued = false;
+                self.reply(text);
+            } else {
+                self.output(t);
+                self.continued = !ends;
+            }
+        } else if self.continued && !text.trim().is_empty() {
+            // Aider marks only the first line of a message of several.
+            self.output(text);
+            self.continued = !text.ends_with("  ");
         } else if self.block == Block::User && text.trim().is_empty() {
             self.block = Block::None;
         } else {

@@ -209,12 +209,19 @@ fn a_transcript_becomes_turns_with_their_fork() {
 
     // Turn 2 follows turn 1 (through the turn_duration record); turn 3
     // forks from turn 1's reply; turn 4 follows turn 3 across the
-    // compaction, which is kept as system notes.
+    // compaction, which comes between them: its system notes open turn 4.
     assert_eq!(turns[1].follows.as_deref(), Some("a4"));
     assert_eq!(turns[2].follows.as_deref(), Some("a4"));
     let t3: Vec<_> = turns[2].nodes.iter().map(|n| n.id.as_str()).collect();
-    assert_eq!(t3, ["u3", "a6", "c1", "cs"]);
-    assert_eq!(turns[2].nodes[2].source["kind"], json!("compaction"));
+    assert_eq!(t3, ["u3", "a6"]);
+    let t4: Vec<_> = turns[3]
+        .nodes
+        .iter()
+        .map(|n| n.id.as_str())
+        .take(2)
+        .collect();
+    assert_eq!(t4, ["c1", "cs"]);
+    assert_eq!(turns[3].nodes[0].source["kind"], json!("compaction"));
     assert_eq!(turns[3].follows.as_deref(), Some("a6"));
 
     assert_eq!(parser.skipped.by_reason.get("not JSON"), Some(&1));

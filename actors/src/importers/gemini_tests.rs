@@ -44,7 +44,11 @@ pub(crate) fn recording(cwd: &str) -> String {
         user("m5", 20, "Rename it instead"),
         gemini("m6", 21, "Renamed.", json!([])),
         json!({"id": "m7", "timestamp": at(22), "type": "info", "content": "Checkpoint saved."}).to_string(),
-        json!({"$set": {"messages": [{"id": "m5"}]}}).to_string(),
+        // A start or resume loads the conversation (its own records):
+        // nothing; `/compress` replaces it with messages of its own.
+        json!({"$set": {"messages": [{"id": "m5"}, {"id": "m2_response"}]}}).to_string(),
+        json!({"$set": {"messages": [{"id": "s1", "type": "user",
+            "content": [{"text": "<state_snapshot>a.rs</state_snapshot>"}]}]}}).to_string(),
         json!({"$set": {"summary": "Chores on a.rs", "lastUpdated": at(22)}}).to_string(),
         "{oops".to_string(),
         user("m8", 30, "Thanks"),

@@ -255,3 +255,28 @@ fn the_older_json_tree_holds_the_same_records() {
     assert_eq!(last.nodes[0].content, json!("hello"));
     assert_eq!(last.nodes[1].content, json!("hi there"));
 }
+
+#[test]
+fn a_step_that_ended_in_tool_calls_does_not_end_the_turn() {
+    let mut s = Session::new("db");
+    let user = json!({"id": "msg_u", "role": "user", "time": {"created": T0}});
+    assert!(s
+        .message(user, vec![json!({"type": "text", "text": "run it"})])
+        .is_none());
+    // The tool step is complete, but its `finish` says more comes: the
+    // answer's message is created a moment later.
+    let step = json!({"id": "msg_a1", "role": "assistant", "finish": "tool-calls",
+        "time": {"created": T0 + 10, "completed": T0 + 20}});
+    let tool = json!({"id": "prt_t", "type": "tool", "tool": "bash", "callID": "c1",
+        "state": {"status": "completed", "input": {"command": "ls"}, "output": "a"}});
+    assert!(s.message(step, vec![tool]).is_none());
+    assert!(!s.done, "the turn goes on after a tool step");
+    let answer = json!({"id": "msg_a2", "role": "assistant", "finish": "stop",
+        "time": {"created": T0 + 30, "completed": T0 + 40}});
+    assert!(s
+        .message(answer, vec![json!({"type": "text", "text": "done"})])
+        .is_none());
+    let turn = s.finish().unwrap();
+    assert!(turn.complete, "the answer ended it");
+    assert_eq!(turn.nodes.len(), 4);
+}

@@ -106,6 +106,38 @@ fn check_session(id: &str, dir: &Path, report: &mut Report) {
             return;
         }
     };
+    // Branches moved back by a user's git (`reset`, `update-ref`): their
+    // acknowledged commits are kept by the service's own refs.
+    match crate::session::outside::acked_tips(&repo) {
+        Ok(acked) => {
+            for (branch, oid) in acked {
+                let now = repo.refname_to_id(&branch).ok();
+                let behind = match now {
+                    None => true,
+                    Some(at) if at == oid => false,
+                    Some(at) => repo.graph_descendant_of(oid, at).unwrap_or(false),
+                };
+                if behind {
+                    let short = branch.trim_start_matches("refs/heads/");
+                    report.problem(
+                        Some(id),
+                        format!("branch {short} was moved back from its acknowledged commit {oid} (a `git reset` or `update-ref` outside the server); --repair puts it back"),
+                        Fix::Repairable,
+                    );
+                } else if now.is_some_and(|at| {
+                    !repo.graph_descendant_of(at, oid).unwrap_or(false) && at != oid
+                }) {
+                    let short = branch.trim_start_matches("refs/heads/");
+                    report.problem(
+                        Some(id),
+                        format!("branch {short} was moved away from its acknowledged commit {oid}, which stays reachable as {}", git::acked_ref(&branch)),
+                        Fix::Manual,
+                    );
+                }
+            }
+        }
+        Err(e) => report.problem(Some(id), format!("refs unreadable: {e}"), Fix::Manual),
+    }
     let mut seen = HashSet::new();
     for tip in &tips {
         if let Err(what) = walk_commits(&repo, tip.oid, &mut seen) {

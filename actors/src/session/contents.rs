@@ -44,8 +44,8 @@ impl SessionCore {
         if let Some(n) = read_file(&self.dir.join(&rel), r)? {
             return Ok(n);
         }
-        for tip in git::list_branches(&self.repo)? {
-            let tree = self.repo.find_commit(tip.oid)?.tree()?;
+        for tip in self.tips()? {
+            let tree = self.repo.find_commit(tip)?.tree()?;
             if let Ok(entry) = tree.get_path(&rel) {
                 if let Some(n) = parse(self.repo.find_blob(entry.id())?.content(), r) {
                     return Ok(n);
@@ -53,6 +53,22 @@ impl SessionCore {
             }
         }
         Err(not_held(r))
+    }
+
+    /// The commits a node no longer in the work tree is looked for in:
+    /// every branch's tip, then the acknowledged tips (a branch a user
+    /// moved back with git still has its turns there).
+    fn tips(&self) -> Result<Vec<git2::Oid>, SessionError> {
+        let mut tips: Vec<git2::Oid> = git::list_branches(&self.repo)?
+            .into_iter()
+            .map(|t| t.oid)
+            .collect();
+        for (_, oid) in super::outside::acked_tips(&self.repo)? {
+            if !tips.contains(&oid) {
+                tips.push(oid);
+            }
+        }
+        Ok(tips)
     }
 
     /// The nodes `refs`, whole, in that order.
@@ -75,8 +91,8 @@ impl SessionCore {
             // The other branches' nodes: their history folders walked once
             // (folders shared between branches are read once).
             let mut seen = HashSet::new();
-            for tip in git::list_branches(&self.repo)? {
-                let tree = self.repo.find_commit(tip.oid)?.tree()?;
+            for tip in self.tips()? {
+                let tree = self.repo.find_commit(tip)?.tree()?;
                 let history = Path::new(layout::HISTORY);
                 for (path, oid) in git::blobs_under(&self.repo, &tree, history, &mut seen)? {
                     if let Some(i) = missing.remove(&path) {

@@ -132,8 +132,11 @@ impl SessionCore {
         // A `git checkout <commit>` run in the folder: back on the branch,
         // and the work tree re-synced below.
         let reattached = super::outside::reattach(&repo, dir, &meta)?;
+        // A branch moved back with git: on its acknowledged commit again,
+        // and the work tree re-synced below.
+        let restored = super::outside::restore_acked(&repo, dir)?;
         let (index, index_repaired) = git::GitIndex::load_checked(&repo)?;
-        let index_repaired = index_repaired || reattached;
+        let index_repaired = index_repaired || reattached || restored;
         // The open turn's nodes are kept whole; the others are read when
         // asked for.
         let ended = meta.last_turn.as_ref().map_or(0, |t| t.last_seq);

@@ -2,6 +2,7 @@
 //! into `impl SessionCore` blocks) and its actor.
 
 pub mod actor;
+pub mod announce;
 mod append;
 mod branching;
 mod commit_message;

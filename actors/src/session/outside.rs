@@ -66,7 +66,82 @@ pub(super) fn reattach(
     Ok(true)
 }
 
+/// Branches a user moved back or deleted (`git reset`, `git update-ref`,
+/// `git branch -D`) put back on the commit the service last acknowledged
+/// on them (`refs/openprogram/acked/<branch>`), with the same commit ids.
+/// A branch that went elsewhere (not an ancestor of that commit) is left
+/// as the user made it: the acknowledged commits stay reachable through
+/// the service's ref, and `fsck` reports it. True when a branch moved.
+pub(super) fn restore_acked(repo: &Repository, dir: &Path) -> Result<bool, SessionError> {
+    let mut moved = false;
+    for (branch, acked) in acked_tips(repo)? {
+        let now = repo.refname_to_id(&branch).ok();
+        let behind = match now {
+            None => true,
+            Some(at) if at == acked => false,
+            Some(at) => repo.graph_descendant_of(acked, at)?,
+        };
+        if !behind {
+            continue;
+        }
+        tracing::warn!(dir = %dir.display(), %branch, acked = %acked, was = ?now, "a branch moved back outside the server was put back on its acknowledged commit");
+        repo.reference(&branch, acked, true, "openprogram: the acknowledged tip")?;
+        moved = true;
+    }
+    Ok(moved)
+}
+
+/// The acknowledged tips: (the branch's full ref name, its commit).
+pub fn acked_tips(repo: &Repository) -> Result<Vec<(String, git2::Oid)>, git2::Error> {
+    let mut out = Vec::new();
+    for r in repo.references_glob(&format!("{}*", git::ACKED_PREFIX))? {
+        let r = r?;
+        let (Some(name), Some(oid)) = (r.name(), r.target()) else {
+            continue;
+        };
+        let short = name.trim_start_matches(git::ACKED_PREFIX);
+        // Only commits that exist (a hand-made ref to nothing is ignored).
+        if repo.find_commit(oid).is_ok() {
+            out.push((format!("refs/heads/{short}"), oid));
+        }
+    }
+    Ok(out)
+}
+
 impl SessionCore {
+    /// Before a write: the current branch, moved back by a user's `git
+    /// reset` or `update-ref` while the session is live, is put back on its
+    /// acknowledged commit and the work tree on it (two ref reads when
+    /// nothing moved).
+    pub(super) fn restore_moved_branch(&mut self) -> Result<(), SessionError> {
+        let Ok(Some(branch)) = self
+            .repo
+            .find_reference("HEAD")
+            .map(|h| h.symbolic_target().map(str::to_owned))
+        else {
+            return Ok(());
+        };
+        let Ok(acked) = self.repo.refname_to_id(&git::acked_ref(&branch)) else {
+            return Ok(());
+        };
+        let now = self.repo.refname_to_id(&branch).ok();
+        if now == Some(acked) {
+            return Ok(());
+        }
+        let behind = match now {
+            None => true,
+            Some(at) => self.repo.graph_descendant_of(acked, at)?,
+        };
+        if !behind || self.repo.find_commit(acked).is_err() {
+            return Ok(());
+        }
+        tracing::warn!(session = %self.meta.id, %branch, acked = %acked, "the branch was moved back outside the server: put back on its acknowledged commit");
+        self.repo
+            .reference(&branch, acked, true, "openprogram: the acknowledged tip")?;
+        self.sync_worktree_to_head()?;
+        Ok(())
+    }
+
     /// Refuse a write on a repository changed from outside (see the
     /// module's doc). One read of `.git/HEAD`.
     pub fn check_repository(&self) -> Result<(), SessionError> {
@@ -98,6 +173,7 @@ impl SessionActor {
     {
         self.blocking(move |slot, _| {
             let core = slot.live_mut()?;
+            core.restore_moved_branch()?;
             core.check_repository()?;
             f(core)
         })

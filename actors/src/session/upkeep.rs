@@ -18,7 +18,7 @@ use super::actor::SessionActor;
 use super::core::SessionCore;
 use super::error::SessionError;
 use crate::git;
-use crate::pack_keeper::PackKeeper;
+use crate::pack_keeper::{PackKeeper, Ticket};
 
 /// No write for this long: the session is idle.
 const IDLE: Duration = Duration::from_secs(1);
@@ -51,6 +51,32 @@ pub(super) struct Upkeep {
     released_at: u64,
     /// Held while the keeper writes a merged pack (a deletion waits).
     pub(super) lock: Arc<tokio::sync::Mutex<()>>,
+    /// The merge asked for and the wait for it, while it runs.
+    pending: Option<(Ticket, SpawnHandle)>,
+}
+
+/// The manager let this actor go (it left the cache): a merge still
+/// waiting for the keeper is withdrawn, so the actor ends (and releases
+/// the session's lease) as soon as its own messages are done, instead of
+/// after the other sessions' merges queued before it.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct LetGo;
+
+impl Handler<LetGo> for SessionActor {
+    type Result = ();
+
+    fn handle(&mut self, _: LetGo, ctx: &mut Self::Context) {
+        if let Some((ticket, handle)) = self.upkeep.pending.take() {
+            if ticket.withdraw() {
+                ctx.cancel_future(handle);
+                self.upkeep.running = false;
+            } else {
+                // Begun: its answer comes within one merge.
+                self.upkeep.pending = Some((ticket, handle));
+            }
+        }
+    }
 }
 
 impl Upkeep {
@@ -160,6 +186,10 @@ impl SessionActor {
         let wait = if forced { Duration::ZERO } else { IDLE };
         ctx.run_later(wait, move |act, ctx| {
             act.upkeep.scheduled = false;
+            if !ctx.connected() {
+                // Let go by the manager: the next actor maintains it.
+                return;
+            }
             let idle = act.upkeep.writes == writes;
             // Packs piled up meanwhile: a busy merge even if quiet now (an
             // idle merge waits behind the other idle sessions' merges, at
@@ -187,8 +217,11 @@ impl SessionActor {
         };
         let git_dir = core.git_dir();
         self.upkeep.running = true;
-        let build = async move { keeper.merge(git_dir, cap, guard).await };
-        ctx.spawn(build.into_actor(self).map(|built, act, ctx| {
+        let ticket = Ticket::default();
+        let asked = ticket.clone();
+        let build = async move { keeper.merge(git_dir, cap, guard, asked).await };
+        let handle = ctx.spawn(build.into_actor(self).map(|built, act, ctx| {
+            act.upkeep.pending = None;
             match built {
                 Ok(Some(victims)) => {
                     let swap = act
@@ -222,5 +255,6 @@ impl SessionActor {
                 }
             }
         }));
+        self.upkeep.pending = Some((ticket, handle));
     }
 }
