@@ -81,7 +81,8 @@ pub async fn guard(
                     p.request_timeout,
                 ))
             } else {
-                let json = !binary_body(req.path());
+                // `/mcp` checks its own body (a JSON-RPC batch is an array).
+                let json = !binary_body(req.path()) && req.path() != "/mcp";
                 Box::pin(stall::BodyDeadline::new(payload, p.request_timeout, json))
             };
             let guarded = Payload::Stream { payload: guarded };

@@ -624,25 +624,13 @@ fn codex_recordings_import_exactly() {
             let id = format!("codex-{}", f["id"].as_str().unwrap());
             let (st, meta) = s.get(&format!("/api/sessions/{id}"));
             assert_eq!(st, 200, "{scenario}: {id}");
-            let all = nodes(&s, &id);
-            let users: Vec<String> = of_role(&all, "user").into_iter().map(text).collect();
-            let prompts: Vec<String> = f["prompts"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|p| p.as_str().unwrap().to_string())
-                .collect();
-            assert_eq!(users, prompts, "{scenario}: {id}");
-            let made = commits(&s, &id);
-            assert_eq!(made.len(), prompts.len(), "{scenario}: {id}: {made:?}");
-            turns += made.len();
-            let tools = of_role(&all, "tool");
-            calls += tools.len();
-            results += tools.iter().filter(|n| !n["output"].is_null()).count();
-            texts += of_role(&all, "assistant")
-                .iter()
-                .filter(|n| !text(n).is_empty())
-                .count();
+            let c = conversation(&s, &scenario, &id, &f["prompts"]);
+            (calls, results, texts, turns) = (
+                calls + c.calls,
+                results + c.results,
+                texts + c.texts,
+                turns + c.turns,
+            );
             match f["forked_from"].as_str() {
                 Some(origin) => {
                     assert_eq!(meta["fork_of"]["session"], format!("codex-{origin}"));
@@ -671,6 +659,40 @@ fn codex_recordings_import_exactly() {
         let again = import(&s, "codex", &root.join("sessions"));
         assert_eq!(again["turns"], 0, "{scenario}: {again}");
         assert_eq!(again["turns_continued"], 0, "{scenario}: {again}");
+    }
+}
+
+/// What one conversation's session holds.
+struct Held {
+    calls: usize,
+    results: usize,
+    texts: usize,
+    turns: usize,
+}
+
+/// A conversation's session against the prompts a manifest lists: those
+/// prompts in order, one commit for each.
+fn conversation(s: &TestServer, scenario: &str, id: &str, prompts: &Value) -> Held {
+    let all = nodes(s, id);
+    let users: Vec<String> = of_role(&all, "user").into_iter().map(text).collect();
+    let prompts: Vec<String> = prompts
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p.as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(users, prompts, "{scenario}: {id}");
+    let made = commits(s, id);
+    assert_eq!(made.len(), prompts.len(), "{scenario}: {id}: {made:?}");
+    let tools = of_role(&all, "tool");
+    Held {
+        calls: tools.len(),
+        results: tools.iter().filter(|n| !n["output"].is_null()).count(),
+        texts: of_role(&all, "assistant")
+            .iter()
+            .filter(|n| !text(n).is_empty())
+            .count(),
+        turns: made.len(),
     }
 }
 
@@ -715,25 +737,13 @@ fn opencode_recordings_import_exactly() {
                 assert_eq!(meta["parent_session"], format!("opencode-{parent}"));
             }
             assert_eq!(meta["title"], c["title"], "{scenario}: {id}");
-            let all = nodes(&s, &id);
-            let users: Vec<String> = of_role(&all, "user").into_iter().map(text).collect();
-            let prompts: Vec<String> = c["prompts"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|p| p.as_str().unwrap().to_string())
-                .collect();
-            assert_eq!(users, prompts, "{scenario}: {id}");
-            let made = commits(&s, &id);
-            assert_eq!(made.len(), prompts.len(), "{scenario}: {id}: {made:?}");
-            turns += made.len();
-            let tools = of_role(&all, "tool");
-            calls += tools.len();
-            results += tools.iter().filter(|n| !n["output"].is_null()).count();
-            texts += of_role(&all, "assistant")
-                .iter()
-                .filter(|n| !text(n).is_empty())
-                .count();
+            let got = conversation(&s, &scenario, &id, &c["prompts"]);
+            (calls, results, texts, turns) = (
+                calls + got.calls,
+                results + got.results,
+                texts + got.texts,
+                turns + got.turns,
+            );
         }
         let n = |k: &str| expect[k].as_u64().unwrap() as usize;
         assert_eq!(calls, n("tool_calls"), "{scenario}");

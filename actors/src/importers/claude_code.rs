@@ -216,11 +216,7 @@ impl Parser {
             return None;
         }
         // A prompt: the turn before it is over.
-        let finished = self.open.take().map(|mut o| {
-            self.attach_kept(&mut o.turn);
-            o.turn.complete = true;
-            o.turn
-        });
+        let finished = self.close_open();
         let id = record_id(&rec, self.line);
         let mut node = self.node(&rec, &id, Role::User, Value::String(text_of(&content)));
         if let Some(blocks) = blocks {
@@ -238,6 +234,21 @@ impl Parser {
         self.alias.insert(id.clone(), id.clone());
         let mut nodes = std::mem::take(&mut self.notes);
         nodes.push(node);
+        self.open_turn(follows, nodes);
+        finished
+    }
+
+    /// The open turn, over: handed on with the records kept so far.
+    fn close_open(&mut self) -> Option<ImportedTurn> {
+        self.open.take().map(|mut o| {
+            self.attach_kept(&mut o.turn);
+            o.turn.complete = true;
+            o.turn
+        })
+    }
+
+    /// A turn opens with `nodes` (its notes, then its prompt).
+    fn open_turn(&mut self, follows: Option<String>, nodes: Vec<ImportedNode>) {
         self.open = Some(Open {
             turn: ImportedTurn {
                 follows,
@@ -248,7 +259,6 @@ impl Parser {
             assistant: None,
             tools: HashMap::new(),
         });
-        finished
     }
 
     fn tool_results(&mut self, rec: &Value) {
@@ -453,11 +463,7 @@ impl Parser {
     /// A note that comes between turns: the open turn is over (handed
     /// on), the note waits for the next prompt.
     fn between(&mut self, rec: &Value, text: String, kind: &str) -> Option<ImportedTurn> {
-        let finished = self.open.take().map(|mut o| {
-            self.attach_kept(&mut o.turn);
-            o.turn.complete = true;
-            o.turn
-        });
+        let finished = self.close_open();
         self.note(rec, text, kind);
         finished
     }
@@ -492,16 +498,7 @@ impl Parser {
         self.alias.insert(prompt.id.clone(), prompt.id.clone());
         nodes.push(prompt);
         nodes.extend(rest);
-        self.open = Some(Open {
-            turn: ImportedTurn {
-                follows,
-                nodes,
-                ended_at: self.at(),
-                complete: false,
-            },
-            assistant: None,
-            tools: HashMap::new(),
-        });
+        self.open_turn(follows, nodes);
         true
     }
 

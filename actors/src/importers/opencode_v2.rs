@@ -76,10 +76,12 @@ fn part(message: &str, item: Value) -> Value {
     m.insert("tool".into(), name);
     m.insert("callID".into(), call);
     if let Some(Value::Object(state)) = m.get_mut("state") {
+        // A finished call has a result, if only an empty one.
+        let done = state.get("status").and_then(Value::as_str) == Some("completed");
         let output = state
             .get("content")
             .map(super::model::text_of)
-            .filter(|t| !t.is_empty());
+            .filter(|t| done || !t.is_empty());
         if let Some(out) = output {
             state.insert("output".into(), Value::String(out));
         }

@@ -6,24 +6,11 @@ use std::process::Command;
 use serde_json::json;
 
 use super::super::core::SessionCore;
+use super::super::tests::node;
 use super::super::wire::{EndTurn, NewNode};
 use super::Continued;
 use crate::meta::{now, SessionMeta};
 use crate::node::Role;
-
-fn node(id: &str, role: Role, text: &str) -> NewNode {
-    NewNode {
-        id: Some(id.into()),
-        role,
-        content: json!(text),
-        predecessor: None,
-        caller: None,
-        metadata: Default::default(),
-        name: None,
-        output: None,
-        at: None,
-    }
-}
 
 fn tool(id: &str, caller: &str, output: Option<&str>) -> NewNode {
     NewNode {

@@ -14,7 +14,7 @@ use crate::git;
 use crate::meta::{now, SessionMeta, Status};
 use crate::node::Role;
 
-fn node(id: &str, role: Role, text: &str) -> NewNode {
+pub(super) fn node(id: &str, role: Role, text: &str) -> NewNode {
     NewNode {
         id: Some(id.into()),
         role,

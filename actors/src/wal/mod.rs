@@ -463,11 +463,24 @@ fn apply_one(change: &Change, durable: bool) -> io::Result<()> {
         } => {
             let path = git_dir.join(name);
             let body = format!("{new}\n");
-            if durable {
-                fsio::atomic_write(&path, body.as_bytes())
-            } else {
-                let spare = git_dir.join(REF_SPARES).join(name);
-                fsio::replace_ref(&path, &spare, body.as_bytes())
+            let write = || {
+                if durable {
+                    fsio::atomic_write(&path, body.as_bytes())
+                } else {
+                    let spare = git_dir.join(REF_SPARES).join(name);
+                    fsio::replace_ref(&path, &spare, body.as_bytes())
+                }
+            };
+            match write() {
+                // The first ref under a folder not made yet (the service's
+                // own `refs/openprogram/…`): made, then written.
+                Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                    if let Some(dir) = path.parent() {
+                        fsio::create_dir_durable(dir)?;
+                    }
+                    write()
+                }
+                other => other,
             }
         }
         Change::Barrier { .. } | Change::Feed { .. } => Ok(()),
