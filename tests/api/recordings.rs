@@ -978,3 +978,117 @@ fn aider_recordings_import_exactly() {
         assert_eq!(again["turns_continued"], 0, "{scenario}: {again}");
     }
 }
+
+/// opencode's database as the tool writes it: the schema of a recording's
+/// dump, then its rows inserted, updated and deleted in the tool's order
+/// and pace (each gap kept up to `cap`).
+fn replay_rows(dir: &Path, db: &Path, home: &Path, cap: Duration) {
+    std::fs::create_dir_all(db.parent().unwrap()).unwrap();
+    let sql = std::fs::read_to_string(dir.join("files/opencode.sql")).unwrap();
+    let conn = rusqlite::Connection::open(db).unwrap();
+    conn.execute_batch("PRAGMA foreign_keys = OFF; PRAGMA journal_mode = WAL;")
+        .unwrap();
+    conn.execute_batch(&rewrite(&sql, home)).unwrap();
+    let tables: Vec<String> = conn
+        .prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    for t in &tables {
+        conn.execute(&format!("DELETE FROM \"{t}\""), []).unwrap();
+    }
+    let value = |v: &Value| -> rusqlite::types::Value {
+        use rusqlite::types::Value as V;
+        match v {
+            Value::Null => V::Null,
+            Value::Bool(b) => V::Integer(i64::from(*b)),
+            Value::Number(n) => n
+                .as_i64()
+                .map(V::Integer)
+                .unwrap_or_else(|| V::Real(n.as_f64().unwrap_or(0.0))),
+            Value::String(s) => V::Text(rewrite(s, home)),
+            other => V::Text(rewrite(&other.to_string(), home)),
+        }
+    };
+    let text = std::fs::read_to_string(dir.join("writes.jsonl")).unwrap();
+    let mut last = 0u64;
+    for line in text.lines() {
+        let w: Value = serde_json::from_str(line).unwrap();
+        let t = w["t_ms"].as_u64().unwrap();
+        std::thread::sleep(Duration::from_millis(t.saturating_sub(last)).min(cap));
+        last = t;
+        let table = w["table"].as_str().unwrap();
+        let rowid = w["rowid"].as_i64().unwrap();
+        let row = w["row"].as_object().cloned().unwrap_or_default();
+        let cols: Vec<&String> = row.keys().collect();
+        let vals: Vec<rusqlite::types::Value> = row.values().map(value).collect();
+        match w["op"].as_str().unwrap() {
+            "insert" => {
+                let names: Vec<String> = cols.iter().map(|c| format!("\"{c}\"")).collect();
+                let marks = vec!["?"; cols.len() + 1].join(", ");
+                let sql = format!(
+                    "INSERT OR REPLACE INTO \"{table}\" (rowid, {}) VALUES ({marks})",
+                    names.join(", ")
+                );
+                let mut params = vec![rusqlite::types::Value::Integer(rowid)];
+                params.extend(vals);
+                conn.execute(&sql, rusqlite::params_from_iter(params))
+                    .unwrap();
+            }
+            "update" => {
+                let sets: Vec<String> = cols.iter().map(|c| format!("\"{c}\" = ?")).collect();
+                let sql = format!("UPDATE \"{table}\" SET {} WHERE rowid = ?", sets.join(", "));
+                let mut params = vals;
+                params.push(rusqlite::types::Value::Integer(rowid));
+                conn.execute(&sql, rusqlite::params_from_iter(params))
+                    .unwrap();
+            }
+            "delete" => {
+                conn.execute(&format!("DELETE FROM \"{table}\" WHERE rowid = ?"), [rowid])
+                    .unwrap();
+            }
+            other => panic!("unknown row change {other}"),
+        }
+    }
+}
+
+/// opencode written as it writes (a tool step's message finished just
+/// before the answer's message is made; a slow step) into a database a
+/// server mirrors: in the end the mirror holds what a batch import holds.
+#[test]
+fn the_opencode_mirror_keeps_the_answer_after_a_tool_step() {
+    for scenario in ["multi_turn_tools", "slow_step"] {
+        let dir = recordings("opencode").join(scenario);
+        let tmp = tempfile::tempdir().unwrap();
+        let home = tmp.path().join("home");
+        std::fs::create_dir_all(home.join("project")).unwrap();
+        let data = home.join(".local/share");
+        let db = data.join("opencode/opencode.db");
+        let s = TestServer::start_with_env(&[
+            ("XDG_DATA_HOME", data.to_str().unwrap()),
+            ("HOME", home.to_str().unwrap()),
+            ("OPENPROGRAM_IMPORT_WATCH", "opencode"),
+            ("OPENPROGRAM_IMPORT_SETTLE_S", "1"),
+        ]);
+        replay_rows(&dir, &db, &home, Duration::from_secs(10));
+        let batch = TestServer::start();
+        import(&batch, "opencode", &db);
+        let want = everything(&batch, "opencode");
+        assert!(!want.is_empty());
+        let start = std::time::Instant::now();
+        loop {
+            let got = everything(&s, "opencode");
+            if got == want {
+                break;
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(40),
+                "opencode/{scenario}: the mirror holds\n{got:#?}\nthe batch import\n{want:#?}\nlog:\n{}",
+                s.log()
+            );
+            std::thread::sleep(Duration::from_millis(250));
+        }
+    }
+}

@@ -1,10 +1,11 @@
 //! Records that reach a turn after it ended: an importer read a tool's
 //! turn as over (its file was quiet for the settle time, or the tool wrote
 //! its end and then went on) and the tool then wrote more of it: a tool's
-//! result, the final answer. They are added to the session's last turn in
-//! a new commit on the same line: the turn is opened again under its own
-//! number, the new nodes follow its head, a tool node whose result came
-//! late gets its output, and the turn ends again. The first commit of the
+//! result, the final answer, the rest of a reply's text. They are added to
+//! the session's last turn in a new commit on the same line: the turn is
+//! opened again under its own number, the new nodes follow its head, a
+//! node the tool wrote more of (a reply's text, a tool's result) gets its
+//! content and output as they are now, and the turn ends again. The first commit of the
 //! turn stays as it was (an acknowledged commit is never rewritten); the
 //! new one holds the turn whole.
 //!
@@ -19,7 +20,6 @@ use super::error::SessionError;
 use super::wire::{EndTurn, NewNode, NodePatch, TurnOutcome};
 use crate::messages::ChangeKind;
 use crate::meta::{OpenTurn, Status};
-use crate::node::Role;
 
 /// Continue the turn opened by `user_id` with `nodes`: the turn's nodes
 /// as the importer read them now, those already stored included (they
@@ -37,7 +37,7 @@ pub struct ContinueTurn {
 pub enum Continued {
     /// Everything given is stored already.
     Nothing,
-    /// New nodes or results were added: the turn's new commit.
+    /// New nodes or changed ones were written: the turn's new commit.
     Ended {
         outcome: TurnOutcome,
         nodes: usize,
@@ -78,28 +78,36 @@ impl SessionCore {
             return Ok(Continued::NotLast { new });
         }
         let mut fresh = Vec::new();
-        let mut results = Vec::new();
+        let mut known = Vec::new();
         for n in nodes {
             let Some(id) = n.id.clone() else {
                 continue;
             };
             match self.node(&id) {
                 None => fresh.push(n),
-                Some(r) if r.seq() >= user_seq && r.role() == Role::Tool => {
-                    if let Some(out) = n.output {
-                        results.push((id, out));
-                    }
-                }
                 Some(r) if r.role() != n.role => return Err(SessionError::NodeConflict(id)),
+                Some(r) if r.seq() >= user_seq => known.push(n),
                 Some(_) => {}
             }
         }
-        // Results whose stored node lacks them (or holds another).
+        // Nodes of the turn the tool wrote more of since (a reply's text
+        // streamed in, a tool's result): their content and output as the
+        // tool has them now.
         let mut changed = Vec::new();
-        for (id, out) in results {
-            let Some(r) = self.node(&id) else { continue };
-            if self.load_node(r)?.output.as_ref() != Some(&out) {
-                changed.push((id, out));
+        for n in known {
+            let Some(r) = n.id.as_deref().and_then(|id| self.node(id)) else {
+                continue;
+            };
+            let stored = self.load_node(r)?;
+            let content = (stored.content != n.content).then_some(n.content);
+            let output = n.output.filter(|o| stored.output.as_ref() != Some(o));
+            if content.is_some() || output.is_some() {
+                let patch = NodePatch {
+                    content,
+                    output,
+                    metadata: Some(n.metadata),
+                };
+                changed.push((stored.id, patch));
             }
         }
         if !ours_open && fresh.is_empty() && changed.is_empty() {
@@ -134,11 +142,7 @@ impl SessionCore {
             self.write_meta()?;
         }
         let counts = (fresh.len(), changed.len());
-        for (id, out) in changed {
-            let patch = NodePatch {
-                output: Some(out),
-                ..NodePatch::default()
-            };
+        for (id, patch) in changed {
             self.update_node(&id, patch)?;
         }
         for n in fresh {

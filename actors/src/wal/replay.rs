@@ -260,7 +260,18 @@ fn apply(c: &Change, root: &Path, dry: bool) -> io::Result<bool> {
             if dry {
                 return Ok(true);
             }
-            fsio::atomic_write_unsynced(&git_dir.join(name), format!("{new}\n").as_bytes())?;
+            let path = git_dir.join(name);
+            let body = format!("{new}\n");
+            match fsio::atomic_write_unsynced(&path, body.as_bytes()) {
+                // A ref under a folder not made yet (`refs/openprogram/…`).
+                Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                    if let Some(dir) = path.parent() {
+                        fs::create_dir_all(dir)?;
+                    }
+                    fsio::atomic_write_unsynced(&path, body.as_bytes())?;
+                }
+                other => other?,
+            }
             Ok(true)
         }
         Change::Barrier { .. } | Change::Feed { .. } => Ok(false),
