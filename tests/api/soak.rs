@@ -16,7 +16,12 @@ const CLIENTS: u64 = 6;
 const SESSIONS: u64 = 48;
 const CAP: &str = "8";
 
+/// Run on demand (`cargo test --release --test api soak -- --ignored
+/// --nocapture`, `SOAK_SECS` for longer): its bound is a time, and the
+/// rest of the suite running beside it on two cores moves the slowest
+/// request by seconds.
 #[test]
+#[ignore]
 fn no_request_waits_when_more_sessions_are_busy_than_the_cache_holds() {
     let secs: u64 = std::env::var("SOAK_SECS")
         .ok()
