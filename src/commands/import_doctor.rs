@@ -64,6 +64,13 @@ pub fn run(args: &ImportArgs) -> ExitCode {
 
 fn print_report(r: &ToolReport) {
     let roots: Vec<String> = r.roots.iter().map(|p| p.display().to_string()).collect();
+    if roots.is_empty() {
+        println!(
+            "{}: no folder to look in (name the repositories: import doctor PATH…)",
+            r.tool
+        );
+        return;
+    }
     println!("{}: {} files in {}", r.tool, r.files, roots.join(", "));
     if r.files == 0 {
         return;
