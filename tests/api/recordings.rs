@@ -545,29 +545,16 @@ fn gemini_cli_recordings_import_exactly() {
                 (created - started.unix_timestamp() as f64).abs() < 1.0,
                 "{scenario}: {id} starts at its first start, not a resume: {created}"
             );
-            let all = nodes(&s, &id);
-            let users: Vec<String> = of_role(&all, "user").into_iter().map(text).collect();
-            let prompts: Vec<String> = c["prompts"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|p| p.as_str().unwrap().to_string())
-                .collect();
-            assert_eq!(users, prompts, "{scenario}: {id}");
-            for n in of_role(&all, "system") {
+            let got = conversation(&s, &scenario, &id, &c["prompts"]);
+            for n in of_role(&nodes(&s, &id), "system") {
                 assert!(n["created_at"].as_f64().unwrap() > 1e9, "{scenario}: {n}");
             }
             let made = commits(&s, &id);
-            assert_eq!(made.len(), prompts.len(), "{scenario}: {id}: {made:?}");
             assert!(made.iter().all(|(subject, _)| !subject.ends_with(": ")));
-            turns += made.len();
-            let tools = of_role(&all, "tool");
-            tool_calls += tools.len();
-            tool_results += tools.iter().filter(|n| !n["output"].is_null()).count();
-            replies += of_role(&all, "assistant")
-                .iter()
-                .filter(|n| !text(n).is_empty())
-                .count();
+            turns += got.turns;
+            tool_calls += got.calls;
+            tool_results += got.results;
+            replies += got.texts;
         }
         assert_eq!(
             tool_calls as u64,
