@@ -19,12 +19,13 @@ pub struct Cli {
 pub enum Command {
     /// Run the HTTP/WebSocket service.
     ///
-    /// At each start, sessions are deleted automatically by three rules,
-    /// each turned off with 0: sessions with no message older than an hour
-    /// (`maintenance.empty_shell_max_age_s`, 3600), archived sessions idle
-    /// for 90 days (`maintenance.archive_ttl_days`), and the oldest archived
-    /// sessions beyond 1,000 (`maintenance.max_sessions`). Nothing else is
-    /// ever deleted without a request.
+    /// At each start, sessions with no message older than an hour are
+    /// deleted (`maintenance.empty_shell_max_age_s`, 3600; 0 turns it
+    /// off). Two more rules delete history only when configured: archived
+    /// sessions idle for `maintenance.archive_ttl_days` (idle since the
+    /// later of their last message and their archiving), and the archived
+    /// sessions idle longest beyond `maintenance.max_sessions`. Nothing
+    /// else is ever deleted without a request.
     Serve(ServeArgs),
     /// Manage sessions of a running server.
     Sessions {

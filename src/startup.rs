@@ -115,6 +115,10 @@ impl Application {
             engine.clone(),
             engine.subscribe(),
         ));
+        actix_web::rt::spawn(crate::ws::runs::follow_released(
+            runners.clone(),
+            engine.clone(),
+        ));
         let state = web::Data::new(AppState {
             engine: engine.clone(),
             ws_frame_limit: config.server.body_limit,

@@ -243,6 +243,10 @@ pub struct SessionMeta {
     pub pinned: bool,
     #[serde(default)]
     pub archived: bool,
+    /// When the user archived it (idleness for retention counts from the
+    /// later of this and `updated_at`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub archived_at: Option<f64>,
     #[serde(default)]
     pub group: Option<String>,
     #[serde(default)]
@@ -294,6 +298,14 @@ pub struct SessionMeta {
 }
 
 impl SessionMeta {
+    /// Whether a run holds the session: its turn is running, or is open
+    /// and waiting for a runner (`needs_input`). A new user message is
+    /// refused (or queued) meanwhile, never taken as the end of it.
+    pub fn run_holds(&self) -> bool {
+        self.status == Status::Running
+            || (self.status == Status::NeedsInput && self.open_turn.is_some())
+    }
+
     pub fn new(id: String, now: f64) -> SessionMeta {
         SessionMeta {
             id,
@@ -308,6 +320,7 @@ impl SessionMeta {
             peer_id: None,
             pinned: false,
             archived: false,
+            archived_at: None,
             group: None,
             status: Status::Idle,
             unread: false,
@@ -486,6 +499,11 @@ impl MetaPatch {
             meta.pinned = v;
         }
         if let Some(v) = self.archived {
+            if v && !meta.archived {
+                meta.archived_at = Some(now());
+            } else if !v {
+                meta.archived_at = None;
+            }
             meta.archived = v;
         }
         if let Some(v) = self.unread {

@@ -87,6 +87,8 @@ struct Inner {
     runners: HashMap<u64, Runner>,
     /// One run per session (a session has one open turn).
     runs: HashMap<String, Run>,
+    /// Where released runs are told (`Runners::released`).
+    released: Option<mpsc::UnboundedSender<String>>,
 }
 
 /// The registered runners and the runs between them (in `AppState`).
@@ -136,7 +138,8 @@ impl Runners {
         (id, waiting.len())
     }
 
-    /// A runner is gone: its runs are released and offered again.
+    /// A runner is gone: its runs are released and offered again. The
+    /// sessions of the runs it held (they wait again: `runs::released`).
     pub fn unregister(&self, id: u64) {
         let mut inner = self.lock();
         if inner.runners.remove(&id).is_none() {
@@ -155,7 +158,27 @@ impl Runners {
         for req in &released {
             tracing::info!(session = %req.session_id, "a runner left mid-run: the run is offered again");
             inner.offer(req, None);
+            if let Some(tx) = &inner.released {
+                let _ = tx.send(req.session_id.clone());
+            }
         }
+    }
+
+    /// The sessions whose runs a leaving runner released, as they are
+    /// released (one follower: `runs::follow_released`).
+    pub fn released(&self) -> mpsc::UnboundedReceiver<String> {
+        let (tx, rx) = mpsc::unbounded_channel();
+        self.lock().released = Some(tx);
+        rx
+    }
+
+    /// Whether the run of `session_id` waits for a runner (known, and
+    /// claimed by none).
+    pub fn waits(&self, session_id: &str) -> bool {
+        self.lock()
+            .runs
+            .get(session_id)
+            .is_some_and(|r| r.claimed_by.is_none())
     }
 
     /// A user message to answer: offered to the matching runners. How many

@@ -155,6 +155,34 @@ pub async fn dispatch(state: &crate::startup::AppState, req: RunRequest) -> Valu
     json!({"offered": offered, "waiting": matching == 0})
 }
 
+/// The runs of a runner that left wait again: their sessions show
+/// `needs_input` (never `running` with nobody to end it) until a runner
+/// claims them or the user stops them. A run another runner claimed
+/// meanwhile is left alone.
+pub async fn follow_released(
+    runners: std::sync::Arc<super::runners::Runners>,
+    engine: openprogram_actors::Engine,
+) {
+    let mut released = runners.released();
+    while let Some(session_id) = released.recv().await {
+        if !runners.waits(&session_id) {
+            continue;
+        }
+        let patch = openprogram_actors::meta::MetaPatch {
+            status: Some(openprogram_actors::meta::Status::NeedsInput),
+            ..Default::default()
+        };
+        match engine.update_meta(&session_id, patch).await {
+            Ok(_) => {
+                tracing::info!(session = %session_id, "its runner left: the run waits for another")
+            }
+            Err(e) => {
+                tracing::warn!(session = %session_id, error = %e, "released run: status not set")
+            }
+        }
+    }
+}
+
 /// Stop the run of `session_id`: its runner is told, the open turn ends
 /// `cancelled` (the session `failed`), its nodes kept and committed.
 pub async fn stop(

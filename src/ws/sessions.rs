@@ -119,19 +119,18 @@ pub async fn mark_read(c: &Call<'_>, v: Value) -> Result<Frames, Value> {
 }
 
 /// `get_run_state {session_id}` → `run_state {session_id, run_active}`:
-/// whether a turn is running (the session's status), without changing
-/// which session the client looks at. No session or an unknown one: not
+/// whether a run holds the session (a turn running, or open waiting for a
+/// runner), without changing which session the client looks at. No session or an unknown one: not
 /// running.
 pub async fn run_state(c: &Call<'_>, v: Value) -> Result<Frames, Value> {
     let r: Focus = c.parse(v)?;
     let sid = r.session_id.filter(|s| !s.is_empty());
     let running = match &sid {
-        Some(id) => c
-            .engine()
-            .row(id)
-            .await
-            .map_err(|e| c.fail(e))?
-            .is_some_and(|row| row.status == openprogram_actors::meta::Status::Running),
+        Some(id) => {
+            let row = c.engine().row(id).await.map_err(|e| c.fail(e))?;
+            row.is_some_and(|row| row.status == openprogram_actors::meta::Status::Running)
+                || c.state.runners.has_run(id)
+        }
         None => false,
     };
     Ok(vec![frame(

@@ -7,7 +7,7 @@
 
 use std::collections::HashMap;
 
-use openprogram_actors::meta::{SessionMeta, Status};
+use openprogram_actors::meta::SessionMeta;
 use openprogram_actors::node::{content_text, Node, Role};
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
@@ -58,7 +58,7 @@ pub async fn load(c: &Call<'_>, v: Value) -> Result<Frames, Value> {
 }
 
 fn loaded(meta: &SessionMeta, messages: Vec<Value>, graph: Vec<Value>) -> Value {
-    let running = meta.status == Status::Running;
+    let running = meta.run_holds();
     json!({
         "id": meta.id,
         "title": meta.title,

@@ -324,6 +324,33 @@ fn two_sessions_ending_at_once_share_one_clean_history() {
 }
 
 #[test]
+fn a_whole_turn_that_makes_a_session_in_a_project_puts_its_repository_there() {
+    let mut s = TestServer::start_process();
+    let (_tmp, dir) = user_repo();
+    let pid = create_project(&s, &dir);
+    let (st, v) = s.post(
+        "/api/sessions/wt/turns",
+        json!({"session": {"project_id": pid}, "nodes": [
+            {"id": "u1", "role": "user", "content": "Made by a whole turn"},
+            {"id": "a1", "role": "assistant", "content": "In the project"}]}),
+    );
+    assert_eq!(st, 201, "{v}");
+    // As a session made by a message or bound later: inside the project.
+    let inside = dir.join(".openprogram/sessions/wt");
+    assert!(inside.join("meta.json").is_file(), "{}", inside.display());
+    assert!(!s.session_dir("wt").exists());
+    assert_eq!(turn_commits(&inside, "main"), "1");
+    assert_clean_repo(&inside);
+    let (_, meta) = s.get("/api/sessions/wt");
+    assert_eq!(meta["project_id"], pid.as_str());
+    // And it stays there across a restart.
+    s.restart_after_kill();
+    let (st, nodes) = s.get("/api/sessions/wt/nodes");
+    assert_eq!(st, 200, "{nodes}");
+    assert!(inside.join("meta.json").is_file() && !s.session_dir("wt").exists());
+}
+
+#[test]
 fn binding_freezes_after_the_first_turn_and_rebinding_is_idempotent() {
     let s = TestServer::start();
     let (_tmp, dir) = user_repo();

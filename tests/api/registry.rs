@@ -322,8 +322,15 @@ fn sigkill_inside_the_debounce_window_is_repaired_at_startup() {
     );
 }
 
-/// Push a session's timestamps `days` into the past (meta and nodes).
+/// Push a session's timestamps `days` into the past (meta and nodes; its
+/// archiving too).
 fn age(dir: &std::path::Path, days: f64) {
+    age_keys(dir, days, &["created_at", "updated_at", "archived_at"]);
+}
+
+/// Push the given timestamps of `meta.json` (and the nodes' times)
+/// `days` into the past.
+fn age_keys(dir: &std::path::Path, days: f64, keys: &[&str]) {
     let past = |v: &mut Value, key: &str| {
         if let Some(t) = v[key].as_f64() {
             v[key] = json!(t - days * 86_400.0);
@@ -332,8 +339,9 @@ fn age(dir: &std::path::Path, days: f64) {
     let meta_path = dir.join("meta.json");
     let mut meta: Value =
         serde_json::from_str(&std::fs::read_to_string(&meta_path).unwrap()).unwrap();
-    past(&mut meta, "created_at");
-    past(&mut meta, "updated_at");
+    for key in keys {
+        past(&mut meta, key);
+    }
     std::fs::write(&meta_path, serde_json::to_vec(&meta).unwrap()).unwrap();
     for entry in walk(&dir.join("history")) {
         let mut node: Value =
@@ -358,13 +366,23 @@ fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
 #[test]
 fn startup_maintenance_applies_each_rule() {
     let cfg = tempfile::NamedTempFile::new().unwrap();
-    std::fs::write(cfg.path(), "[maintenance]\nmax_sessions = 6\n").unwrap();
+    std::fs::write(
+        cfg.path(),
+        "[maintenance]\nmax_sessions = 7\narchive_ttl_days = 90\n",
+    )
+    .unwrap();
     let mut s = TestServer::start_with_env(&[("OPENPROGRAM_CONFIG", cfg.path().to_str().unwrap())]);
     // Empty shells: one old, one fresh.
     s.post("/api/sessions", json!({"id": "shell-old"}));
     s.post("/api/sessions", json!({"id": "shell-new"}));
     // Archived sessions: one past the 90 days, three within (for the cap).
-    for id in ["arch-expired", "arch-1", "arch-2", "arch-3"] {
+    for id in [
+        "arch-expired",
+        "arch-1",
+        "arch-2",
+        "arch-3",
+        "arch-imported",
+    ] {
         s.turn(id, id, "r", &[]);
         s.post("/api/sessions/archive", json!({"session_id": id}));
     }
@@ -382,14 +400,21 @@ fn startup_maintenance_applies_each_rule() {
     age(&s.session_dir("arch-1"), 30.0);
     age(&s.session_dir("arch-2"), 20.0);
     age(&s.session_dir("active-ancient"), 400.0);
+    // A conversation from long ago archived today: idle since today.
+    age_keys(
+        &s.session_dir("arch-imported"),
+        400.0,
+        &["created_at", "updated_at"],
+    );
     s.spawn();
 
     let (_, page) = s.get("/api/sessions?include_archived=true&limit=100");
     let mut left = ids(&page);
     left.sort();
-    // 9 sessions: shell-old (empty, over an hour old) and arch-expired
-    // (archived, idle 100 days) go by age; 7 remain, over the cap of 6, so
-    // the oldest archived one (arch-1) goes too.
+    // 10 sessions: shell-old (empty, over an hour old) and arch-expired
+    // (archived, idle 100 days) go by age; 8 remain, over the cap of 7, so
+    // the archived one idle longest (arch-1) goes too. arch-imported's
+    // turns are 400 days old but it was archived today.
     assert_eq!(
         left,
         vec![
@@ -397,13 +422,30 @@ fn startup_maintenance_applies_each_rule() {
             "active-new",
             "arch-2",
             "arch-3",
+            "arch-imported",
             "shell-new",
             "was-running"
         ]
     );
+    let (_, feed) = s.get("/api/changes?limit=500");
     for gone in ["shell-old", "arch-expired", "arch-1"] {
         assert!(!s.session_dir(gone).exists(), "{gone} should be deleted");
-        assert!(s.log().contains(gone), "deletion of {gone} is logged");
+        assert!(
+            s.log()
+                .lines()
+                .any(|l| l.contains(gone) && l.contains("WARN")),
+            "deletion of {gone} is logged as a warning"
+        );
+        assert!(
+            feed["events"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(
+                    |c| c["event"]["kind"] == "session_deleted" && c["event"]["session_id"] == gone
+                ),
+            "the deletion of {gone} is in the change feed: {feed}"
+        );
     }
     let meta: Value = serde_json::from_str(
         &std::fs::read_to_string(s.session_dir("was-running").join("meta.json")).unwrap(),

@@ -174,7 +174,37 @@ fn a_runner_killed_mid_run_releases_it_and_its_partial_reply_stays() {
         "crashy",
         json!({"id": "partial", "role": "assistant", "content": "half of it"}),
     );
+    let (_, meta) = s.get("/api/sessions/crashy");
+    assert_eq!(meta["status"], "running");
     drop(r1);
+    // With nobody to answer it, the run waits again: never `running`.
+    let waited = std::time::Instant::now();
+    loop {
+        let (_, meta) = s.get("/api/sessions/crashy");
+        if meta["status"] == "needs_input" {
+            break;
+        }
+        assert!(
+            waited.elapsed() < std::time::Duration::from_secs(30),
+            "the released run waits: {meta}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    // The turn is still the run's: a second chat gets the original's
+    // answer, a message through REST 409, and nothing is written.
+    ui.send(json!({"action": "chat", "session_id": "crashy", "text": "Hello?"}));
+    let refused = ui.expect("chat_response", |f| f["data"]["type"] == "error");
+    assert_eq!(refused["data"]["code"], "run_active", "{refused}");
+    let (st, v) = s.post(
+        "/api/sessions/crashy/messages",
+        json!({"role": "user", "content": "Anyone?"}),
+    );
+    assert_eq!((st, v["code"].as_str()), (409, Some("run_active")), "{v}");
+    let (_, nodes) = s.get("/api/sessions/crashy/nodes");
+    assert!(
+        !nodes.to_string().contains("Hello?") && !nodes.to_string().contains("Anyone?"),
+        "{nodes}"
+    );
     // A runner connecting later is offered the released run.
     let mut r2 = register(&s, "takes-over");
     let again = requested(&mut r2, "crashy");
@@ -184,7 +214,8 @@ fn a_runner_killed_mid_run_releases_it_and_its_partial_reply_stays() {
         "crashy",
         json!({"role": "assistant", "content": "the rest"}),
     );
-    s.end_turn("crashy", json!({}));
+    let end = s.end_turn("crashy", json!({}));
+    assert_eq!(end["status"], "idle", "{end}");
     let dir = s.session_dir("crashy");
     let files = git(&dir, &["ls-tree", "-r", "--name-only", "HEAD"]);
     assert!(

@@ -94,6 +94,9 @@ fn sidebar_buckets_200_sessions_and_a_second_tab_sees_rename_archive_delete() {
     }
     let server = TestServer::start_with(Options {
         prepare: Some(&|state: &Path| write_dated_sessions(state, &rows, &[("s001", "wechat")])),
+        // A retention rule configured (none is by default): the UI says
+        // what archiving leads to, and when.
+        env: &[("OPENPROGRAM_MAINTENANCE_ARCHIVE_TTL_DAYS", "90")],
         ..Options::default()
     });
     let Some(b) = Browser::start(1280, 800) else {
@@ -215,6 +218,14 @@ fn sidebar_buckets_200_sessions_and_a_second_tab_sees_rename_archive_delete() {
     // Archived is still there under "Archived".
     b.click("[data-show=archived]");
     b.wait_js("return document.getElementById('row-s004')", "archived row");
+    // Its deletion is announced: 90 days after its archiving (today), not
+    // after its last message.
+    b.wait_js(
+        "const s = document.querySelector('#row-s004 .rsub'); \
+         const d = new Date(Date.now() + 90 * 86400 * 1000).toLocaleDateString(undefined, { year: 'numeric', month: 'short', day: 'numeric' }); \
+         return s && s.textContent.startsWith('Deleted after ' + d)",
+        "the archived row says when it is deleted",
+    );
     b.screenshot("second-tab-after-changes");
     let (_, list) = server.get("/api/sessions?include_archived=true&limit=1000");
     assert_eq!(list["total"], 199);
@@ -229,6 +240,8 @@ fn sidebar_buckets_200_sessions_and_a_second_tab_sees_rename_archive_delete() {
     };
     assert_eq!(row("s000")["title"], "Renamed in tab one");
     assert_eq!(row("s004")["archived"], true);
+    let archived_at = row("s004")["archived_at"].as_f64().unwrap();
+    assert!((archived_at - now()).abs() < 120.0, "{archived_at}");
     assert!(row("s008").is_null());
 }
 
@@ -1029,9 +1042,14 @@ fn a_message_nobody_answers_says_so_and_a_run_can_be_stopped() {
     b.screenshot("no-agent-connected");
     let (_, meta) = server.get("/api/sessions/na");
     assert_eq!(meta["status"], "needs_input", "not running: {meta}");
+    // The waiting message holds the session as a run does: a second one
+    // is not sent (unless queued), and the wait can be stopped.
     assert_eq!(
-        b.js("return document.getElementById('send').disabled", vec![]),
-        json!(false)
+        b.js(
+            "return [document.getElementById('send').disabled, document.getElementById('stop').hidden]",
+            vec![]
+        ),
+        json!([true, false])
     );
     // The notice's link serves the runners' walk-through.
     let (st, _, doc) = server.get_bytes("/docs/RUNNERS.md");

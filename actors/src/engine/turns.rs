@@ -144,17 +144,19 @@ impl Engine {
             project,
             early: early.clone(),
         };
+        // A live turn that makes its session in a project makes it inside
+        // the project (recorded before the session's actor first looks
+        // for it, as a message that creates one does); a turn from the
+        // past (an import) keeps its session in the state folder: nothing
+        // is written into the project's folder for it.
+        if project {
+            self.place(id, &project_id).await?;
+        }
         let written = async {
             match self.call(id, turn(None)).await {
                 Err(e) if e.is_unknown_session() => {
                     if let Some(p) = &predecessor {
                         return Err(SessionError::UnknownPredecessor(p.clone()).into());
-                    }
-                    // A turn from the past (an import) keeps its session
-                    // in the state folder: nothing is written into the
-                    // project's folder for it.
-                    if project {
-                        self.place(id, &project_id).await?;
                     }
                     self.call(id, turn(Some(create.clone()))).await
                 }

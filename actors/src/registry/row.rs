@@ -20,6 +20,9 @@ pub struct SessionRow {
     pub peer_id: Option<String>,
     pub pinned: bool,
     pub archived: bool,
+    /// When the user archived it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub archived_at: Option<f64>,
     pub group: Option<String>,
     pub status: Status,
     pub unread: bool,
@@ -75,6 +78,7 @@ impl SessionRow {
             peer_id: meta.peer_id.clone(),
             pinned: meta.pinned,
             archived: meta.archived,
+            archived_at: meta.archived_at,
             group: meta.group.clone(),
             status: meta.status,
             unread: meta.unread,
@@ -139,6 +143,7 @@ impl SessionRow {
             peer: self.peer_id.as_deref(),
             pinned: self.pinned,
             archived: self.archived,
+            archived_at: self.archived_at,
             group: self.group.as_deref(),
             status: self.status,
             unread: self.unread,
@@ -205,6 +210,8 @@ pub struct ClientRow<'a> {
     pub peer: Option<&'a str>,
     pub pinned: bool,
     pub archived: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub archived_at: Option<f64>,
     pub group: Option<&'a str>,
     pub status: Status,
     pub unread: bool,

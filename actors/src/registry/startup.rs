@@ -22,9 +22,12 @@ use crate::store::{project_folder_missing, Store};
 pub struct Policy {
     /// Delete sessions without any message older than this many seconds.
     pub empty_shell_max_age_s: f64,
-    /// Delete archived sessions idle for longer than this many days.
+    /// Delete archived sessions idle for longer than this many days (off
+    /// unless configured; idle counts from the later of the last turn and
+    /// the archiving).
     pub archive_ttl_days: f64,
-    /// Above this many sessions, delete the oldest archived ones.
+    /// Above this many sessions, delete the oldest archived ones (off
+    /// unless configured).
     pub max_sessions: usize,
 }
 
@@ -32,8 +35,8 @@ impl Default for Policy {
     fn default() -> Self {
         Policy {
             empty_shell_max_age_s: 3600.0,
-            archive_ttl_days: 90.0,
-            max_sessions: 1000,
+            archive_ttl_days: 0.0,
+            max_sessions: 0,
         }
     }
 }
@@ -47,6 +50,8 @@ pub struct Report {
     pub repaired: usize,
     pub reset_running: usize,
     pub deleted: Vec<(String, &'static str)>,
+    /// Archived rows given this start as their archiving time.
+    pub archived_stamped: usize,
     /// Sessions converted from an older layout (see `session::legacy`).
     pub migrated: Vec<(String, crate::session::legacy::Migrated)>,
     /// Sessions an error kept from migrating (tried again next start).
@@ -291,6 +296,7 @@ pub fn open(
         || report.repaired > 0
         || report.reset_running > 0
         || !report.deleted.is_empty()
+        || report.archived_stamped > 0
         || journaled
     {
         write_snapshot(store, &rows, seq, journaled)?;
@@ -428,10 +434,13 @@ fn apply_policy(
             }
         }
     }
+    if policy.archive_ttl_days > 0.0 || policy.max_sessions > 0 {
+        report.archived_stamped = stamp_archived(rows, now);
+    }
     if policy.archive_ttl_days > 0.0 {
         let ttl = policy.archive_ttl_days * 86_400.0;
         for row in rows.values() {
-            if row.archived && now - row.updated_at > ttl {
+            if row.archived && now - idle_since(row) > ttl {
                 doomed.push((
                     row.id.clone(),
                     "archived and idle past the retention period",
@@ -445,7 +454,7 @@ fn apply_policy(
     if policy.max_sessions > 0 && rows.len() > policy.max_sessions {
         let mut archived: Vec<&SessionRow> =
             rows.values().map(|r| &**r).filter(|r| r.archived).collect();
-        archived.sort_by(|a, b| a.updated_at.total_cmp(&b.updated_at));
+        archived.sort_by(|a, b| idle_since(a).total_cmp(&idle_since(b)));
         let excess = rows.len() - policy.max_sessions;
         let extra: Vec<String> = archived.iter().take(excess).map(|r| r.id.clone()).collect();
         for id in extra {
@@ -457,7 +466,7 @@ fn apply_policy(
         let Some(dir) = dir_of.get(&id) else {
             continue;
         };
-        tracing::info!(session = %id, reason, "deleting session automatically");
+        tracing::warn!(session = %id, reason, "deleting session automatically (maintenance rule)");
         if let Err(e) = store.remove_session_folder(dir) {
             // Kept (and listed) until a later start manages it.
             tracing::warn!(session = %id, error = %e, "could not delete the session; kept");
@@ -471,6 +480,29 @@ fn apply_policy(
         }
         report.deleted.push((id, reason));
     }
+}
+
+/// When a session was last touched by its user: the later of its last
+/// content and its archiving (an imported conversation's turns may be
+/// years old; archiving it today is today's action).
+pub fn idle_since(row: &SessionRow) -> f64 {
+    row.archived_at
+        .map_or(row.updated_at, |a| a.max(row.updated_at))
+}
+
+/// Archived rows that do not say when (archived before the time was kept)
+/// count as archived at this start: a rule may only delete them later.
+fn stamp_archived(rows: &mut HashMap<String, Arc<SessionRow>>, now: f64) -> usize {
+    let mut stamped = 0;
+    for row in rows.values_mut() {
+        if row.archived && row.archived_at.is_none() {
+            let mut with = (**row).clone();
+            with.archived_at = Some(now);
+            *row = Arc::new(with);
+            stamped += 1;
+        }
+    }
+    stamped
 }
 
 /// Write `index.json` from `rows`; the journal is emptied once the

@@ -221,7 +221,7 @@ impl SessionCore {
         let Some(open) = &self.meta.open_turn else {
             return Ok(None);
         };
-        if self.meta.status == Status::Running {
+        if self.meta.run_holds() {
             return Err(SessionError::RunActive);
         }
         let skipped = open.project.as_ref().map(|_| ProjectOutcome::Skipped {

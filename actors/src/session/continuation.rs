@@ -19,7 +19,7 @@ use super::core::SessionCore;
 use super::error::SessionError;
 use super::wire::{EndTurn, NewNode, NodePatch, TurnOutcome};
 use crate::messages::ChangeKind;
-use crate::meta::{OpenTurn, Status};
+use crate::meta::OpenTurn;
 
 /// Continue the turn opened by `user_id` with `nodes`: the turn's nodes
 /// as the importer read them now, those already stored included (they
@@ -114,7 +114,7 @@ impl SessionCore {
             return Ok(Continued::Nothing);
         }
         if !ours_open {
-            if self.meta.status == Status::Running {
+            if self.meta.run_holds() {
                 return Err(SessionError::RunActive);
             }
             self.retry_pending_commit()?;

@@ -13,7 +13,7 @@ use super::layout;
 use super::wire::{AppendOutcome, NewNode, Posted};
 use crate::fsio;
 use crate::ids;
-use crate::meta::{now, ProjectBaseline, Status};
+use crate::meta::{now, ProjectBaseline};
 use crate::node::Role;
 
 /// A user message waiting for the running turn to end.
@@ -38,7 +38,7 @@ impl SessionCore {
         new: NewNode,
         baseline: Option<ProjectBaseline>,
     ) -> Result<Posted, SessionError> {
-        let busy = self.meta.open_turn.is_some() && self.meta.status == Status::Running;
+        let busy = self.meta.open_turn.is_some() && self.meta.run_holds();
         let opens_turn = new.role == Role::User && new.caller.is_none();
         if let Some(id) = &new.id {
             ids::validate("node id", id)?;

@@ -95,7 +95,7 @@ impl SessionCore {
     /// user message follows a node the session does not have.
     fn check_turn(&self, user_id: &str, predecessor: Option<&str>) -> Result<(), SessionError> {
         let ours = self.meta.open_turn.as_ref().map(|t| t.user_node.as_str()) == Some(user_id);
-        if self.meta.status == Status::Running && !ours {
+        if self.meta.run_holds() && !ours {
             return Err(SessionError::RunActive);
         }
         match predecessor {

@@ -35,6 +35,8 @@ api('GET', '/api/health')
   .then((h) => {
     state.retention = h.retention || null;
     state.llm = !!h.llm;
+    // Archived rows say when a retention rule deletes them.
+    sidebar.draw();
   })
   .catch(() => {});
 
@@ -76,6 +78,7 @@ const sidebar = new Sidebar($('session-list'), {
       llm: state.llm,
       archiveLabel: archiveLabel(),
     }),
+  retentionDays: () => (state.retention && state.retention.archive_ttl_days) || 0,
 });
 const composerState = setUpComposer({
   state,

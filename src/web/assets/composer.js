@@ -68,20 +68,24 @@ export function setUpComposer(ctx) {
 }
 
 // Send is refused while a turn runs unless the message is queued; the
-// note says why, or where a new chat goes.
+// note says why, or where a new chat goes. A message waiting for a runner
+// holds its session as a running turn does (the server refuses a second
+// one), so it can be stopped or queued behind.
 function composerState(ctx) {
   const { state } = ctx;
   const row = state.sessionId && ctx.rowOf(state.sessionId);
+  const waits = !!row && row.status === 'needs_input' && waiting.has(state.sessionId);
   const running = !!row && row.status === 'running';
+  const held = running || waits;
   const queue = $('queue').checked;
-  $('send').disabled = running && !queue;
+  $('send').disabled = held && !queue;
   const proj = !state.sessionId && state.newChatProject && state.projects.find((p) => p.id === state.newChatProject);
   const where = !state.sessionId && state.newChatProject ? `New chat in ${proj ? proj.name : state.newChatProject}` : '';
   $('composer-note').textContent = running ? (queue ? 'A turn is running: your message will be queued.' : RUN_ACTIVE) : where;
-  $('queue').parentElement.hidden = !running;
-  $('stop').hidden = !running;
+  $('queue').parentElement.hidden = !held;
+  $('stop').hidden = !held;
   // A message nobody answers yet: say so, and how to connect an agent.
-  if (!running && row && row.status === 'needs_input' && waiting.has(state.sessionId)) {
+  if (waits) {
     const note = $('composer-note');
     note.textContent = NO_AGENT;
     const link = document.createElement('a');

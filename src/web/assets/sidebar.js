@@ -66,7 +66,7 @@ export function bucketOf(row, now = new Date()) {
 }
 
 export class Sidebar {
-  constructor(root, { onOpen, onMenu }) {
+  constructor(root, { onOpen, onMenu, retentionDays = () => 0 }) {
     this.root = root;
     this.inner = root.querySelector('.vlist-inner');
     this.rows = new Map();
@@ -85,6 +85,7 @@ export class Sidebar {
     this.offsets = [];
     this.onOpen = onOpen;
     this.onMenu = onMenu;
+    this.retentionDays = retentionDays;
     root.addEventListener('scroll', () => this.draw());
     window.addEventListener('resize', () => this.draw());
     root.addEventListener('keydown', (e) => this.key(e));
@@ -214,6 +215,16 @@ export class Sidebar {
     }
   }
 
+  /// For an archived row under a retention rule: when it is deleted
+  /// (announced before it happens).
+  deletion(r) {
+    const days = this.retentionDays();
+    if (!r.archived || !(days > 0)) return '';
+    const since = Math.max(r.updated_at || 0, r.archived_at || Date.now() / 1000);
+    const when = new Date((since + days * 86400) * 1000);
+    return `Deleted after ${when.toLocaleDateString(undefined, { year: 'numeric', month: 'short', day: 'numeric' })}`;
+  }
+
   node(it, i) {
     const top = `${this.offsets[i]}px`;
     if (it.head) {
@@ -257,7 +268,7 @@ export class Sidebar {
       sub.classList.add('snippet');
       sub.append(...snippetNodes(hit.text, hit.highlights));
     } else {
-      sub.textContent = [source, project, r.preview].filter(Boolean).join(' · ');
+      sub.textContent = [this.deletion(r), source, project, r.preview].filter(Boolean).join(' · ');
     }
     text.append(title, sub);
     const more = document.createElement('button');
