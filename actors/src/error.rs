@@ -89,7 +89,8 @@ impl EngineError {
     pub fn client_message(&self) -> String {
         if matches!(
             self,
-            EngineError::ReadOnly | EngineError::Session(SessionError::AwaitingReplay)
+            EngineError::ReadOnly
+                | EngineError::Session(SessionError::AwaitingReplay | SessionError::WritesWaiting)
         ) {
             return self.to_string();
         }

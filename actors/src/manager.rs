@@ -161,8 +161,14 @@ impl SessionManager {
             Some(d) => d.to_path_buf(),
             None => self.store.default_session_dir(&id),
         };
-        if self.pending.contains(&dir) || self.store.awaits_replay(&dir) {
+        if self.pending.contains(&dir) {
             return Err(SessionError::AwaitingReplay);
+        }
+        if self.store.awaits_replay(&dir) {
+            // Acknowledged writes the full disk refused: written again in
+            // the background; the session is served once they are in place.
+            self.store.retry_unapplied();
+            return Err(SessionError::WritesWaiting);
         }
         let addr = SessionActor::new(
             self.store.clone(),

@@ -196,3 +196,106 @@ fn a_server_on_a_full_disk_serves_reads_and_refuses_writes_until_restarted() {
         assert!(fsck.status.success(), "{id}: {fsck:?}");
     }
 }
+
+/// A whole turn, its nodes long enough that a filled disk refuses them
+/// (its answer as it is: the session is not read after it).
+fn whole(s: &TestServer, sid: &str, k: usize) -> (u16, serde_json::Value) {
+    s.post_raw(
+        &format!("/api/sessions/{sid}/turns"),
+        "application/json",
+        json!({"nodes": [
+            {"id": format!("{sid}-u{k}"), "role": "user", "content": format!("question {k}")},
+            {"id": format!("{sid}-a{k}"), "role": "assistant",
+             "content": format!("answer {k} {}", "y".repeat(40_000))}]})
+        .to_string()
+        .as_bytes(),
+    )
+}
+
+/// The disk fills while whole turns are written (the import's path): each
+/// is acknowledged or refused with 503 `storage_full`, and once space is
+/// freed every session is served again, without a restart, with exactly
+/// the turns that were acknowledged.
+#[test]
+fn whole_turns_on_a_disk_that_fills_are_served_again_once_space_is_freed() {
+    let mounted = std::cell::Cell::new(false);
+    let prepare = |state: &Path| mounted.set(mount_tmpfs(state, "48m"));
+    let s = TestServer::start_with(Options {
+        prepare: Some(&prepare),
+        ..Options::default()
+    });
+    if !mounted.get() {
+        assert!(
+            std::env::var_os("OPENPROGRAM_MOUNT_REQUIRED").is_none(),
+            "could not mount a tmpfs for the full-disk test"
+        );
+        eprintln!("skipped: mounting a tmpfs needs the right to mount");
+        return;
+    }
+    let _unmount = Mounted(s.state_dir.clone());
+    let sessions = ["w1", "w2", "w3", "w4"];
+    let mut acked: std::collections::BTreeMap<&str, Vec<usize>> = Default::default();
+    for sid in sessions {
+        for k in 1..=2 {
+            let (st, v) = whole(&s, sid, k);
+            assert_eq!(st, 201, "{v}");
+            acked.entry(sid).or_default().push(k);
+        }
+    }
+    let filler = s.state_dir.join("filler");
+    assert!(fill(&filler) > 0);
+    let mut refused = 0;
+    for k in 3..=6 {
+        for sid in sessions {
+            let (st, v) = whole(&s, sid, k);
+            match st {
+                201 => acked.entry(sid).or_default().push(k),
+                503 => {
+                    assert_eq!(v["code"], "storage_full", "{v}");
+                    refused += 1;
+                }
+                other => panic!("{sid} turn {k}: {other} {v}\n{}", s.log()),
+            }
+        }
+    }
+    assert!(refused > 0, "the disk was full: {acked:?}");
+    // The case at stake: turns answered (their log entry durable, in the
+    // log's segment made ahead) whose files the full disk then refused.
+    let answered_then_refused = s.log().matches("files were not written in place").count();
+    assert!(answered_then_refused > 0, "{}", s.log());
+
+    // Space freed; the same server.
+    std::fs::remove_file(&filler).unwrap();
+    for sid in sessions {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        let users = loop {
+            let (st, v) = s.get(&format!("/api/sessions/{sid}/messages"));
+            if st == 200 {
+                break v["messages"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .filter(|m| m["role"] == "user")
+                    .map(|m| m["content"].as_str().unwrap().to_string())
+                    .collect::<Vec<_>>();
+            }
+            assert_eq!((st, v["code"].as_str()), (503, Some("storage_full")), "{v}");
+            assert!(
+                std::time::Instant::now() < deadline,
+                "{sid} is served again once space is freed: {v}\n{}",
+                s.log()
+            );
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        };
+        let expected: Vec<String> = acked[sid].iter().map(|k| format!("question {k}")).collect();
+        assert_eq!(users, expected, "{sid}: exactly the acknowledged turns");
+        let (st, v) = whole(&s, sid, 7);
+        assert_eq!(st, 201, "{sid} takes new turns: {v}");
+        let fsck = Command::new("git")
+            .args(["fsck", "--strict"])
+            .current_dir(s.session_dir(sid))
+            .output()
+            .unwrap();
+        assert!(fsck.status.success(), "{sid}: {fsck:?}");
+    }
+}

@@ -129,7 +129,9 @@ impl SessionRegistry {
                     return;
                 };
                 let mut changed = serde_json::Map::new();
-                for (k, v) in b {
+                // (`archived_at` follows `archived`: the frame names the
+                // fields the client changed, as the original's does.)
+                for (k, v) in b.iter().filter(|(k, _)| *k != "archived_at") {
                     if a.get(k) != Some(v) {
                         changed.insert(k.clone(), v.clone());
                     }

@@ -75,11 +75,15 @@ pub enum SessionError {
     #[error("{0}")]
     RepositoryChanged(String),
     /// This session's files lack acknowledged writes that the
-    /// write-ahead log holds (the server started on a full disk, or the
-    /// files of a flushed entry could not be written): it is not shown
-    /// without them, until a restart's replay puts them back.
+    /// write-ahead log holds (the server started on a full disk): it is
+    /// not shown without them, until a restart's replay puts them back.
     #[error("this session has acknowledged writes waiting in the write-ahead log that could not be put in its files (a full disk, or a failed write): free some space and restart the server")]
     AwaitingReplay,
+    /// Acknowledged writes of this session could not be put in its files
+    /// (the disk filled after they were logged): they are written again
+    /// as soon as the disk takes them, and the session is served then.
+    #[error("this session has acknowledged writes that the full disk refused; they are kept in the write-ahead log and written as soon as there is space: free some space and try again")]
+    WritesWaiting,
 }
 
 impl SessionError {
@@ -135,7 +139,9 @@ impl SessionError {
             | RepositoryChanged(_) => ErrorKind::Conflict,
             e if e.is_disk_full() => ErrorKind::Unavailable,
             Git(_) | Io(_) => ErrorKind::Internal,
-            Unavailable | CommitPending(_) | AwaitingReplay => ErrorKind::Unavailable,
+            Unavailable | CommitPending(_) | AwaitingReplay | WritesWaiting => {
+                ErrorKind::Unavailable
+            }
         }
     }
 
@@ -174,7 +180,7 @@ impl SessionError {
             ProjectPathMissing(_) => "project_path_missing",
             CommitPending(_) => "commit_pending",
             RepositoryChanged(_) => "repository_changed",
-            AwaitingReplay => "storage_full",
+            AwaitingReplay | WritesWaiting => "storage_full",
         }
     }
 }

@@ -285,6 +285,12 @@ impl Store {
         self.inner.log.awaits_replay(dir)
     }
 
+    /// Write the acknowledged entries the full disk refused, in the
+    /// background (`wal::Log::retry_unapplied`).
+    pub fn retry_unapplied(&self) {
+        self.inner.log.retry_unapplied();
+    }
+
     /// The change feed (none without a log).
     pub fn feed(&self) -> Option<crate::feed::Feed> {
         self.inner.log.feed()

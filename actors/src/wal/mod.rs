@@ -19,9 +19,9 @@ mod checkpoint;
 mod entry;
 mod replay;
 mod spare;
+mod unapplied;
 mod writer;
 
-use std::collections::HashSet;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -130,22 +130,22 @@ pub struct Log {
     writer: Option<writer::Wal>,
     /// The change feed the log appends its entries' events to.
     feed: Option<FeedLink>,
-    /// Session folders with a flushed entry whose files could not be
-    /// written in place: only startup's replay puts them back.
+    /// Flushed entries whose files could not be written in place: written
+    /// again once the disk takes them (`retry_unapplied`), or by startup's
+    /// replay.
     unapplied: Unapplied,
     fault: Option<Fault>,
 }
 
-/// The session folders (roots) awaiting replay, shared with every
-/// `Flushed` of the log.
-type Unapplied = Arc<Mutex<HashSet<PathBuf>>>;
+use unapplied::Unapplied;
 
 /// An entry that is durable in the log, its files not written in place
 /// yet: `apply` (or, once its caller was answered, `apply_answered`)
 /// writes them. Holding one keeps the segment's checkpoint waiting.
 /// Dropped unapplied (or failing after the answer) it loses nothing: its
 /// segment and every later one stay for startup to replay, and its
-/// sessions refuse requests until then (`Log::awaits_replay`).
+/// sessions refuse requests until its files are written (`Log::
+/// retry_unapplied`, once the disk has room) or replayed.
 #[must_use = "a flushed entry's files are written by `apply`"]
 pub struct Flushed {
     state: FlushedState,
@@ -185,7 +185,7 @@ impl Flushed {
             self.state = FlushedState::Done;
         }
         // Failed: dropped unapplied, it keeps its segment and its sessions
-        // wait for the replay (the answer is out).
+        // wait for its files (the answer is out).
         written
     }
 
@@ -225,13 +225,11 @@ impl Drop for Flushed {
             ..
         } = &mut self.state
         {
-            if let Ok(mut set) = unapplied.lock() {
-                set.extend(changes.iter().map(|c| writer::root_of(c).to_path_buf()));
-            }
+            unapplied.keep(std::mem::take(changes));
             if let Some(t) = ticket.take() {
                 t.keep();
             }
-            tracing::error!("a flushed log entry's files were not written in place: its segment is kept and its sessions wait for a restart's replay");
+            tracing::error!("a flushed log entry's files were not written in place: its segment is kept and its sessions wait until the disk takes them");
         }
     }
 }
@@ -336,7 +334,13 @@ impl Log {
     /// Whether the session folder `root` has a flushed entry whose files
     /// could not be written: only a restart's replay puts them back.
     pub fn awaits_replay(&self, root: &Path) -> bool {
-        self.unapplied.lock().is_ok_and(|set| set.contains(root))
+        self.unapplied.awaits(root)
+    }
+
+    /// Write the entries whose files the disk refused, in the background
+    /// (their sessions are served again once they are in place).
+    pub fn retry_unapplied(&self) {
+        self.unapplied.retry_in_background();
     }
 
     /// Make `changes` durable, then apply them in order. With a log: one
