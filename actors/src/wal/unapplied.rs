@@ -108,3 +108,37 @@ impl Unapplied {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn entries_wait_in_order_until_their_files_can_be_written() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("s1");
+        let put = |name: &str, bytes: &[u8]| Change::Put {
+            root: root.clone(),
+            path: root.join("history").join(name),
+            bytes: bytes.to_vec(),
+        };
+        let u = Unapplied::default();
+        assert!(!u.awaits(&root));
+        u.keep(vec![put("a.json", b"first"), put("b.json", b"b")]);
+        u.keep(vec![put("a.json", b"second")]);
+        assert!(u.awaits(&root) && !u.awaits(&tmp.path().join("s2")));
+        // The folder is missing (as a write the disk refused): nothing is
+        // forgotten.
+        assert!(u.write_waiting().is_err());
+        assert!(u.awaits(&root));
+        std::fs::create_dir_all(root.join("history")).unwrap();
+        assert_eq!(u.write_waiting().unwrap(), 2);
+        assert!(!u.awaits(&root));
+        // In log order: the later entry's image is the file's.
+        assert_eq!(
+            std::fs::read(root.join("history/a.json")).unwrap(),
+            b"second"
+        );
+        assert_eq!(std::fs::read(root.join("history/b.json")).unwrap(), b"b");
+    }
+}
