@@ -104,8 +104,9 @@ pub struct PackKeeper {
 impl PackKeeper {
     /// The keeper's two threads; retired packs are removed `grace` after
     /// their merge.
-    pub fn spawn(grace: Duration) -> std::io::Result<PackKeeper> {
+    pub fn spawn(grace: Duration, forget: Option<Forget>) -> std::io::Result<PackKeeper> {
         let shared = Arc::new(Shared::default());
+        let purging = Purging { grace, forget };
         let mut senders = Vec::new();
         for (lane, name) in [
             (Lane::Busy, "pack-keeper"),
@@ -113,9 +114,10 @@ impl PackKeeper {
         ] {
             let (tx, rx) = crossbeam_channel::unbounded();
             let s = shared.clone();
+            let purging = purging.clone();
             std::thread::Builder::new()
                 .name(name.into())
-                .spawn(move || run(lane, rx, s, grace))?;
+                .spawn(move || run(lane, rx, s, purging))?;
             senders.push(tx);
         }
         let idle = senders
@@ -236,7 +238,8 @@ fn lower_priority() {
     }
 }
 
-fn run(lane: Lane, rx: Receiver<Job>, shared: Arc<Shared>, grace: Duration) {
+fn run(lane: Lane, rx: Receiver<Job>, shared: Arc<Shared>, purging: Purging) {
+    let grace = purging.grace;
     if lane == Lane::Idle {
         lower_priority();
     }
@@ -263,7 +266,7 @@ fn run(lane: Lane, rx: Receiver<Job>, shared: Arc<Shared>, grace: Duration) {
             .collect();
         for dir in ready {
             due.remove(&dir);
-            purge(&dir, grace);
+            purging.purge(&dir);
         }
         let Some(job) = job else {
             continue;
@@ -301,7 +304,7 @@ fn run(lane: Lane, rx: Receiver<Job>, shared: Arc<Shared>, grace: Duration) {
         };
         set_running(&shared, true);
         let started = Instant::now();
-        let result = merge_one(&git_dir, cap, grace);
+        let result = merge_one(&git_dir, cap, &purging);
         set_running(&shared, false);
         let took = started.elapsed();
         drop(guard);
@@ -313,22 +316,42 @@ fn run(lane: Lane, rx: Receiver<Job>, shared: Arc<Shared>, grace: Duration) {
     }
 }
 
-/// Remove a session's retired packs whose grace is over; a failure only
-/// leaves duplicates behind, removed at its next merge.
-fn purge(git_dir: &std::path::Path, grace: Duration) {
-    if let Err(e) = git::repack::purge_merged(git_dir, grace) {
-        tracing::debug!(git_dir = %git_dir.display(), error = %e, "retired packs not removed yet");
+/// How the files of a retired pack are removed: `(git_dir, files)`. The
+/// engine logs the removal in the write-ahead log (which removes them), so
+/// a replay of entries that wrote those packs removes them again.
+pub type Forget = Arc<dyn Fn(&std::path::Path, &[PathBuf]) -> std::io::Result<()> + Send + Sync>;
+
+/// When and how retired packs go.
+#[derive(Clone)]
+struct Purging {
+    grace: Duration,
+    forget: Option<Forget>,
+}
+
+impl Purging {
+    /// Remove a session's retired packs whose grace is over; a failure
+    /// only leaves duplicates behind, removed at its next merge.
+    fn purge(&self, git_dir: &std::path::Path) {
+        let purged = match &self.forget {
+            Some(forget) => git::repack::purge_merged_with(git_dir, self.grace, &mut |files| {
+                forget(git_dir, files)
+            }),
+            None => git::repack::purge_merged(git_dir, self.grace),
+        };
+        if let Err(e) = purged {
+            tracing::debug!(git_dir = %git_dir.display(), error = %e, "retired packs not removed yet");
+        }
     }
 }
 
 fn merge_one(
     git_dir: &std::path::Path,
     cap: Option<usize>,
-    grace: Duration,
+    purging: &Purging,
 ) -> Result<Merged, GitError> {
     // What an earlier merge retired and a crash or a stop left behind.
     let started = Instant::now();
-    purge(git_dir, grace);
+    purging.purge(git_dir);
     let purged = started.elapsed();
     let Some(victims) = git::repack::plan(git_dir, cap)? else {
         return Ok(None);
@@ -356,4 +379,22 @@ fn merge_one(
     Ok(Some(
         victims.into_iter().filter(|v| *v != written).collect(),
     ))
+}
+
+/// Retired packs removed through `store`'s write-ahead log: a replay of
+/// the entries that wrote them (a crash before their checkpoint) removes
+/// them again instead of bringing them back.
+pub fn forget_through_log(store: crate::store::Store) -> Forget {
+    Arc::new(move |git_dir: &std::path::Path, files: &[PathBuf]| {
+        let root = git_dir.parent().unwrap_or(git_dir).to_path_buf();
+        store.commit(
+            files
+                .iter()
+                .map(|f| crate::wal::Change::Remove {
+                    root: root.clone(),
+                    path: f.clone(),
+                })
+                .collect(),
+        )
+    })
 }

@@ -317,10 +317,10 @@ fn pack_files(dir: &std::path::Path) -> usize {
 /// pack identical to that merged one (same objects, same name). It must
 /// never retire the pack it has just written.
 #[test]
-fn a_merge_after_a_replay_that_resurrected_merged_packs_keeps_every_object() {
+fn a_replay_never_brings_merged_packs_back_and_every_object_stays() {
     for (i, action) in ["switch", "rename", "system"].iter().enumerate() {
-        // No grace: the merged packs are gone before the kill, so only the
-        // log's replay can bring them back.
+        // No grace: the merged packs are gone before the kill; the log
+        // still holds the entries that wrote them, and their removal.
         let mut s =
             TestServer::start_with_env(&[("OPENPROGRAM_MAINTENANCE_RETIRED_PACK_GRACE_S", "0")]);
         let id = format!("m{i}");
@@ -333,10 +333,7 @@ fn a_merge_after_a_replay_that_resurrected_merged_packs_keeps_every_object() {
             std::thread::sleep(std::time::Duration::from_millis(100));
         }
         s.restart_after_kill();
-        assert!(
-            pack_files(&dir) > 1,
-            "the replay brought the per-turn packs back"
-        );
+        assert_eq!(pack_files(&dir), 1, "the replay brings no merged pack back");
         let (status, body) = match *action {
             "switch" => s.post(
                 &format!("/api/sessions/{id}/switch"),
@@ -349,8 +346,7 @@ fn a_merge_after_a_replay_that_resurrected_merged_packs_keeps_every_object() {
             ),
         };
         assert!(status < 300, "{action}: {status} {body}");
-        // The idle merge of the resurrected packs runs about 1 s later.
-        std::thread::sleep(std::time::Duration::from_millis(2500));
+        std::thread::sleep(std::time::Duration::from_millis(1500));
         assert!(pack_files(&dir) >= 1, "{action}: every pack was removed");
         assert_eq!(turn_commits(&dir, "HEAD"), "2");
         git(&dir, &["fsck", "--strict", "--no-progress"]);

@@ -232,6 +232,10 @@ impl Run {
             self.append(&session, node);
             return;
         }
+        if !open && self.rng.chance(4) {
+            self.git_by_hand(&session);
+            return;
+        }
         if open {
             let nodes = self.model.nodes.get(&session).cloned().unwrap_or_default();
             let assistant = meta["head"]
@@ -428,6 +432,49 @@ impl Run {
         }
     }
 
+    /// What a user does with git in a session's folder while the server
+    /// runs: move the branch back (`reset --hard` with nothing
+    /// uncommitted, or `update-ref`), or `gc --prune=now`. Nothing
+    /// acknowledged may be lost by it.
+    fn git_by_hand(&mut self, session: &str) {
+        let dir = self.session_dir(session);
+        let run = |args: &[&str]| -> Option<String> {
+            let out = Command::new("git")
+                .arg("-C")
+                .arg(&dir)
+                .args(args)
+                .env("GIT_CONFIG_NOSYSTEM", "1")
+                .output()
+                .ok()?;
+            out.status
+                .success()
+                .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
+        };
+        let kind = self.rng.below(3);
+        let done = match kind {
+            0 => match run(&["status", "--porcelain"]) {
+                Some(s)
+                    if s.is_empty()
+                        && run(&["rev-parse", "--verify", "-q", "HEAD~1"]).is_some() =>
+                {
+                    run(&["reset", "-q", "--hard", "HEAD~1"]).map(|_| "reset --hard HEAD~1")
+                }
+                _ => None,
+            },
+            1 => match run(&["symbolic-ref", "-q", "HEAD"]) {
+                Some(head) if run(&["rev-parse", "--verify", "-q", "HEAD~1"]).is_some() => {
+                    run(&["update-ref", &head, "HEAD~1"]).map(|_| "update-ref HEAD~1")
+                }
+                _ => None,
+            },
+            _ => run(&["gc", "-q", "--prune=now"]).map(|_| "gc --prune=now"),
+        };
+        self.trace.push(format!(
+            "git by hand in {session}: {}",
+            done.unwrap_or("nothing (not applicable)")
+        ));
+    }
+
     fn end_turn(&mut self, session: &str) {
         let sent = self.send(
             "POST",
@@ -554,17 +601,24 @@ impl Run {
             }
             let dir = self.session_dir(&session);
             for c in self.model.commits.get(&session).into_iter().flatten() {
-                let kind = Command::new("git")
+                // On a branch, not just an object: a branch a user moved
+                // back with git is put back with the same commits.
+                let branches = Command::new("git")
                     .arg("-C")
                     .arg(&dir)
-                    .args(["cat-file", "-t", c])
+                    .args([
+                        "for-each-ref",
+                        "--format=%(refname)",
+                        "--contains",
+                        c,
+                        "refs/heads",
+                    ])
                     .output()
                     .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
                     .unwrap_or_default();
-                assert_eq!(
-                    kind,
-                    "commit",
-                    "seed {seed}: acknowledged turn commit {c} of {session} lost\n{}\n{}",
+                assert!(
+                    !branches.is_empty(),
+                    "seed {seed}: acknowledged turn commit {c} of {session} is on no branch\n{}\n{}",
                     self.trace.join("\n"),
                     tail(&self.s.log())
                 );

@@ -189,7 +189,10 @@ impl Engine {
                 .with_names(registry.clone().recipient())
                 .start();
         let writer = LocationsWriter::spawn(locations.path().to_path_buf())?;
-        let keeper = crate::pack_keeper::PackKeeper::spawn(config.retired_pack_grace)?;
+        let keeper = crate::pack_keeper::PackKeeper::spawn(
+            config.retired_pack_grace,
+            Some(crate::pack_keeper::forget_through_log(store.clone())),
+        )?;
         let manager = SessionManager::new(
             store.clone(),
             locations,

@@ -324,6 +324,25 @@ fn set_pack_time(idx: &Path, to: std::time::SystemTime) {
 /// libgit2 find packs by it, and never open a pack whose index is gone),
 /// the mark last.
 pub fn purge_merged(git_dir: &Path, grace: std::time::Duration) -> io::Result<usize> {
+    purge_merged_with(git_dir, grace, &mut |files| {
+        for f in files {
+            match fs::remove_file(f) {
+                Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
+                _ => {}
+            }
+        }
+        Ok(())
+    })
+}
+
+/// `purge_merged`, the files of each retired pack removed by `remove`
+/// (the engine logs their removal in the write-ahead log, so that a
+/// replay of the log never writes a merged pack back).
+pub fn purge_merged_with(
+    git_dir: &Path,
+    grace: std::time::Duration,
+    remove: &mut dyn FnMut(&[PathBuf]) -> io::Result<()>,
+) -> io::Result<usize> {
     let merged = git_dir.join(MERGED);
     let entries = match fs::read_dir(&merged) {
         Ok(entries) => entries,
@@ -350,12 +369,18 @@ pub fn purge_merged(git_dir: &Path, grace: std::time::Duration) -> io::Result<us
             fs::remove_file(entry.path())?;
             continue;
         }
-        for ext in ["idx", "pack", "rev", "bitmap", "keep"] {
-            match fs::remove_file(pack_dir.join(format!("{name}.{ext}"))) {
-                Ok(()) if ext == "idx" => removed += 1,
-                Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
-                _ => {}
-            }
+        let files: Vec<PathBuf> = ["idx", "pack", "rev", "bitmap", "keep"]
+            .iter()
+            .map(|ext| pack_dir.join(format!("{name}.{ext}")))
+            .filter(|f| f.exists())
+            .collect();
+        if !files.is_empty() {
+            remove(&files)?;
+            removed += usize::from(
+                files
+                    .iter()
+                    .any(|f| f.extension().is_some_and(|x| x == "idx")),
+            );
         }
         fs::remove_file(entry.path())?;
     }
