@@ -255,6 +255,11 @@ pub struct SessionMeta {
     pub unread: bool,
     #[serde(default = "default_project")]
     pub project_id: String,
+    /// The bound project's name and folder when the session was made in
+    /// it or bound to it: what a restore registers again when the project
+    /// registry is gone with the state folder.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub project_home: Option<ProjectHome>,
     #[serde(default)]
     pub model: Option<String>,
     /// Current tip of the conversational chain.
@@ -325,6 +330,7 @@ impl SessionMeta {
             status: Status::Idle,
             unread: false,
             project_id: default_project(),
+            project_home: None,
             model: None,
             head: None,
             turn_count: 0,
@@ -428,6 +434,15 @@ pub fn now() -> f64 {
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs_f64())
         .unwrap_or(0.0)
+}
+
+/// A project as a session records it (`SessionMeta::project_home`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct ProjectHome {
+    pub name: String,
+    #[cfg_attr(feature = "openapi", schema(value_type = String))]
+    pub path: std::path::PathBuf,
 }
 
 /// A partial update of the user-visible metadata: only the fields given are

@@ -149,10 +149,11 @@ pub fn restore(args: &RestoreArgs) -> ExitCode {
     match result {
         Ok(r) => {
             println!(
-                "restored {} sessions; {} already here; {} failed",
+                "restored {} sessions; {} already here; {} failed; {} projects registered again",
                 r.restored.len(),
                 r.present.len(),
-                r.failed.len()
+                r.failed.len(),
+                r.projects
             );
             for (id, why) in &r.failed {
                 println!("  failed: session {id}: {why}");

@@ -603,3 +603,88 @@ fn an_https_remote_is_pushed_to_only_when_its_certificate_is_trusted() {
             && remote_heads(&repo, "tls2") == local_heads(&s, "tls2")
     });
 }
+
+/// The state folder lost, restored from a remote: the projects its
+/// sessions were bound to are listed again (same id, name and folder),
+/// with their sessions.
+#[test]
+fn a_restore_lists_the_projects_of_the_restored_sessions_again() {
+    let tmp = tempfile::tempdir().unwrap();
+    let remote = bare(&tmp.path().join("memory.git"));
+    let url = format!("file://{}", remote.display());
+    let cfg = config(
+        tmp.path(),
+        &format!("[[replication.remotes]]\nname = \"disk\"\nurl = \"{url}\"\n"),
+    );
+    let s = server(&cfg, &[]);
+    let work = tmp.path().join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    git(&work, &["init", "-q", "-b", "main"]);
+    let (st, p) = s.post("/api/projects", json!({"path": work, "name": "Workbench"}));
+    assert_eq!(st, 201, "{p}");
+    let pid = p["id"].as_str().unwrap().to_string();
+    s.append(
+        "bound",
+        json!({"id": "u1", "role": "user", "content": "in the project", "session": {"project_id": pid}}),
+    );
+    s.append(
+        "bound",
+        json!({"id": "a1", "role": "assistant", "content": "yes"}),
+    );
+    s.end_turn("bound", json!({}));
+    turn(&s, "loose", 1);
+    wait_for(&s, "both sessions on the remote", || {
+        !remote_heads(&remote, "bound").is_empty()
+            && !remote_heads(&remote, "loose").is_empty()
+            && remote0(&s)["queue"] == 0
+    });
+
+    let target = tmp.path().join("restored");
+    let (code, out, err) = s.cli(
+        &[
+            "restore",
+            "--state-dir",
+            target.to_str().unwrap(),
+            "--from",
+            &url,
+        ],
+        None,
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        out.contains("restored 2 sessions") && out.contains("1 projects registered again"),
+        "{out}"
+    );
+    let r = TestServer::start_with(Options {
+        prepare: Some(&|state: &Path| {
+            std::fs::rename(&target, state).unwrap();
+        }),
+        ..Options::default()
+    });
+    let (_, list) = r.get("/api/projects");
+    let projects = list["projects"]
+        .as_array()
+        .or(list.as_array())
+        .unwrap()
+        .clone();
+    let project = projects
+        .iter()
+        .find(|x| x["id"] == pid.as_str())
+        .unwrap_or_else(|| panic!("the project is listed again: {list}"));
+    assert_eq!(project["name"], "Workbench", "{project}");
+    assert_eq!(
+        std::fs::canonicalize(project["path"].as_str().unwrap()).unwrap(),
+        std::fs::canonicalize(&work).unwrap()
+    );
+    let (_, session) = r.get("/api/sessions/bound");
+    assert_eq!(session["project_id"], pid.as_str());
+    let (_, row) = r.get("/api/sessions?limit=10");
+    let bound = row["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["id"] == "bound")
+        .cloned()
+        .unwrap();
+    assert_eq!(bound["project"], "Workbench", "{bound}");
+}

@@ -48,11 +48,15 @@ impl Engine {
         if current.last_turn.is_some() || current.open_turn.is_some() {
             return Err(SessionError::Frozen.into());
         }
-        let dir = if project_id == DEFAULT_PROJECT {
-            None
+        let (dir, home) = if project_id == DEFAULT_PROJECT {
+            (None, None)
         } else {
             let (project, _) = self.ask_projects(Lookup(project_id.to_string())).await?;
-            Some(project.session_dir(id))
+            let home = crate::meta::ProjectHome {
+                name: project.name.clone(),
+                path: project.path.clone(),
+            };
+            (Some(project.session_dir(id)), Some(home))
         };
         let target = dir
             .clone()
@@ -62,6 +66,7 @@ impl Engine {
             Rebind {
                 project_id: project_id.to_string(),
                 dir: target,
+                home,
             },
         )
         .await?;

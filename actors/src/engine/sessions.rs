@@ -30,11 +30,15 @@ use crate::titler::{GenerateNow, TitleError};
 use super::Engine;
 
 impl Engine {
-    pub async fn create(&self, id: &str, meta: SessionMeta) -> Result<SessionMeta, EngineError> {
+    pub async fn create(
+        &self,
+        id: &str,
+        mut meta: SessionMeta,
+    ) -> Result<SessionMeta, EngineError> {
         self.writable()?;
         crate::meta::check_title(&meta.title).map_err(SessionError::Invalid)?;
         let project_id = meta.project_id.clone();
-        self.place(id, &project_id).await?;
+        meta.project_home = self.place(id, &project_id).await?;
         let meta = self.call(id, Create { meta }).await?;
         self.attach(&project_id, id).await;
         self.created_in_cluster(id).await?;
@@ -43,9 +47,13 @@ impl Engine {
 
     /// A new session bound to a real project lives inside it: record the
     /// place before the session is created.
-    pub(super) async fn place(&self, id: &str, project_id: &str) -> Result<(), EngineError> {
+    pub(super) async fn place(
+        &self,
+        id: &str,
+        project_id: &str,
+    ) -> Result<Option<crate::meta::ProjectHome>, EngineError> {
         if project_id == DEFAULT_PROJECT {
-            return Ok(());
+            return Ok(None);
         }
         ids::validate("session id", id)?;
         let (project, actor) = self.ask_projects(Lookup(project_id.to_string())).await?;
@@ -61,7 +69,10 @@ impl Engine {
             dir,
         })
         .await?;
-        Ok(())
+        Ok(Some(crate::meta::ProjectHome {
+            name: project.name.clone(),
+            path: project.path.clone(),
+        }))
     }
 
     /// Record a session in (`attach`) or out of a project's session list.
@@ -104,7 +115,7 @@ impl Engine {
         &self,
         id: &str,
         node: NewNode,
-        create: Option<SessionMeta>,
+        mut create: Option<SessionMeta>,
         queue: bool,
     ) -> Result<Posted, EngineError> {
         self.writable()?;
@@ -112,8 +123,8 @@ impl Engine {
             crate::meta::check_title(&m.title).map_err(SessionError::Invalid)?;
         }
         let project_id = create.as_ref().map(|m| m.project_id.clone());
-        if let Some(pid) = &project_id {
-            self.place(id, pid).await?;
+        if let (Some(pid), Some(m)) = (&project_id, create.as_mut()) {
+            m.project_home = self.place(id, pid).await?;
         }
         let claimed = claimed_files(&node);
         let out = self

@@ -112,7 +112,7 @@ impl Engine {
         &self,
         id: &str,
         mut nodes: Vec<NewNode>,
-        create: SessionMeta,
+        mut create: SessionMeta,
         end: EndTurn,
         project: bool,
     ) -> Result<WholeTurn, EngineError> {
@@ -150,7 +150,7 @@ impl Engine {
         // past (an import) keeps its session in the state folder: nothing
         // is written into the project's folder for it.
         if project {
-            self.place(id, &project_id).await?;
+            create.project_home = self.place(id, &project_id).await?;
         }
         let written = async {
             match self.call(id, turn(None)).await {

@@ -53,6 +53,41 @@ impl State {
         })
     }
 
+    /// Projects that restored sessions name and `projects.json` lacks
+    /// (a state folder restored from a remote): registered again with the
+    /// name and folder the sessions recorded, the sessions listed as
+    /// theirs; a listed project gets the restored sessions it lacks. How
+    /// many projects were added. (Run by `restore`, which holds the state
+    /// folder's lock: no registry actor runs.)
+    pub fn register_restored(
+        state_dir: &Path,
+        restored: &[(String, String, crate::meta::ProjectHome)],
+    ) -> std::io::Result<usize> {
+        if restored.is_empty() {
+            return Ok(0);
+        }
+        let mut state = State::load(state_dir, PathPolicy::new(state_dir, Vec::new()))?;
+        let mut added = 0;
+        for (session, project_id, home) in restored {
+            let project = state.projects.entry(project_id.clone()).or_insert_with(|| {
+                added += 1;
+                Project {
+                    id: project_id.clone(),
+                    name: home.name.clone(),
+                    path: home.path.clone(),
+                    status: Default::default(),
+                    created_at: crate::meta::now(),
+                    sessions: Vec::new(),
+                }
+            });
+            if !project.sessions.contains(session) {
+                project.sessions.push(session.clone());
+            }
+        }
+        state.save()?;
+        Ok(added)
+    }
+
     fn save(&self) -> std::io::Result<()> {
         if let Some(dir) = self.file.parent() {
             fsio::create_dir_durable(dir)?;

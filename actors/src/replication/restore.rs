@@ -62,6 +62,8 @@ pub fn remote_sessions(
 #[derive(Debug, Default)]
 pub struct Restored {
     pub restored: Vec<String>,
+    /// Projects registered again from the restored sessions' records.
+    pub projects: usize,
     /// Already in the state directory (left as it is).
     pub present: Vec<String>,
     pub failed: Vec<(String, String)>,
@@ -84,6 +86,7 @@ pub fn restore(
     }
     let sessions = remote_sessions(remote, ids)?;
     let mut out = Restored::default();
+    let mut homes = Vec::new();
     for (id, refs) in sessions {
         progress(&id);
         if crate::ids::validate("session id", &id).is_err() {
@@ -95,10 +98,19 @@ pub fn restore(
             continue;
         }
         match restore_one(store, remote, &id, &refs) {
-            Ok(()) => out.restored.push(id),
+            Ok(meta) => {
+                if let Some(home) = meta.project_home {
+                    homes.push((id.clone(), meta.project_id, home));
+                }
+                out.restored.push(id)
+            }
             Err(e) => out.failed.push((id, e)),
         }
     }
+    // The project registry went with the state folder: the projects the
+    // sessions were bound to are listed again.
+    out.projects = crate::project::registry::State::register_restored(store.state_dir(), &homes)
+        .map_err(|e| PushError::Local(format!("the project registry: {e}")))?;
     Ok(out)
 }
 
@@ -123,7 +135,7 @@ fn restore_one(
     remote: &RemoteConfig,
     id: &str,
     refs: &[(String, Oid)],
-) -> Result<(), String> {
+) -> Result<crate::meta::SessionMeta, String> {
     let sessions_dir = store.sessions_dir();
     let git = |e: git2::Error| Failed(describe(&e));
     fsio::build_dir_atomically(sessions_dir, "restore", |tmp| -> Result<_, Failed> {
@@ -143,7 +155,7 @@ fn restore_one(
         SessionCore::load_as(store, tmp, Some(id))
             .map_err(|e| Failed(format!("the restored session does not load: {e}")))?;
         fsio::make_private(tmp)?;
-        Ok((sessions_dir.join(id), ()))
+        Ok((sessions_dir.join(id), meta))
     })
     .map_err(|f| f.0)
 }

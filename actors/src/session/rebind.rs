@@ -13,7 +13,12 @@ impl SessionCore {
     /// Bind a session that has no turn yet to another project, moving its
     /// repository to `dir`. Naming the project it already has always
     /// succeeds; after the first turn any other project is refused.
-    pub fn rebind(&mut self, project_id: &str, dir: &Path) -> Result<bool, SessionError> {
+    pub fn rebind(
+        &mut self,
+        project_id: &str,
+        dir: &Path,
+        home: Option<crate::meta::ProjectHome>,
+    ) -> Result<bool, SessionError> {
         if self.meta.project_id == project_id {
             return Ok(false);
         }
@@ -47,6 +52,7 @@ impl SessionCore {
             self.index = git::GitIndex::load(&self.repo)?;
         }
         self.meta.project_id = project_id.to_string();
+        self.meta.project_home = home;
         self.write_meta()?;
         Ok(true)
     }

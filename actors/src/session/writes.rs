@@ -227,6 +227,8 @@ impl Handler<SetGeneratedTitle> for SessionActor {
 pub struct Rebind {
     pub project_id: String,
     pub dir: PathBuf,
+    /// The project's name and folder (none for the default project).
+    pub home: Option<crate::meta::ProjectHome>,
 }
 
 impl Handler<Rebind> for SessionActor {
@@ -234,7 +236,7 @@ impl Handler<Rebind> for SessionActor {
 
     fn handle(&mut self, msg: Rebind, _: &mut Self::Context) -> Self::Result {
         let dir = msg.dir.clone();
-        let fut = self.on_core_write(move |core| core.rebind(&msg.project_id, &msg.dir));
+        let fut = self.on_core_write(move |core| core.rebind(&msg.project_id, &msg.dir, msg.home));
         AtomicResponse::new(Box::pin(fut.map(move |res, act, _| {
             if let Ok(true) = res {
                 act.dir = dir;
