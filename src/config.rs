@@ -172,6 +172,9 @@ pub struct ServerConfig {
     /// Seconds a client may leave a request body (or a WebSocket frame)
     /// half sent before it is cut off.
     pub request_timeout: u64,
+    /// A request still waiting after this many milliseconds is logged
+    /// with the stage it waits in.
+    pub slow_request_ms: u64,
 }
 
 #[derive(Debug, Clone, Deserialize, serde::Serialize)]

@@ -27,6 +27,8 @@ pub struct AppState {
     pub shutdown: tokio::sync::watch::Receiver<bool>,
     /// The automatic deletion rules (`[maintenance]`), shown by health.
     pub retention: serde_json::Value,
+    /// A request still waiting this long is logged with its stage.
+    pub slow_request: std::time::Duration,
     /// An LLM is configured for titles (`llm.base_url`).
     pub llm: bool,
     /// The imports running through `POST /api/imports`, for their progress.
@@ -123,6 +125,7 @@ impl Application {
             engine: engine.clone(),
             ws_frame_limit: config.server.body_limit,
             shutdown: shutdown_rx,
+            slow_request: std::time::Duration::from_millis(config.server.slow_request_ms.max(1)),
             retention: serde_json::json!({
                 "empty_shell_max_age_s": m.empty_shell_max_age_s,
                 "archive_ttl_days": m.archive_ttl_days,

@@ -25,6 +25,7 @@ pub mod registry;
 pub mod replication;
 pub mod search;
 pub mod session;
+pub mod stage;
 pub mod store;
 pub mod titler;
 pub mod wal;

@@ -103,8 +103,10 @@ impl Handler<Resolve> for SessionManager {
 
 /// A message for the actor of session `.0`, delivered by the manager
 /// (`Resolve` and the send in one): the caller waits for one answer from
-/// the arbiter every session actor runs on, not two.
-pub struct Via<M>(pub String, pub M);
+/// the arbiter every session actor runs on, not two. `.2`: the caller's
+/// request stage, told when the session's actor has to be started (its
+/// load waits for the session's previous actor to end).
+pub struct Via<M>(pub String, pub M, pub Option<crate::stage::Stage>);
 
 /// Why a message sent `Via` the manager got no answer from its session.
 #[derive(Debug)]
@@ -133,7 +135,11 @@ where
 {
     type Result = ResponseFuture<Result<M::Result, ViaError>>;
 
-    fn handle(&mut self, Via(id, msg): Via<M>, _: &mut Self::Context) -> Self::Result {
+    fn handle(&mut self, Via(id, msg, stage): Via<M>, _: &mut Self::Context) -> Self::Result {
+        let started = !self.live.get(&id).is_some_and(|a| a.connected());
+        if let (true, Some(stage)) = (started, &stage) {
+            stage.set("the session's actor: loading it (after its previous actor ended)");
+        }
         let addr = match self.resolve(id) {
             Ok(addr) => addr,
             Err(e) => return Box::pin(std::future::ready(Err(ViaError::Resolve(e)))),

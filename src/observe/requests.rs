@@ -13,7 +13,8 @@ use tracing::Instrument;
 
 pub const REQUEST_ID: &str = "x-request-id";
 
-/// A request older than this is logged and counted while it waits.
+/// A request older than this is logged and counted while it waits (when
+/// the app gives no `server.slow_request_ms`).
 const SLOW: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// The session a path names (`/api/sessions/{id}/…`).
@@ -37,16 +38,22 @@ pub async fn log_requests(
     let method = req.method().to_string();
     let span = tracing::info_span!("request", request_id = %id, method = %method, session_id = tracing::field::Empty);
     let path = req.path().to_string();
-    let call = next.call(req).instrument(span.clone());
+    let slow = req
+        .app_data::<actix_web::web::Data<crate::startup::AppState>>()
+        .map_or(SLOW, |s| s.slow_request);
+    let stage = openprogram_actors::stage::Stage::default();
+    let call =
+        openprogram_actors::stage::tracked(stage.clone(), next.call(req).instrument(span.clone()));
     tokio::pin!(call);
-    // A request still waiting after `SLOW` is logged (with its session)
-    // and counted while it waits, not only once it ends.
+    // A request still waiting after `server.slow_request_ms` is logged
+    // (with its session and the stage it waits in) and counted while it
+    // waits, not only once it ends.
     let result = tokio::select! {
         r = &mut call => r,
-        () = tokio::time::sleep(SLOW) => {
+        () = tokio::time::sleep(slow) => {
             let session = session_of(&path);
             span.in_scope(|| {
-                tracing::warn!(path = %path, session = session.unwrap_or("-"), waited_s = SLOW.as_secs(), "a request is still waiting");
+                tracing::warn!(path = %path, session = session.unwrap_or("-"), waited_ms = slow.as_millis() as u64, stage = stage.now(), "a request is still waiting");
             });
             metrics::counter!("openprogram_http_slow_requests_total").increment(1);
             call.await

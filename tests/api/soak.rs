@@ -1,8 +1,11 @@
 //! More sessions written to than the session cache holds: actors are
 //! evicted and started again all the time, with their pack maintenance
 //! queued behind the other sessions'. No request may wait on that: a
-//! bounded soak (a small cache, several clients, a minute) fails on any
-//! request over 5 s, and every request ends.
+//! bounded soak (a small cache, several clients, 30 s) fails on any
+//! request over 5 s, and every request ends. (An evicted actor kept alive
+//! by its maintenance timers held the session's lease, so the session's
+//! next actor, and every request for it, waited: 5 s and more here,
+//! minutes under a bigger load.)
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -16,21 +19,19 @@ const CLIENTS: u64 = 6;
 const SESSIONS: u64 = 48;
 const CAP: &str = "8";
 
-/// Run on demand (`cargo test --release --test api soak -- --ignored
-/// --nocapture`, `SOAK_SECS` for longer): its bound is a time, and the
-/// rest of the suite running beside it on two cores moves the slowest
-/// request by seconds.
+/// `SOAK_SECS` runs it longer. (The bound is a liveness bound, far above
+/// what a request takes here: the slowest was 0.2 s alone.)
 #[test]
-#[ignore]
 fn no_request_waits_when_more_sessions_are_busy_than_the_cache_holds() {
     let secs: u64 = std::env::var("SOAK_SECS")
         .ok()
         .and_then(|s| s.parse().ok())
-        .unwrap_or(60);
-    let s = Arc::new(TestServer::start_with_env(&[(
-        "OPENPROGRAM_STORE_SESSION_CACHE_CAP",
-        CAP,
-    )]));
+        .unwrap_or(30);
+    let s = Arc::new(TestServer::start_with_env(&[
+        ("OPENPROGRAM_STORE_SESSION_CACHE_CAP", CAP),
+        // Requests past 2 s are logged with the stage they wait in.
+        ("OPENPROGRAM_SERVER_SLOW_REQUEST_MS", "2000"),
+    ]));
     let stop = Arc::new(AtomicBool::new(false));
     let slow = Arc::new(Mutex::new(Vec::new()));
     let mut threads = Vec::new();
@@ -75,6 +76,9 @@ fn no_request_waits_when_more_sessions_are_busy_than_the_cache_holds() {
     eprintln!(
         "soak: {total} whole turns over {SESSIONS} sessions, cache {CAP}, the slowest {worst:?}"
     );
+    for line in s.log().lines().filter(|l| l.contains("still waiting")) {
+        eprintln!("{line}");
+    }
     let slow = slow.lock().unwrap();
     assert!(
         slow.is_empty(),

@@ -134,10 +134,10 @@ impl Engine {
         };
         let dir = self.ask_manager(Locate(id.to_string())).await?;
         let id = id.to_string();
-        let out = tokio::task::spawn_blocking(move || f(cluster, id, dir))
-            .await
-            .map_err(|_| EngineError::Unavailable)??;
-        Ok(Some(out))
+        crate::stage::enter("the cluster (leases, replicas)");
+        let out = tokio::task::spawn_blocking(move || f(cluster, id, dir)).await;
+        crate::stage::enter("its handler");
+        Ok(Some(out.map_err(|_| EngineError::Unavailable)??))
     }
 
     pub(super) async fn created_in_cluster(&self, id: &str) -> Result<(), EngineError> {

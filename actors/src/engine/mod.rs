@@ -279,11 +279,14 @@ impl Engine {
         SessionActor: Handler<M>,
     {
         for _ in 0..2 {
+            crate::stage::enter("the session's actor: its queue or its write");
             let sent = self
                 .manager
-                .send(Via(id.to_string(), msg.clone()))
+                .send(Via(id.to_string(), msg.clone(), crate::stage::current()))
                 .await
-                .map_err(|_| EngineError::Unavailable)?;
+                .map_err(|_| EngineError::Unavailable);
+            crate::stage::enter("its handler");
+            let sent = sent?;
             match sent {
                 Ok(r) => return Ok(r?),
                 Err(ViaError::Closed) => continue,
@@ -301,11 +304,10 @@ impl Engine {
         R: Send + 'static,
         SessionManager: Handler<M>,
     {
-        Ok(self
-            .manager
-            .send(msg)
-            .await
-            .map_err(|_| EngineError::Unavailable)??)
+        crate::stage::enter("the session manager");
+        let answer = self.manager.send(msg).await;
+        crate::stage::enter("its handler");
+        Ok(answer.map_err(|_| EngineError::Unavailable)??)
     }
 
     /// Ask the project registry; a stopped mailbox is `Unavailable`.
@@ -315,11 +317,10 @@ impl Engine {
         R: Send + 'static,
         ProjectRegistry: Handler<M>,
     {
-        Ok(self
-            .projects
-            .send(msg)
-            .await
-            .map_err(|_| EngineError::Unavailable)??)
+        crate::stage::enter("the project registry");
+        let answer = self.projects.send(msg).await;
+        crate::stage::enter("its handler");
+        Ok(answer.map_err(|_| EngineError::Unavailable)??)
     }
 
     /// The session list, from memory.

@@ -18,9 +18,10 @@ impl Engine {
         };
         let dir = self.ask_manager(Locate(id.to_string())).await?;
         let id = id.to_string();
-        tokio::task::spawn_blocking(move || rep.push_now(&id, &dir))
-            .await
-            .map_err(|_| EngineError::Unavailable)??;
+        crate::stage::enter("the push to a sync replication remote");
+        let pushed = tokio::task::spawn_blocking(move || rep.push_now(&id, &dir)).await;
+        crate::stage::enter("its handler");
+        pushed.map_err(|_| EngineError::Unavailable)??;
         Ok(())
     }
 

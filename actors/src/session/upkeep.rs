@@ -53,6 +53,11 @@ pub(super) struct Upkeep {
     pub(super) lock: Arc<tokio::sync::Mutex<()>>,
     /// The merge asked for and the wait for it, while it runs.
     pending: Option<(Ticket, SpawnHandle)>,
+    /// The planned idle check and handle release (`IDLE`, `RELEASE`): a
+    /// pending timer keeps an actor alive, and with it the session's lease.
+    timers: [Option<SpawnHandle>; 2],
+    /// The manager let this actor go: nothing more is planned.
+    let_go: bool,
 }
 
 /// The manager let this actor go (it left the cache): a merge still
@@ -67,6 +72,15 @@ impl Handler<LetGo> for SessionActor {
     type Result = ();
 
     fn handle(&mut self, _: LetGo, ctx: &mut Self::Context) {
+        // Its timers would keep it (and the session's lease, which the
+        // session's next actor waits for to load) alive for up to a
+        // second after its last message; the next actor plans its own.
+        for timer in self.upkeep.timers.iter_mut().filter_map(Option::take) {
+            ctx.cancel_future(timer);
+        }
+        self.upkeep.scheduled = false;
+        self.upkeep.release_planned = false;
+        self.upkeep.let_go = true;
         if let Some((ticket, handle)) = self.upkeep.pending.take() {
             if ticket.withdraw() {
                 ctx.cancel_future(handle);
@@ -132,13 +146,18 @@ impl SessionActor {
     /// one (and the pack files it maps) is closed by the keeper.
     fn plan_release(&mut self, ctx: &mut Context<Self>) {
         let quiet = self.upkeep.writes == self.upkeep.released_at;
-        if self.upkeep.keeper.is_none() || self.upkeep.release_planned || quiet {
+        if self.upkeep.keeper.is_none()
+            || self.upkeep.release_planned
+            || quiet
+            || self.upkeep.let_go
+        {
             return;
         }
         self.upkeep.release_planned = true;
         let writes = self.upkeep.writes;
-        ctx.run_later(RELEASE, move |act, ctx| {
+        let timer = ctx.run_later(RELEASE, move |act, ctx| {
             act.upkeep.release_planned = false;
+            act.upkeep.timers[1] = None;
             let gone = !ctx.connected() || act.slot.live().is_err();
             if gone || act.upkeep.writes == act.upkeep.released_at {
                 // Let go by the manager, deleted, or nothing done since the
@@ -167,6 +186,7 @@ impl SessionActor {
                 });
             ctx.wait(swap);
         });
+        self.upkeep.timers[1] = Some(timer);
     }
 
     fn plan_upkeep(&mut self, ctx: &mut Context<Self>) {
@@ -177,15 +197,16 @@ impl SessionActor {
         let u = &mut self.upkeep;
         // Two packs may already be worth merging once idle (the keeper's
         // plan decides: `git::repack::CONSOLIDATE`); a busy merge needs more.
-        if u.keeper.is_none() || packs < 2 || u.scheduled || u.running {
+        if u.keeper.is_none() || packs < 2 || u.scheduled || u.running || u.let_go {
             return;
         }
         let forced = packs >= FORCE_PACKS;
         let writes = u.writes;
         u.scheduled = true;
         let wait = if forced { Duration::ZERO } else { IDLE };
-        ctx.run_later(wait, move |act, ctx| {
+        let timer = ctx.run_later(wait, move |act, ctx| {
             act.upkeep.scheduled = false;
+            act.upkeep.timers[0] = None;
             if !ctx.connected() {
                 // Let go by the manager: the next actor maintains it.
                 return;
@@ -205,6 +226,7 @@ impl SessionActor {
                 act.run_upkeep(ctx, (piled || !idle).then_some(BUSY_MERGE_CAP));
             }
         });
+        self.upkeep.timers[0] = Some(timer);
     }
 
     fn run_upkeep(&mut self, ctx: &mut Context<Self>, cap: Option<usize>) {
