@@ -404,7 +404,7 @@ fn bench_commits(
     sub_turns: usize,
     windows: &[(usize, usize, usize)],
 ) -> CommitSamples {
-    let keeper = PackKeeper::spawn(Duration::ZERO).expect("pack keeper");
+    let keeper = PackKeeper::spawn(Duration::ZERO, None).expect("pack keeper");
     let mut big = EngineSession::create(store, dir, "engine-session", &keeper);
     let mut sub = (sub_turns > 0).then(|| SubprocessSession::create(dir));
     let mut out = CommitSamples {
@@ -503,7 +503,7 @@ fn bench_branches(store: &Store, dir: &Path) {
 /// merges capped), then what its idle maintenance does, then its size.
 fn disk_after_maintenance(store: &Store, dir: &Path) {
     const TURNS: usize = 1000;
-    let keeper = PackKeeper::spawn(Duration::ZERO).expect("pack keeper");
+    let keeper = PackKeeper::spawn(Duration::ZERO, None).expect("pack keeper");
     let mut session = EngineSession::create(store, dir, "disk-session", &keeper);
     let mut peak = 0;
     for _ in 0..TURNS {
