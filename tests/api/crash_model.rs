@@ -55,6 +55,9 @@ struct Model {
     maybe_deleted: BTreeSet<String>,
     /// Deleted sessions whose id's new first message was in flight.
     maybe_recreated: BTreeSet<String>,
+    /// Sessions an acknowledged import made, with the turns they had then
+    /// (imports are their own id space: never picked for other actions).
+    imported: BTreeMap<String, u64>,
     /// Counts for the report.
     acked_nodes: usize,
     acked_turns: usize,
@@ -81,6 +84,9 @@ struct Run {
     trace: Vec<String>,
     /// The session of each channel peer (the conversation's fixed id).
     peers: BTreeMap<u64, String>,
+    /// A Claude Code projects folder (a recording of the real tool),
+    /// imported again and again.
+    claude: tempfile::TempDir,
 }
 
 /// The outcome of one request: answered, or cut by the kill.
@@ -234,6 +240,10 @@ impl Run {
         }
         if !open && self.rng.chance(4) {
             self.git_by_hand(&session);
+            return;
+        }
+        if self.rng.chance(3) {
+            self.import_claude();
             return;
         }
         if open {
@@ -475,6 +485,38 @@ impl Run {
         ));
     }
 
+    /// Import the Claude Code recording (again: an import adds only what
+    /// is new); what it made is kept with its turns.
+    fn import_claude(&mut self) {
+        let root = self.claude.path().join("claude");
+        let body = json!({"tool": "claude-code", "paths": [root]});
+        if let Sent::Answer(200, _) = self.send("POST", "/api/imports", Some(body)) {
+            // Between the kill and the restart nothing answers: what the
+            // import made is learnt at its next acknowledged one.
+            let Ok((_, list)) = self.s.try_request(
+                "GET",
+                "/api/sessions?source=claude-code&limit=100&include_archived=true",
+                None,
+            ) else {
+                return;
+            };
+            for row in list["sessions"].as_array().into_iter().flatten() {
+                let Some(id) = row["id"].as_str() else {
+                    continue;
+                };
+                let Ok((_, meta)) = self
+                    .s
+                    .try_request("GET", &format!("/api/sessions/{id}"), None)
+                else {
+                    return;
+                };
+                let turns = meta["turn_count"].as_u64().unwrap_or(0);
+                let seen = self.model.imported.entry(id.to_string()).or_default();
+                *seen = (*seen).max(turns);
+            }
+        }
+    }
+
     fn end_turn(&mut self, session: &str) {
         let sent = self.send(
             "POST",
@@ -628,6 +670,20 @@ impl Run {
                 &["fsck", "--strict", "--no-progress", "--no-dangling"],
             );
         }
+        // Imported sessions keep every turn an acknowledged import made.
+        for (id, turns) in self.model.imported.clone() {
+            let (status, meta) = self.s.get(&format!("/api/sessions/{id}"));
+            assert_eq!(status, 200, "seed {seed}: imported {id}: {meta}");
+            assert!(
+                meta["turn_count"].as_u64().unwrap_or(0) >= turns,
+                "seed {seed}: imported {id} had {turns} turns: {meta}\n{}",
+                tail(&self.s.log())
+            );
+            git(
+                &self.session_dir(&id),
+                &["fsck", "--strict", "--no-progress", "--no-dangling"],
+            );
+        }
         let (code, out, err) = self.s.cli(&["fsck"], None);
         assert_eq!(
             code,
@@ -635,10 +691,26 @@ impl Run {
             "seed {seed}: fsck\n{out}{err}\n{}",
             tail(&self.s.log())
         );
+        // No request waited (the server logs one still waiting after 5 s).
+        let log = self.s.log();
+        let stalled: Vec<&str> = log
+            .lines()
+            .filter(|l| l.contains("a request is still waiting"))
+            .collect();
+        assert!(
+            stalled.is_empty(),
+            "seed {seed}: requests stalled: {stalled:#?}"
+        );
     }
 
     fn session_dir(&self, session: &str) -> std::path::PathBuf {
-        let (_, meta) = self.s.get(&format!("/api/sessions/{session}"));
+        // Between the kill and the restart nothing answers: the folder is
+        // then found where it would be.
+        let meta = self
+            .s
+            .try_request("GET", &format!("/api/sessions/{session}"), None)
+            .map(|(_, m)| m)
+            .unwrap_or(Value::Null);
         match meta["dir"].as_str() {
             Some(d) => d.into(),
             None => {
@@ -674,6 +746,12 @@ pub fn run_seed(seed: u64, kills: usize) -> Figures {
     ]);
     let project_dir = tempfile::tempdir().expect("project dir");
     git(project_dir.path(), &["init", "-q", "-b", "main"]);
+    let claude = tempfile::tempdir().expect("claude folder");
+    crate::recordings::lay_out_recording(
+        "claude-code/multi_turn_tools",
+        &claude.path().join("claude"),
+        claude.path(),
+    );
     let mut run = Run {
         s,
         rng: Rng::new(seed),
@@ -685,6 +763,7 @@ pub fn run_seed(seed: u64, kills: usize) -> Figures {
         project_id: None,
         trace: Vec::new(),
         peers: BTreeMap::new(),
+        claude,
     };
     let (status, p) = run.s.post(
         "/api/projects",

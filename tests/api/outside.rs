@@ -297,3 +297,102 @@ fn a_branch_reset_with_git_comes_back_with_the_same_commits() {
     let (_, msgs) = s.get("/api/sessions/r1/messages");
     assert_eq!(msgs["messages"].as_array().unwrap().len(), 10, "{msgs}");
 }
+
+#[test]
+fn a_forks_turn_replayed_after_a_kill_is_put_back_after_a_reset() {
+    let mut s = TestServer::start_process();
+    s.turn("fo", "first", "one", &[]);
+    let (st, fork) = s.post("/api/sessions/fo/fork", json!({}));
+    assert_eq!(st, 201, "{fork}");
+    let id = fork["id"].as_str().unwrap().to_string();
+    s.append(
+        &id,
+        json!({"id": "u2", "role": "user", "content": "second"}),
+    );
+    s.append(
+        &id,
+        json!({"id": "a2", "role": "assistant", "content": "two"}),
+    );
+    // Whatever the start repairs, done first: the next start's first
+    // flush is the turn's.
+    s.restart_after_kill();
+    assert_eq!(s.get(&format!("/api/sessions/{id}")).0, 200);
+    // The fork's first turn reaches the log, and the process dies before
+    // any of it is written: the restart's replay writes it.
+    s.restart_with_fault("kill-before-ack");
+    let url = format!("{}/api/sessions/{id}/turns", s.url);
+    assert!(ureq::post(&url).send_json(json!({})).is_err());
+    s.kill();
+    s.env.clear();
+    s.spawn();
+    let dir = s.session_dir(&id);
+    let (st, meta) = s.get(&format!("/api/sessions/{id}"));
+    assert_eq!(st, 200, "{meta}");
+    assert_eq!(meta["turn_count"], 2, "{meta}");
+    let turn = git(&dir, &["rev-parse", "main"]);
+    // A user's reset, while the server runs and after a restart: the
+    // turn comes back with its commit id.
+    git(&dir, &["reset", "-q", "--hard", "HEAD~1"]);
+    s.restart_after_kill();
+    let (_, nodes) = s.get(&format!("/api/sessions/{id}/nodes"));
+    let ids: Vec<&str> = nodes["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|n| n["id"].as_str())
+        .collect();
+    assert!(ids.contains(&"u2") && ids.contains(&"a2"), "{ids:?}");
+    assert_eq!(git(&dir, &["rev-parse", "main"]), turn, "{}", s.log());
+    // The fork's first state is kept too.
+    git(&dir, &["update-ref", "refs/heads/main", "HEAD~2"]);
+    s.restart_after_kill();
+    assert_eq!(s.get(&format!("/api/sessions/{id}/nodes")).0, 200);
+    assert_eq!(git(&dir, &["rev-parse", "main"]), turn, "{}", s.log());
+    assert_clean_repo(&dir);
+}
+
+#[test]
+fn a_branch_moved_elsewhere_keeps_its_acknowledged_commits_reachable() {
+    let mut s = TestServer::start_process();
+    for n in 1..=3 {
+        s.turn("el", &format!("turn {n}"), &format!("reply {n}"), &[]);
+    }
+    let dir = s.session_dir("el");
+    let acked = git(&dir, &["rev-parse", "main"]).trim().to_string();
+    // The user's own line from turn 1: not behind the acknowledged commit.
+    git(&dir, &["reset", "-q", "--hard", "HEAD~2"]);
+    git(
+        &dir,
+        &[
+            "-c",
+            "user.name=me",
+            "-c",
+            "user.email=me@example.com",
+            "commit",
+            "-q",
+            "--allow-empty",
+            "-m",
+            "mine",
+        ],
+    );
+    s.turn("el", "turn 4", "reply 4", &[]);
+    // The start finds the branch elsewhere: the acknowledged commit gets a
+    // ref of its own before anything can move the service's tip.
+    s.restart_after_kill();
+    assert_eq!(s.get("/api/sessions/el").0, 200);
+    git(&dir, &["gc", "-q", "--prune=now"]);
+    let kept = git(
+        &dir,
+        &["for-each-ref", "--contains", &acked, "--format=%(refname)"],
+    );
+    assert!(
+        kept.contains("refs/openprogram/kept/"),
+        "{kept}\n{}\n{}",
+        git(
+            &dir,
+            &["log", "--all", "--oneline", "--graph", "--decorate"]
+        ),
+        s.log()
+    );
+    git(&dir, &["cat-file", "-e", &acked]);
+}

@@ -33,6 +33,13 @@ fn manifest(dir: &Path) -> Value {
 
 /// Copy a recording's `files/` under `to`, the recorded home folder
 /// rewritten as `home` (so working directories exist here).
+/// The files of recording `name` (`tool/recording`) laid out in `to` as
+/// the tool wrote them, for a user whose home is `home`.
+pub(crate) fn lay_out_recording(name: &str, to: &Path, home: &Path) {
+    let (tool, recording) = name.split_once('/').expect("tool/recording");
+    lay_out(&recordings(tool).join(recording).join("files"), to, home);
+}
+
 fn lay_out(from: &Path, to: &Path, home: &Path) {
     for entry in walk(from) {
         let rel = entry.strip_prefix(from).unwrap();

@@ -126,6 +126,11 @@ pub fn prepare_commit(
     let files = pack::write_pack(&objects)?;
     recent.replace(&objects);
 
+    // The acknowledged tip's own previous value, not the branch's: a
+    // branch that never had one (a fork's, a retry's, one made before the
+    // service kept them) gets it from its first commit on, in a replay of
+    // the log too (which moves a ref only from the value it expects).
+    let acked_before = repo.refname_to_id(&acked_ref(&branch)).ok();
     let pack_dir = repo.path().join("objects/pack");
     let root = workdir.clone();
     let changes = vec![
@@ -153,7 +158,7 @@ pub fn prepare_commit(
             root,
             git_dir: repo.path().to_path_buf(),
             name: acked_ref(&branch),
-            old: parent_id,
+            old: acked_before,
             new: oid,
         },
     ];

@@ -11,6 +11,9 @@ pub fn fork_repo(src: &Repository, commit: Oid, dest: &Path) -> Result<Repositor
     let repo = RepoBuilder::new().clone(&url, dest)?;
     repo.find_commit(commit)?;
     repo.reference("refs/heads/main", commit, true, "fork")?;
+    // The fork's first state is acknowledged with its answer: a user's
+    // `git reset` of the fork's branch is put back on it.
+    repo.reference(&super::acked_ref("refs/heads/main"), commit, true, "fork")?;
     repo.set_head("refs/heads/main")?;
     repo.checkout_head(Some(CheckoutBuilder::new().force().remove_untracked(true)))?;
     repo.remote_delete("origin")?;

@@ -82,6 +82,7 @@ pub(super) fn restore_acked(repo: &Repository, dir: &Path) -> Result<bool, Sessi
             Some(at) => repo.graph_descendant_of(acked, at)?,
         };
         if !behind {
+            keep_aside(repo, now, acked)?;
             continue;
         }
         tracing::warn!(dir = %dir.display(), %branch, acked = %acked, was = ?now, "a branch moved back outside the server was put back on its acknowledged commit");
@@ -90,6 +91,35 @@ pub(super) fn restore_acked(repo: &Repository, dir: &Path) -> Result<bool, Sessi
     }
     Ok(moved)
 }
+
+/// A branch a user moved elsewhere (not behind its acknowledged commit):
+/// the acknowledged commit gets a ref of its own
+/// (`refs/openprogram/kept/<commit>`), so the branch's next turn, which
+/// moves the acknowledged tip onto the user's line, leaves it reachable.
+fn keep_aside(
+    repo: &Repository,
+    now: Option<git2::Oid>,
+    acked: git2::Oid,
+) -> Result<(), SessionError> {
+    if now == Some(acked) {
+        return Ok(());
+    }
+    let name = format!("{KEPT_PREFIX}{acked}");
+    if repo.find_reference(&name).is_err() {
+        tracing::warn!(%acked, "a branch was moved away from its acknowledged commit outside the server: the commit is kept as {name}");
+        repo.reference(
+            &name,
+            acked,
+            false,
+            "openprogram: an acknowledged commit kept",
+        )?;
+    }
+    Ok(())
+}
+
+/// Where acknowledged commits a user's git moved a branch away from are
+/// kept.
+pub const KEPT_PREFIX: &str = "refs/openprogram/kept/";
 
 /// The acknowledged tips: (the branch's full ref name, its commit).
 pub fn acked_tips(repo: &Repository) -> Result<Vec<(String, git2::Oid)>, git2::Error> {
@@ -132,8 +162,11 @@ impl SessionCore {
             None => true,
             Some(at) => self.repo.graph_descendant_of(acked, at)?,
         };
-        if !behind || self.repo.find_commit(acked).is_err() {
+        if self.repo.find_commit(acked).is_err() {
             return Ok(());
+        }
+        if !behind {
+            return keep_aside(&self.repo, now, acked);
         }
         tracing::warn!(session = %self.meta.id, %branch, acked = %acked, "the branch was moved back outside the server: put back on its acknowledged commit");
         self.repo
