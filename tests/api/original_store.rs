@@ -562,3 +562,114 @@ fn the_original_systems_state_migrates_one_commit_per_turn_and_continues_main() 
     let out = s.turn("open", "a third turn", "ok", &[]);
     assert_eq!(out["turn"], 3);
 }
+
+/// `n` sessions of the original's, three turns each (a tool call in the
+/// second; every fourth session's third turn appended, never committed).
+fn write_many_original_sessions(state: &Path, n: usize) -> Vec<String> {
+    let sessions = state.join("sessions");
+    std::fs::create_dir_all(&sessions).unwrap();
+    let mut o = Original {
+        sessions: sessions.clone(),
+        index: Default::default(),
+        locations: Default::default(),
+    };
+    let mut ids = Vec::new();
+    for i in 0..n {
+        let id = format!("m{i}");
+        o.row(&id, &[]);
+        let meta = vec![
+            ("agent_id", json!("main")),
+            ("title", json!("")),
+            ("source", json!("web")),
+            ("created_at", json!(T0)),
+            ("updated_at", json!(T0)),
+            ("project_id", json!("default")),
+        ];
+        let mut s = o.create(&id, &sessions.join(&id), meta);
+        for t in 1..=3u64 {
+            let tools: &[&str] = if t == 2 { &["read"] } else { &[] };
+            let commit = !(i % 4 == 0 && t == 3);
+            let at = T0 + 1000.0 * i as f64 + 10.0 * t as f64;
+            let (q, a) = (format!("question {t} of {id}"), format!("answer {t}"));
+            o.turn(&mut s, t, &q, &a, tools, commit, at);
+        }
+        ids.push(id);
+    }
+    let index = Value::Object(std::mem::take(&mut o.index));
+    std::fs::write(sessions.join("index.json"), py_indented(&index, 0)).unwrap();
+    ids
+}
+
+#[test]
+fn a_migration_killed_at_any_point_is_finished_by_the_next_start() {
+    let made = std::cell::RefCell::new(Vec::new());
+    let kills = std::cell::Cell::new(0);
+    let prepare = |state: &Path| {
+        *made.borrow_mut() = write_many_original_sessions(state, 40);
+        // Starts killed at seeded moments across the migration (the server
+        // migrates before it listens), each getting further.
+        let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+        for k in 0..10u64 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let after = 60 + k * 90 + x % 90;
+            let mut child = std::process::Command::new(crate::helpers::server_bin())
+                .args(["serve", "--bind", "127.0.0.1:0", "--state-dir"])
+                .arg(state)
+                .stdin(std::process::Stdio::null())
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .spawn()
+                .unwrap();
+            std::thread::sleep(std::time::Duration::from_millis(after));
+            if child.try_wait().unwrap().is_none() {
+                kills.set(kills.get() + 1);
+            }
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    };
+    let s = TestServer::start_with(Options {
+        prepare: Some(&prepare),
+        ..Options::default()
+    });
+    assert!(kills.get() >= 5, "the starts were killed: {}", kills.get());
+    let ids = made.borrow().clone();
+    for (i, id) in ids.iter().enumerate() {
+        let dir = s.session_dir(id);
+        let committed = if i % 4 == 0 { 2 } else { 3 };
+        let mut want: Vec<String> = Vec::new();
+        if committed == 2 {
+            want.push(format!("turn 3: question 3 of {id}"));
+        }
+        want.push(format!(
+            "migrate: {committed} turns of the original system, in this store's layout"
+        ));
+        for t in (1..=committed).rev() {
+            want.push(format!("turn: question {t} of {id}"));
+        }
+        want.push("session init".into());
+        assert_eq!(subjects(&dir), want, "{id}\n{}", s.log());
+        let (_, meta) = s.get(&format!("/api/sessions/{id}"));
+        assert_eq!(meta["turn_count"], 3, "{id}: {meta}");
+        assert!(meta["open_turn"].is_null(), "{id}: {meta}");
+        let (_, nodes) = s.get(&format!("/api/sessions/{id}/nodes"));
+        assert_eq!(nodes["nodes"].as_array().unwrap().len(), 7, "{id}: {nodes}");
+        // Nothing left over: the tree clean, no old-layout file in HEAD
+        // outside legacy/, no migration marked as under way.
+        assert_eq!(git(&dir, &["status", "--porcelain"]), "", "{id}");
+        let tree = git(&dir, &["ls-tree", "--name-only", "HEAD", "history/"]);
+        assert!(
+            tree.lines().all(|l| !l.ends_with(".json")),
+            "{id}: old files in HEAD: {tree}"
+        );
+        assert!(!dir.join(".migration-under-way").exists(), "{id}");
+        git(&dir, &["fsck", "--strict", "--no-progress"]);
+    }
+    let (code, out, _) = s.cli(&["fsck"], None);
+    assert_eq!(code, 0, "{out}");
+    // The next message continues main.
+    let out = s.turn("m1", "a fourth question", "a fourth answer", &[]);
+    assert_eq!(out["turn"], 4);
+}

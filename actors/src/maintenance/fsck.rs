@@ -79,6 +79,13 @@ fn check_session(id: &str, dir: &Path, report: &mut Report) {
         }
         return;
     }
+    if dir.join(crate::session::legacy::UNDER_WAY).exists() {
+        report.problem(
+            Some(id),
+            "its migration from an older layout was cut short; the next start (or `openprogram migrate`) finishes it".to_string(),
+            Fix::Manual,
+        );
+    }
     let repo = match Repository::open(dir) {
         Ok(r) => r,
         Err(e) => {

@@ -38,6 +38,11 @@ use crate::store::Store;
 /// Where migrated files are kept, relative to the session directory.
 pub const LEGACY: &str = "legacy";
 
+/// In a session folder while its migration is under way (written before
+/// the first file moves, removed after the last commit): a start that finds
+/// it finishes the migration, whatever point a crash cut it at.
+pub const UNDER_WAY: &str = ".migration-under-way";
+
 /// What migrating one session did.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct Migrated {
@@ -103,16 +108,18 @@ pub fn pending_files(dir: &Path) -> usize {
         .count()
 }
 
-/// Whether `dir` holds sessions files in an older layout still to migrate.
+/// Whether `dir` holds sessions files in an older layout still to migrate,
+/// or a migration a crash cut short.
 pub fn needs_migration(dir: &Path) -> bool {
-    ["history", "messages"].iter().any(|folder| {
-        fs::read_dir(dir.join(folder)).is_ok_and(|entries| {
-            entries.flatten().any(|e| {
-                e.file_type().is_ok_and(|t| t.is_file())
-                    && old_name_seq(&e.file_name().to_string_lossy()).is_some()
+    dir.join(UNDER_WAY).exists()
+        || ["history", "messages"].iter().any(|folder| {
+            fs::read_dir(dir.join(folder)).is_ok_and(|entries| {
+                entries.flatten().any(|e| {
+                    e.file_type().is_ok_and(|t| t.is_file())
+                        && old_name_seq(&e.file_name().to_string_lossy()).is_some()
+                })
             })
         })
-    })
 }
 
 /// Convert one old node (either format) into a current one with `seq`.
@@ -184,42 +191,50 @@ fn convert(v: &Value, seq: u64, name_id: &str) -> Result<Node, String> {
 pub fn migrate(store: &Store, dir: &Path) -> Result<Migrated, SessionError> {
     let mut report = Migrated::default();
     let files = old_files(dir);
+    let under_way = dir.join(UNDER_WAY);
     if files.is_empty() {
+        remove_durably(&under_way)?;
         return Ok(report);
     }
     if !dir.join(META).exists() {
         return Err(SessionError::Invalid("no meta.json".into()));
     }
+    fsio::atomic_write(&under_way, b"")?;
     let adopted = original_turns(dir);
     // 1. and 2.: the nodes converted, the old files kept under legacy/.
-    let Converted { seqs, moved } = convert_files(dir, &files, &mut report)?;
+    let Converted { seqs } = convert_files(dir, &files, &mut report)?;
     // 3. Commit the conversation turn by turn: the first commit also takes
     //    the old files out of the tree (those an older commit holds) and
     //    puts the kept copies in.
     let mut meta = SessionMeta::read_lenient(&dir.join(META))?;
+    let mut changed = false;
     if meta.head.is_none() {
         adopt_original_head(&mut meta);
+        changed = true;
+    }
+    // Nothing of this store is committed on top of the original's turns
+    // yet: a turn record in meta.json is one a run cut short wrote before
+    // its commit, and is made again (kept, the start's check would commit
+    // the turns it names on their own).
+    if adopted.is_some()
+        && (meta.last_turn.is_some() || meta.turn_count != 0 || meta.open_turn.is_some())
+    {
+        meta.last_turn = None;
+        meta.turn_count = 0;
+        meta.open_turn = None;
+        changed = true;
+    }
+    if changed {
         fsio::atomic_write_json(&dir.join(META), &meta)?;
     }
     let mut core = SessionCore::load(store, dir)?;
-    let in_head: Vec<PathBuf> = match git::head_commit(&core.repo)? {
-        Some(c) => {
-            let tree = c.tree()?;
-            moved
-                .into_iter()
-                .filter(|p| !p.starts_with(LEGACY) && tree.get_path(p).is_ok())
-                .collect()
-        }
-        None => Vec::new(),
-    };
+    // The old files HEAD still holds leave the tree (read from HEAD, not
+    // from what this run moved: a run a crash cut short moved some).
+    let in_head = old_files_in_head(&core.repo, dir)?;
     core.pending_paths.extend(in_head);
-    let kept: Vec<PathBuf> = fs::read_dir(dir.join(LEGACY))
-        .map(|e| {
-            e.flatten()
-                .map(|e| Path::new(LEGACY).join(e.file_name()))
-                .collect()
-        })
-        .unwrap_or_default();
+    // The kept copies HEAD does not hold yet enter it (a run cut short
+    // after its commits has none left: no commit of its own for them).
+    let kept = not_in_head(&core.repo, dir)?;
     core.pending_paths.extend(kept);
     let mut adopted_turns = 0;
     if let Some(a) = adopted {
@@ -229,7 +244,62 @@ pub fn migrate(store: &Store, dir: &Path) -> Result<Migrated, SessionError> {
         }
     }
     report.turns = adopted_turns + core.backfill()?;
+    remove_durably(&under_way)?;
     Ok(report)
+}
+
+/// Old-layout node files HEAD's tree holds (in `history/` or `messages/`)
+/// that are no longer in the folder.
+fn old_files_in_head(repo: &git2::Repository, dir: &Path) -> Result<Vec<PathBuf>, SessionError> {
+    let Some(commit) = git::head_commit(repo)? else {
+        return Ok(Vec::new());
+    };
+    let tree = commit.tree()?;
+    let mut out = Vec::new();
+    for folder in [HISTORY, "messages"] {
+        let Ok(entry) = tree.get_path(Path::new(folder)) else {
+            continue;
+        };
+        let Ok(sub) = repo.find_tree(entry.id()) else {
+            continue;
+        };
+        for e in sub.iter() {
+            let Some(name) = e.name() else {
+                continue;
+            };
+            let rel = Path::new(folder).join(name);
+            if old_name_seq(name).is_some() && !dir.join(&rel).exists() {
+                out.push(rel);
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The kept copies under `legacy/` HEAD's tree does not hold.
+fn not_in_head(repo: &git2::Repository, dir: &Path) -> Result<Vec<PathBuf>, SessionError> {
+    let head_tree = git::head_commit(repo)?.map(|c| c.tree()).transpose()?;
+    Ok(fs::read_dir(dir.join(LEGACY))
+        .map(|e| {
+            e.flatten()
+                .map(|e| Path::new(LEGACY).join(e.file_name()))
+                .filter(|p| head_tree.as_ref().is_none_or(|t| t.get_path(p).is_err()))
+                .collect()
+        })
+        .unwrap_or_default())
+}
+
+fn remove_durably(path: &Path) -> Result<(), SessionError> {
+    match fs::remove_file(path) {
+        Ok(()) => {
+            if let Some(parent) = path.parent() {
+                fsio::fsync_dir(parent)?;
+            }
+            Ok(())
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(e.into()),
+    }
 }
 
 /// What the conversion of the old files did: each node's new sequence
@@ -237,7 +307,6 @@ pub fn migrate(store: &Store, dir: &Path) -> Result<Migrated, SessionError> {
 /// the tree, their kept copies enter it).
 struct Converted {
     seqs: std::collections::HashMap<String, u64>,
-    moved: Vec<PathBuf>,
 }
 
 /// Convert every old node to its place in the current layout (the
@@ -252,7 +321,6 @@ fn convert_files(
     // 1. Convert every old node to its place in the current layout. The
     //    numbering follows the old files, wherever they are now.
     let mut seqs: std::collections::HashMap<String, u64> = Default::default();
-    let mut moved: Vec<PathBuf> = Vec::new();
     let mut seq = 0;
     for f in files {
         let full = dir.join(&f.rel);
@@ -299,14 +367,12 @@ fn convert_files(
             );
             fsio::create_dir_durable(&dir.join(LEGACY))?;
             fs::rename(&full, dir.join(&kept))?;
-            moved.push(f.rel.clone());
-            moved.push(kept);
         }
     }
     if dir.join(LEGACY).is_dir() {
         fsio::fsync_dir(&dir.join(LEGACY))?;
     }
-    Ok(Converted { seqs, moved })
+    Ok(Converted { seqs })
 }
 
 /// The original system's committed turns: its `turn: …` commits on the
