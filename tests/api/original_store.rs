@@ -673,3 +673,36 @@ fn a_migration_killed_at_any_point_is_finished_by_the_next_start() {
     let out = s.turn("m1", "a fourth question", "a fourth answer", &[]);
     assert_eq!(out["turn"], 4);
 }
+
+#[test]
+fn an_original_project_folder_without_git_gets_a_repository_at_its_first_turn() {
+    let project_tmp = tempfile::tempdir().unwrap();
+    let project = project_tmp.path().canonicalize().unwrap().join("work");
+    std::fs::create_dir(&project).unwrap();
+    std::fs::write(project.join("notes.txt"), "mine\n").unwrap();
+    let p = project.clone();
+    let prepare = move |state: &Path| write_original_state(state, &p);
+    let s = TestServer::start_with(Options {
+        prepare: Some(&prepare),
+        ..Options::default()
+    });
+    assert!(!project.join(".git").exists(), "nothing made before a turn");
+    let (st, v) = s.post(
+        "/api/sessions/inproj/messages",
+        json!({"role": "user", "content": "edit the notes"}),
+    );
+    assert!(st == 200 || st == 201, "{st} {v}");
+    std::fs::write(project.join("notes.txt"), "mine\nand the agent's\n").unwrap();
+    s.append(
+        "inproj",
+        json!({"role": "assistant", "content": "edited"}),
+    );
+    let out = s.end_turn("inproj", json!({}));
+    assert!(out.get("project_commit_skipped").is_none(), "{out}");
+    let sha = out["project_commit"].as_str().expect("a project commit");
+    assert!(project.join(".git").is_dir());
+    assert_eq!(git(&project, &["rev-parse", "HEAD"]).trim(), sha);
+    let files = git(&project, &["ls-tree", "-r", "--name-only", "HEAD"]);
+    assert!(files.contains("notes.txt"), "{files}");
+    assert!(!files.contains(".openprogram"), "{files}");
+}
