@@ -693,10 +693,7 @@ fn an_original_project_folder_without_git_gets_a_repository_at_its_first_turn() 
     );
     assert!(st == 200 || st == 201, "{st} {v}");
     std::fs::write(project.join("notes.txt"), "mine\nand the agent's\n").unwrap();
-    s.append(
-        "inproj",
-        json!({"role": "assistant", "content": "edited"}),
-    );
+    s.append("inproj", json!({"role": "assistant", "content": "edited"}));
     let out = s.end_turn("inproj", json!({}));
     assert!(out.get("project_commit_skipped").is_none(), "{out}");
     let sha = out["project_commit"].as_str().expect("a project commit");

@@ -125,7 +125,10 @@ mod tests {
             Some("openprogram: baseline (pre-existing files)")
         );
         let tree = head.tree().unwrap();
-        let names: Vec<_> = tree.iter().filter_map(|e| e.name().map(str::to_owned)).collect();
+        let names: Vec<_> = tree
+            .iter()
+            .filter_map(|e| e.name().map(str::to_owned))
+            .collect();
         assert_eq!(names, ["a.txt"]);
         let mut opts = git2::StatusOptions::new();
         opts.include_ignored(false).include_untracked(true);
