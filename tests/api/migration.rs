@@ -252,11 +252,12 @@ fn flat_and_original_sessions_migrate_with_every_node_and_one_commit_per_turn() 
         assert_eq!(
             with_git,
             [
-                "migrate: 2 turns of the original system, in this store's layout",
+                "turn 2: and then?",
+                "turn 1: original question",
                 "turn: original question",
                 "session init"
             ],
-            "the original commits stay, one commit brings them to this layout"
+            "the original commits stay below, one commit per turn on top"
         );
         assert_eq!(
             commit_subjects(&s.session_dir("orig-bare")),

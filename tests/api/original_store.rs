@@ -461,7 +461,9 @@ fn the_original_systems_state_migrates_one_commit_per_turn_and_continues_main() 
         assert_eq!(
             subjects(&plain),
             [
-                "migrate: 3 turns of the original system, in this store's layout",
+                "turn 3: question 3",
+                "turn 2: question 2",
+                "turn 1: question 1",
                 "turn: question 3",
                 "turn: question 2",
                 "turn: question 1",
@@ -498,7 +500,7 @@ fn the_original_systems_state_migrates_one_commit_per_turn_and_continues_main() 
             subjects(&open),
             [
                 "turn 2: never committed",
-                "migrate: 1 turns of the original system, in this store's layout",
+                "turn 1: first committed",
                 "turn: first committed",
                 "session init"
             ]
@@ -506,12 +508,10 @@ fn the_original_systems_state_migrates_one_commit_per_turn_and_continues_main() 
         let (_, meta) = s.get("/api/sessions/open");
         assert_eq!(meta["turn_count"], 2);
         let zh = s.session_dir("zh");
-        assert_eq!(subjects(&zh)[1], "turn: 你好，第3个问题");
+        assert_eq!(subjects(&zh)[0], "turn 3: 你好，第3个问题");
+        assert_eq!(subjects(&zh)[3], "turn: 你好，第3个问题");
         let inproj = project.join(".openprogram/sessions/inproj");
-        assert_eq!(
-            subjects(&inproj)[0],
-            "migrate: 2 turns of the original system, in this store's layout"
-        );
+        assert_eq!(subjects(&inproj)[0], "turn 2: more project work");
         // Every row listed with its preview (the latest user message), the
         // archived one only on request; the WebSocket list has all six.
         let (_, page) = s.get("/api/sessions?include_archived=true");
@@ -545,11 +545,45 @@ fn the_original_systems_state_migrates_one_commit_per_turn_and_continues_main() 
         }
         for dir in [&plain, &open, &zh, &inproj] {
             git(dir, &["fsck", "--strict", "--no-progress"]);
+            assert_eq!(
+                git(dir, &["status", "--porcelain"]),
+                "",
+                "{}",
+                dir.display()
+            );
         }
         let (code, out, _) = s.cli(&["fsck"], None);
         assert_eq!(code, 0, "{out}");
         s.restart_after_kill();
     }
+    // Replay as in a native session: turn 2 of 3, a step back to turn 1
+    // with its messages, and a rewind that continues after turn 1.
+    let (st, v) = s.post("/api/sessions/zh/checkout", json!({"turn": 2}));
+    assert_eq!(st, 200, "{v}");
+    assert_eq!(
+        (v["turn"].as_u64(), v["of"].as_u64()),
+        (Some(2), Some(3)),
+        "{v}"
+    );
+    let (st, v) = s.post("/api/sessions/zh/checkout", json!({"step": "prev"}));
+    assert_eq!((st, v["turn"].as_u64()), (200, Some(1)), "{v}");
+    let (_, msgs) = s.get("/api/sessions/zh/messages");
+    let texts: Vec<&str> = msgs["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|m| m["content"].as_str())
+        .collect();
+    assert_eq!(texts, ["你好，第1个问题", "这是第1个回答"], "{msgs}");
+    let out = s.turn("zh", "another way", "then this", &[]);
+    assert_eq!(out["turn"], 2, "{out}");
+    let zh = s.session_dir("zh");
+    assert_eq!(
+        git(&zh, &["log", "-2", "--format=%s", "HEAD"])
+            .lines()
+            .collect::<Vec<_>>(),
+        ["turn 2: another way", "turn 1: 你好，第1个问题"]
+    );
     // The next message continues main as turn 4.
     let out = s.turn("plain", "a fourth question", "a fourth answer", &[]);
     assert_eq!(out["turn"], 4);
@@ -640,12 +674,9 @@ fn a_migration_killed_at_any_point_is_finished_by_the_next_start() {
         let dir = s.session_dir(id);
         let committed = if i % 4 == 0 { 2 } else { 3 };
         let mut want: Vec<String> = Vec::new();
-        if committed == 2 {
-            want.push(format!("turn 3: question 3 of {id}"));
+        for t in (1..=3).rev() {
+            want.push(format!("turn {t}: question {t} of {id}"));
         }
-        want.push(format!(
-            "migrate: {committed} turns of the original system, in this store's layout"
-        ));
         for t in (1..=committed).rev() {
             want.push(format!("turn: question {t} of {id}"));
         }

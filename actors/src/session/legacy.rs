@@ -10,11 +10,11 @@
 //! path; then the old file is moved to `legacy/` (kept, and committed);
 //! then the conversation is committed turn by turn, in sequence order, each
 //! commit with the spec's message and the turn's own time. The original
-//! system's own turn commits (`turn: …` on `main`) are kept as they are:
-//! one commit on top of them (`migrate: …`) brings the nodes they hold into
-//! this layout and carries the trailers of their last turn, so only the
-//! turns they lack (appended but never committed) get commits of their
-//! own, and the next message continues `main` with the next number. Every step is
+//! system's own turn commits (`turn: …` on `main`) are kept as they are,
+//! below: every turn, those they hold and those appended but never
+//! committed, gets a commit of its own on top of them, numbered from 1, so
+//! replay, checkout, rewind and retry work as in a native session, and the
+//! next message continues `main` with the next number. Every step is
 //! idempotent (a converted file is not written twice, numbering comes from
 //! the old files wherever they are), so a crash midway leaves a state the
 //! next start finishes. A file that cannot be read is left where it is and
@@ -200,9 +200,9 @@ pub fn migrate(store: &Store, dir: &Path) -> Result<Migrated, SessionError> {
         return Err(SessionError::Invalid("no meta.json".into()));
     }
     fsio::atomic_write(&under_way, b"")?;
-    let adopted = original_turns(dir);
+    let ours_committed = commits_of_this_store(dir);
     // 1. and 2.: the nodes converted, the old files kept under legacy/.
-    let Converted { seqs } = convert_files(dir, &files, &mut report)?;
+    convert_files(dir, &files, &mut report)?;
     // 3. Commit the conversation turn by turn: the first commit also takes
     //    the old files out of the tree (those an older commit holds) and
     //    puts the kept copies in.
@@ -216,7 +216,7 @@ pub fn migrate(store: &Store, dir: &Path) -> Result<Migrated, SessionError> {
     // yet: a turn record in meta.json is one a run cut short wrote before
     // its commit, and is made again (kept, the start's check would commit
     // the turns it names on their own).
-    if adopted.is_some()
+    if !ours_committed
         && (meta.last_turn.is_some() || meta.turn_count != 0 || meta.open_turn.is_some())
     {
         meta.last_turn = None;
@@ -236,14 +236,7 @@ pub fn migrate(store: &Store, dir: &Path) -> Result<Migrated, SessionError> {
     // after its commits has none left: no commit of its own for them).
     let kept = not_in_head(&core.repo, dir)?;
     core.pending_paths.extend(kept);
-    let mut adopted_turns = 0;
-    if let Some(a) = adopted {
-        let committed = a.ids.iter().filter_map(|id| seqs.get(id)).max().copied();
-        if let Some(last_seq) = committed {
-            adopted_turns = core.commit_adopted(&a, last_seq)?;
-        }
-    }
-    report.turns = adopted_turns + core.backfill()?;
+    report.turns = core.backfill()?;
     remove_durably(&under_way)?;
     Ok(report)
 }
@@ -302,25 +295,13 @@ fn remove_durably(path: &Path) -> Result<(), SessionError> {
     }
 }
 
-/// What the conversion of the old files did: each node's new sequence
-/// number, and the paths the first commit records (the old files leave
-/// the tree, their kept copies enter it).
-struct Converted {
-    seqs: std::collections::HashMap<String, u64>,
-}
-
 /// Convert every old node to its place in the current layout (the
 /// numbering follows the old files, wherever they are now), then keep
 /// each old file under legacy/. A file that does not convert is left in
 /// place and reported.
-fn convert_files(
-    dir: &Path,
-    files: &[OldFile],
-    report: &mut Migrated,
-) -> Result<Converted, SessionError> {
+fn convert_files(dir: &Path, files: &[OldFile], report: &mut Migrated) -> Result<(), SessionError> {
     // 1. Convert every old node to its place in the current layout. The
     //    numbering follows the old files, wherever they are now.
-    let mut seqs: std::collections::HashMap<String, u64> = Default::default();
     let mut seq = 0;
     for f in files {
         let full = dir.join(&f.rel);
@@ -346,7 +327,6 @@ fn convert_files(
             }
         };
         seq += 1;
-        seqs.insert(node.id.clone(), node.seq);
         let target = dir.join(layout::node_rel_path(node.seq, node.role, &node.id));
         if !target.exists() {
             if let Some(parent) = target.parent() {
@@ -372,113 +352,26 @@ fn convert_files(
     if dir.join(LEGACY).is_dir() {
         fsio::fsync_dir(&dir.join(LEGACY))?;
     }
-    Ok(Converted { seqs })
+    Ok(())
 }
 
-/// The original system's committed turns: its `turn: …` commits on the
-/// first-parent line of HEAD, and the ids of the nodes HEAD's tree holds.
-struct Adopted {
-    turns: u64,
-    ids: std::collections::HashSet<String>,
-    /// When the last of them was made.
-    at: i64,
-}
-
-/// What the original system committed in the repository at `dir`; None
-/// when there is no such history (or this store already committed there).
-fn original_turns(dir: &Path) -> Option<Adopted> {
-    let repo = git2::Repository::open(dir).ok()?;
-    let head = repo.head().ok()?.peel_to_commit().ok()?;
-    let mut turns = 0;
-    let mut cursor = Some(head.clone());
+/// Whether HEAD's line holds a commit of this store (one with turn
+/// trailers): the original system's own `turn: …` commits have none.
+fn commits_of_this_store(dir: &Path) -> bool {
+    let Ok(repo) = git2::Repository::open(dir) else {
+        return false;
+    };
+    let Ok(head) = repo.head().and_then(|h| h.peel_to_commit()) else {
+        return false;
+    };
+    let mut cursor = Some(head);
     while let Some(commit) = cursor {
-        let message = commit.message().unwrap_or("");
-        if git::Trailers::parse(message).turn > 0 {
-            return None;
-        }
-        let subject = message.lines().next().unwrap_or("").trim_end();
-        if subject == "turn" || subject.starts_with("turn:") || subject.starts_with("turn (") {
-            turns += 1;
+        if git::Trailers::parse(commit.message().unwrap_or("")).turn > 0 {
+            return true;
         }
         cursor = commit.parent(0).ok();
     }
-    if turns == 0 {
-        return None;
-    }
-    let tree = head.tree().ok()?;
-    let history = tree.get_path(Path::new(HISTORY)).ok()?;
-    let folder = repo.find_tree(history.id()).ok()?;
-    let ids = folder
-        .iter()
-        .filter_map(|e| {
-            let name = e.name()?;
-            old_name_seq(name)?;
-            Some(
-                name.strip_suffix(".json")?
-                    .splitn(3, '-')
-                    .nth(2)?
-                    .to_string(),
-            )
-        })
-        .collect();
-    Some(Adopted {
-        turns,
-        ids,
-        at: head.time().seconds(),
-    })
-}
-
-impl SessionCore {
-    /// The commit on top of the original system's turn commits: the nodes
-    /// up to `last_seq` (those the original committed) in this layout, the
-    /// old files moved to `legacy/`, and the trailers of their last turn.
-    /// Their turns are counted by the user messages that opened them (the
-    /// original makes one `turn: …` commit per turn; a history that
-    /// committed several turns at once counts them all). Returns the count.
-    fn commit_adopted(&mut self, a: &Adopted, last_seq: u64) -> Result<usize, SessionError> {
-        let opened = self
-            .dag
-            .iter()
-            .filter(|n| n.seq() <= last_seq && n.is_user_message())
-            .count() as u64;
-        let turns = if opened > 0 { opened } else { a.turns };
-        let record = self.record_backfilled(turns, 1, last_seq, a.at as f64)?;
-        let head = record.head;
-        let id = self.meta.id.clone();
-        let refs: Vec<_> = self
-            .dag
-            .iter()
-            .take_while(|n| n.seq() <= last_seq)
-            .collect();
-        let loaded = self.load_nodes(&refs)?;
-        let nodes: Vec<&Node> = loaded.iter().collect();
-        let mut summary = super::commit_message::TurnSummary::from_nodes(&id, turns, &nodes);
-        summary.head = head.as_deref();
-        summary.last_seq = last_seq;
-        summary.branch = Some(git::MAIN);
-        let message = format!(
-            "migrate: {} turns of the original system, in this store's layout\n\n\
-             The original's own turn commits stay below this one; this commit\n\
-             moves their node files to legacy/ and adds them in the current\n\
-             layout. Later turns get one commit each.\n\n{}",
-            turns,
-            summary.trailers()
-        );
-        let mut paths: Vec<PathBuf> = nodes
-            .iter()
-            .map(|n| layout::node_rel_path(n.seq, n.role, &n.id))
-            .collect();
-        paths.push(PathBuf::from(META));
-        paths.push(PathBuf::from(layout::GITIGNORE));
-        self.write_commit(
-            paths,
-            &message,
-            a.at,
-            super::turn::FeedNote::default(),
-            None,
-        )?;
-        Ok(turns as usize)
-    }
+    false
 }
 
 impl SessionCore {
