@@ -299,3 +299,129 @@ fn whole_turns_on_a_disk_that_fills_are_served_again_once_space_is_freed() {
         assert!(fsck.status.success(), "{sid}: {fsck:?}");
     }
 }
+
+/// Every imported conversation's turn count, by id.
+fn imported_turns(s: &TestServer) -> std::collections::BTreeMap<String, u64> {
+    let (st, list) = s.get("/api/sessions?source=claude-code&limit=200&include_archived=true");
+    assert_eq!(st, 200, "{list}");
+    list["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            let id = r["id"].as_str().unwrap().to_string();
+            let (st, meta) = s.get(&format!("/api/sessions/{id}"));
+            assert_eq!(st, 200, "{id}: {meta}");
+            (id, meta["turn_count"].as_u64().unwrap())
+        })
+        .collect()
+}
+
+#[test]
+fn imports_on_a_disk_that_fills_are_served_again_and_finished_once_space_is_freed() {
+    let mounted = std::cell::Cell::new(false);
+    let prepare = |state: &Path| mounted.set(mount_tmpfs(state, "48m"));
+    let s = TestServer::start_with(Options {
+        prepare: Some(&prepare),
+        ..Options::default()
+    });
+    if !mounted.get() {
+        assert!(
+            std::env::var_os("OPENPROGRAM_MOUNT_REQUIRED").is_none(),
+            "could not mount a tmpfs for the full-disk test"
+        );
+        eprintln!("skipped: mounting a tmpfs needs the right to mount");
+        return;
+    }
+    let _unmount = Mounted(s.state_dir.clone());
+    // The real Claude Code's recordings, outside the full disk.
+    let src = tempfile::tempdir().unwrap();
+    let names = [
+        "compact",
+        "edited_prompt",
+        "fork_session",
+        "killed_then_resumed",
+        "multi_turn_tools",
+        "slow_step",
+        "subagent",
+        "titles",
+    ];
+    let folder = |n: &str| src.path().join("tools").join(n);
+    for n in names {
+        crate::recordings::lay_out_recording(&format!("claude-code/{n}"), &folder(n), src.path());
+    }
+    let import = |s: &TestServer, n: &str| {
+        s.post(
+            "/api/imports",
+            json!({"tool": "claude-code", "paths": [folder(n)]}),
+        )
+    };
+    // What an import on an ordinary disk makes of them.
+    let reference = TestServer::start();
+    for n in names {
+        let (st, v) = import(&reference, n);
+        assert_eq!(st, 200, "{v}");
+    }
+    let expected = imported_turns(&reference);
+    assert!(expected.len() >= names.len(), "{expected:?}");
+
+    // Two imported before the disk fills, the rest while it is full.
+    for n in &names[..2] {
+        let (st, v) = import(&s, n);
+        assert_eq!(st, 200, "{v}");
+    }
+    let filler = s.state_dir.join("filler");
+    assert!(fill(&filler) > 0);
+    let mut refused = 0;
+    for n in &names[2..] {
+        let (st, v) = import(&s, n);
+        match st {
+            200 if v["errors"].as_array().is_some_and(|e| e.is_empty()) => {}
+            200 => refused += 1,
+            503 => {
+                assert_eq!(v["code"], "storage_full", "{v}");
+                refused += 1;
+            }
+            other => panic!("{n}: {other} {v}\n{}", s.log()),
+        }
+    }
+    assert!(refused > 0, "the disk was full");
+    let answered_then_refused = s.log().matches("files were not written in place").count();
+    eprintln!("imports refused: {refused}, answered then refused: {answered_then_refused}");
+
+    // Space freed; the same server serves every session again and a second
+    // import finishes what the first could not write.
+    std::fs::remove_file(&filler).unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let (_, list) = s.get("/api/sessions?source=claude-code&limit=200&include_archived=true");
+    for row in list["sessions"].as_array().unwrap() {
+        let id = row["id"].as_str().unwrap();
+        loop {
+            let (st, v) = s.get(&format!("/api/sessions/{id}/messages"));
+            if st == 200 {
+                break;
+            }
+            assert_eq!((st, v["code"].as_str()), (503, Some("storage_full")), "{v}");
+            assert!(
+                std::time::Instant::now() < deadline,
+                "{id} is served again once space is freed: {v}\n{}",
+                s.log()
+            );
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+    }
+    for n in names {
+        let (st, v) = import(&s, n);
+        assert_eq!(st, 200, "{n}: {v}\n{}", s.log());
+        assert!(v["errors"].as_array().unwrap().is_empty(), "{n}: {v}");
+    }
+    assert_eq!(imported_turns(&s), expected, "{}", s.log());
+    for id in expected.keys() {
+        let fsck = Command::new("git")
+            .args(["fsck", "--strict"])
+            .current_dir(s.session_dir(id))
+            .output()
+            .unwrap();
+        assert!(fsck.status.success(), "{id}: {fsck:?}");
+    }
+}
