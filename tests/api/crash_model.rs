@@ -55,6 +55,13 @@ struct Model {
     maybe_deleted: BTreeSet<String>,
     /// Deleted sessions whose id's new first message was in flight.
     maybe_recreated: BTreeSet<String>,
+    /// Sessions archived (acknowledged, or cut by a kill), which the
+    /// retention rule configured here may delete at a start; and sessions
+    /// an import of an export made (their archived flag is the origin's).
+    archived: BTreeSet<String>,
+    bundles: BTreeSet<String>,
+    /// Automatic deletions of each session the checks have accounted for.
+    auto_deleted: BTreeMap<String, usize>,
     /// Sessions an acknowledged import made, with the turns they had then
     /// (imports are their own id space: never picked for other actions).
     imported: BTreeMap<String, u64>,
@@ -69,6 +76,8 @@ pub struct Figures {
     pub nodes: usize,
     pub turns: usize,
     pub actions: usize,
+    /// Sessions the retention rule deleted at a start.
+    pub retention: usize,
 }
 
 struct Run {
@@ -162,6 +171,8 @@ impl Run {
         if let Sent::Answer(201, _) = sent {
             self.model.deleted.remove(session);
             self.model.commits.remove(session);
+            self.model.archived.remove(session);
+            self.model.bundles.remove(session);
             self.model
                 .nodes
                 .insert(session.to_string(), BTreeMap::from([(id, content)]));
@@ -337,11 +348,20 @@ impl Run {
             }
             71..=76 => {
                 let pinned = self.rng.chance(50);
-                self.send(
+                let sent = self.send(
                     "PATCH",
                     &format!("/api/sessions/{session}"),
                     Some(json!({"pinned": pinned, "archived": !pinned})),
                 );
+                match sent {
+                    Sent::Answer(200, _) if pinned => {
+                        self.model.archived.remove(&session);
+                    }
+                    Sent::Answer(200, _) | Sent::Cut if !pinned => {
+                        self.model.archived.insert(session.clone());
+                    }
+                    _ => {}
+                }
             }
             77..=81 => {
                 let id = self.fresh_id("y");
@@ -383,6 +403,8 @@ impl Run {
                         if self.model.deleted.remove(&sid) {
                             // The conversation's fixed id: a new session.
                             self.model.commits.remove(&sid);
+                            self.model.archived.remove(&sid);
+                            self.model.bundles.remove(&sid);
                             self.model.nodes.insert(sid.clone(), BTreeMap::new());
                         }
                         self.acked(&sid, &id, v["node"]["content"].clone());
@@ -422,6 +444,7 @@ impl Run {
                         // deleted session is (a fork's export carries its
                         // origin's id until its next turn).
                         if let Some(id) = v["id"].as_str() {
+                            self.model.bundles.insert(id.to_string());
                             if self.model.deleted.remove(id) {
                                 self.model.commits.remove(id);
                                 self.model.nodes.insert(id.to_string(), BTreeMap::new());
@@ -570,6 +593,8 @@ impl Run {
             if status == 200 {
                 self.model.deleted.remove(&session);
                 self.model.commits.remove(&session);
+                self.model.archived.remove(&session);
+                self.model.bundles.remove(&session);
                 self.model.nodes.insert(session.clone(), BTreeMap::new());
             }
         }
@@ -592,8 +617,34 @@ impl Run {
             }
         }
         let sessions: Vec<String> = self.model.nodes.keys().cloned().collect();
+        let log = self.s.log();
         for session in sessions {
             let (status, v) = self.s.get(&format!("/api/sessions/{session}/nodes"));
+            // Deleted by the retention rule configured here: only an
+            // archived session (or an import of an archived one's export),
+            // and only with the deletion in the log.
+            if status == 404 && !self.model.deleted.contains(&session) {
+                let logged = log
+                    .lines()
+                    .filter(|l| {
+                        l.contains("deleting session automatically")
+                            && l.contains(&format!("session={session} "))
+                    })
+                    .count();
+                let seen = self.model.auto_deleted.get(&session).copied().unwrap_or(0);
+                if logged > seen
+                    && (self.model.archived.contains(&session)
+                        || self.model.bundles.contains(&session))
+                {
+                    self.trace.push(format!(
+                        "check: {session} was deleted by the retention rule"
+                    ));
+                    self.model.auto_deleted.insert(session.clone(), logged);
+                    self.model.deleted.insert(session.clone());
+                    self.model.archived.remove(&session);
+                    continue;
+                }
+            }
             if self.model.maybe_deleted.remove(&session) && status == 404 {
                 self.trace
                     .push(format!("check: the cut deletion of {session} happened"));
@@ -743,6 +794,9 @@ pub fn run_seed(seed: u64, kills: usize) -> Figures {
     let s = TestServer::start_with_env(&[
         ("OPENPROGRAM_MAINTENANCE_RETIRED_PACK_GRACE_S", "1"),
         ("OPENPROGRAM_INDEX_DEBOUNCE_MS", "300"),
+        // Retention on: a session archived and idle for 1.7 s is deleted
+        // at the next start.
+        ("OPENPROGRAM_MAINTENANCE_ARCHIVE_TTL_DAYS", "0.00002"),
     ]);
     let project_dir = tempfile::tempdir().expect("project dir");
     git(project_dir.path(), &["init", "-q", "-b", "main"]);
@@ -801,6 +855,7 @@ pub fn run_seed(seed: u64, kills: usize) -> Figures {
     figures.nodes = run.model.acked_nodes;
     figures.turns = run.model.acked_turns;
     figures.actions = run.actions;
+    figures.retention = run.model.auto_deleted.values().sum();
     figures
 }
 
@@ -829,10 +884,11 @@ fn run_range(default: std::ops::Range<u64>) {
         total.nodes += f.nodes;
         total.turns += f.turns;
         total.actions += f.actions;
+        total.retention += f.retention;
     }
     println!(
-        "crash model: {} kills, {} actions, {} acknowledged nodes, {} acknowledged turns, 0 lost",
-        total.kills, total.actions, total.nodes, total.turns
+        "crash model: {} kills, {} actions, {} acknowledged nodes, {} acknowledged turns, {} sessions deleted by retention, 0 lost",
+        total.kills, total.actions, total.nodes, total.turns, total.retention
     );
 }
 

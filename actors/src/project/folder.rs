@@ -12,8 +12,9 @@ use super::error::ProjectError;
 use super::model::OPENPROGRAM_DIR;
 use crate::{fsio, git};
 
-/// Folders that stop the service from making a repository in a project
-/// folder (their files would all go into its first commit).
+/// Folders that keep the service from committing what a project folder
+/// holds when it makes its repository (their files would all go into its
+/// first commit).
 const BLOCKERS: [&str; 11] = [
     "node_modules",
     ".venv",
@@ -35,7 +36,8 @@ const MADE_HERE: &str = "openprogram.baselinePending";
 /// already there are its first commit (`openprogram: baseline
 /// (pre-existing files)`, or an empty `openprogram: project init`), so the
 /// agent's first turn starts from a clean tree. A folder holding one of
-/// `BLOCKERS` gets none: the user makes it.
+/// `BLOCKERS` gets the repository without that commit: the user commits
+/// what to keep (until then the agent's turns are held, not committed).
 pub fn repository(dir: &Path) -> Result<Repository, ProjectError> {
     match git::open_repo(dir) {
         Ok(repo) => {
@@ -50,16 +52,17 @@ pub fn repository(dir: &Path) -> Result<Repository, ProjectError> {
             Ok(repo)
         }
         Err(e) if e.code() == git2::ErrorCode::NotFound && !dir.join(".git").exists() => {
-            if let Some(b) = BLOCKERS.iter().find(|b| dir.join(b).is_dir()) {
-                return Err(ProjectError::InvalidPath(format!(
-                    "the project folder {} has no git repository and holds {b}/: no repository                      is made for the agent's commits there (run `git init` and commit what                      you want kept first)",
-                    dir.display()
-                )));
-            }
-            tracing::info!(folder = %dir.display(), "the project's folder had no git repository: one is made for the agent's commits, its files the first commit");
             let repo = git::init_repo(dir)?;
-            repo.config()?.set_bool(MADE_HERE, true)?;
-            baseline_commit(&repo)?;
+            match BLOCKERS.iter().find(|b| dir.join(b).is_dir()) {
+                Some(b) => {
+                    tracing::info!(folder = %dir.display(), holds = %b, "the project's folder had no git repository: one is made for the agent's commits, with nothing committed (the folder holds a dependency or build folder); the agent's turns are held until the user commits what to keep");
+                }
+                None => {
+                    tracing::info!(folder = %dir.display(), "the project's folder had no git repository: one is made for the agent's commits, its files the first commit");
+                    repo.config()?.set_bool(MADE_HERE, true)?;
+                    baseline_commit(&repo)?;
+                }
+            }
             Ok(repo)
         }
         Err(e) => Err(e.into()),
@@ -143,15 +146,12 @@ mod tests {
     }
 
     #[test]
-    fn a_folder_with_a_dependency_folder_gets_no_repository() {
+    fn a_folder_with_a_dependency_folder_gets_no_first_commit() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::create_dir(dir.path().join("node_modules")).unwrap();
-        let err = match repository(dir.path()) {
-            Ok(_) => panic!("a repository was made"),
-            Err(e) => e.to_string(),
-        };
-        assert!(err.contains("node_modules/"), "{err}");
-        assert!(!dir.path().join(".git").exists());
+        std::fs::write(dir.path().join("node_modules/x.js"), "x").unwrap();
+        let repo = repository(dir.path()).unwrap();
+        assert!(repo.head().is_err(), "nothing committed");
     }
 
     #[test]
