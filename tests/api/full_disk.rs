@@ -40,6 +40,29 @@ pub(crate) fn mount_tmpfs(dir: &Path, size: &str) -> bool {
         .is_ok_and(|s| s.success())
 }
 
+/// A server whose state directory is a 48 MB tmpfs (unmounted when the
+/// second value is dropped); None, with a line saying the test skipped,
+/// where mounting is not allowed (CI requires it).
+fn on_a_small_disk(env: &[(&str, &str)]) -> Option<(TestServer, Mounted)> {
+    let mounted = std::cell::Cell::new(false);
+    let prepare = |state: &Path| mounted.set(mount_tmpfs(state, "48m"));
+    let s = TestServer::start_with(Options {
+        env,
+        prepare: Some(&prepare),
+        ..Options::default()
+    });
+    if !mounted.get() {
+        assert!(
+            std::env::var_os("OPENPROGRAM_MOUNT_REQUIRED").is_none(),
+            "could not mount a tmpfs for the full-disk test"
+        );
+        eprintln!("skipped: mounting a tmpfs needs the right to mount");
+        return None;
+    }
+    let unmount = Mounted(s.state_dir.clone());
+    Some((s, unmount))
+}
+
 /// Write zeros into `path` until the disk refuses; the bytes written.
 pub(crate) fn fill(path: &Path) -> u64 {
     let mut f = std::fs::File::create(path).unwrap();
@@ -78,22 +101,10 @@ fn segments(state: &Path) -> usize {
 
 #[test]
 fn a_server_on_a_full_disk_serves_reads_and_refuses_writes_until_restarted() {
-    let mounted = std::cell::Cell::new(false);
-    let prepare = |state: &Path| mounted.set(mount_tmpfs(state, "48m"));
-    let mut s = TestServer::start_with(Options {
-        env: &[("OPENPROGRAM_WAL_FAULT", "no-checkpoint")],
-        prepare: Some(&prepare),
-        ..Options::default()
-    });
-    if !mounted.get() {
-        assert!(
-            std::env::var_os("OPENPROGRAM_MOUNT_REQUIRED").is_none(),
-            "could not mount a tmpfs for the full-disk test"
-        );
-        eprintln!("skipped: mounting a tmpfs needs the right to mount");
+    let Some((mut s, _unmount)) = on_a_small_disk(&[("OPENPROGRAM_WAL_FAULT", "no-checkpoint")])
+    else {
         return;
-    }
-    let _unmount = Mounted(s.state_dir.clone());
+    };
 
     s.turn("kept", "first question", "first answer", &[]);
     s.turn("waiting", "one", "reply one", &[]);
@@ -218,21 +229,9 @@ fn whole(s: &TestServer, sid: &str, k: usize) -> (u16, serde_json::Value) {
 /// the turns that were acknowledged.
 #[test]
 fn whole_turns_on_a_disk_that_fills_are_served_again_once_space_is_freed() {
-    let mounted = std::cell::Cell::new(false);
-    let prepare = |state: &Path| mounted.set(mount_tmpfs(state, "48m"));
-    let s = TestServer::start_with(Options {
-        prepare: Some(&prepare),
-        ..Options::default()
-    });
-    if !mounted.get() {
-        assert!(
-            std::env::var_os("OPENPROGRAM_MOUNT_REQUIRED").is_none(),
-            "could not mount a tmpfs for the full-disk test"
-        );
-        eprintln!("skipped: mounting a tmpfs needs the right to mount");
+    let Some((s, _unmount)) = on_a_small_disk(&[]) else {
         return;
-    }
-    let _unmount = Mounted(s.state_dir.clone());
+    };
     let sessions = ["w1", "w2", "w3", "w4"];
     let mut acked: std::collections::BTreeMap<&str, Vec<usize>> = Default::default();
     for sid in sessions {
@@ -319,21 +318,9 @@ fn imported_turns(s: &TestServer) -> std::collections::BTreeMap<String, u64> {
 
 #[test]
 fn imports_on_a_disk_that_fills_are_served_again_and_finished_once_space_is_freed() {
-    let mounted = std::cell::Cell::new(false);
-    let prepare = |state: &Path| mounted.set(mount_tmpfs(state, "48m"));
-    let s = TestServer::start_with(Options {
-        prepare: Some(&prepare),
-        ..Options::default()
-    });
-    if !mounted.get() {
-        assert!(
-            std::env::var_os("OPENPROGRAM_MOUNT_REQUIRED").is_none(),
-            "could not mount a tmpfs for the full-disk test"
-        );
-        eprintln!("skipped: mounting a tmpfs needs the right to mount");
+    let Some((s, _unmount)) = on_a_small_disk(&[]) else {
         return;
-    }
-    let _unmount = Mounted(s.state_dir.clone());
+    };
     // The real Claude Code's recordings, outside the full disk.
     let src = tempfile::tempdir().unwrap();
     let names = [

@@ -680,3 +680,23 @@ pub fn assert_clean_repo(dir: &Path) {
         dir.display()
     );
 }
+
+/// The ids of a `GET …/nodes` answer, in order.
+pub fn node_ids(nodes: &Value) -> Vec<String> {
+    nodes["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n["id"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// The texts of a `GET …/messages` answer, in order.
+pub fn message_texts(msgs: &Value) -> Vec<String> {
+    msgs["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|m| m["content"].as_str().map(str::to_owned))
+        .collect()
+}

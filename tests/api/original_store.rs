@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
 
-use crate::helpers::{git, Options, TestServer};
+use crate::helpers::{git, message_texts, Options, TestServer};
 use crate::ws::WsClient;
 
 /// `json.dumps(v, ensure_ascii=False)`: `", "` and `": "`, keys in the
@@ -96,6 +96,17 @@ struct OrigSession {
 }
 
 impl Original {
+    /// An empty state directory's `sessions/`.
+    fn new(state: &Path) -> Original {
+        let sessions = state.join("sessions");
+        std::fs::create_dir_all(&sessions).unwrap();
+        Original {
+            sessions,
+            index: Default::default(),
+            locations: Default::default(),
+        }
+    }
+
     fn create(&self, id: &str, dir: &Path, meta: Vec<(&'static str, Value)>) -> OrigSession {
         for sub in ["history", "context", "workdir"] {
             std::fs::create_dir_all(dir.join(sub)).unwrap();
@@ -273,13 +284,8 @@ const T0: f64 = 1_795_000_000.0;
 /// with a tool call and one in Chinese; an archived one; a channel one; one
 /// whose second turn was appended but never committed; one in a project).
 fn write_original_state(state: &Path, project: &Path) {
-    let sessions = state.join("sessions");
-    std::fs::create_dir_all(&sessions).unwrap();
-    let mut o = Original {
-        sessions: sessions.clone(),
-        index: Default::default(),
-        locations: Default::default(),
-    };
+    let mut o = Original::new(state);
+    let sessions = o.sessions.clone();
     let base = |extra: Vec<(&'static str, Value)>| -> Vec<(&'static str, Value)> {
         let mut m = vec![
             ("agent_id", json!("main")),
@@ -568,13 +574,11 @@ fn the_original_systems_state_migrates_one_commit_per_turn_and_continues_main() 
     let (st, v) = s.post("/api/sessions/zh/checkout", json!({"step": "prev"}));
     assert_eq!((st, v["turn"].as_u64()), (200, Some(1)), "{v}");
     let (_, msgs) = s.get("/api/sessions/zh/messages");
-    let texts: Vec<&str> = msgs["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(|m| m["content"].as_str())
-        .collect();
-    assert_eq!(texts, ["你好，第1个问题", "这是第1个回答"], "{msgs}");
+    assert_eq!(
+        message_texts(&msgs),
+        ["你好，第1个问题", "这是第1个回答"],
+        "{msgs}"
+    );
     let out = s.turn("zh", "another way", "then this", &[]);
     assert_eq!(out["turn"], 2, "{out}");
     let zh = s.session_dir("zh");
@@ -600,13 +604,8 @@ fn the_original_systems_state_migrates_one_commit_per_turn_and_continues_main() 
 /// `n` sessions of the original's, three turns each (a tool call in the
 /// second; every fourth session's third turn appended, never committed).
 fn write_many_original_sessions(state: &Path, n: usize) -> Vec<String> {
-    let sessions = state.join("sessions");
-    std::fs::create_dir_all(&sessions).unwrap();
-    let mut o = Original {
-        sessions: sessions.clone(),
-        index: Default::default(),
-        locations: Default::default(),
-    };
+    let mut o = Original::new(state);
+    let sessions = o.sessions.clone();
     let mut ids = Vec::new();
     for i in 0..n {
         let id = format!("m{i}");

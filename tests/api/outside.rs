@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
-use crate::helpers::{assert_clean_repo, git, turn_commits, TestServer};
+use crate::helpers::{assert_clean_repo, git, node_ids, turn_commits, TestServer};
 
 /// Two turns in session `id`, then `git checkout HEAD~1` in its folder:
 /// the folder.
@@ -335,13 +335,11 @@ fn a_forks_turn_replayed_after_a_kill_is_put_back_after_a_reset() {
     git(&dir, &["reset", "-q", "--hard", "HEAD~1"]);
     s.restart_after_kill();
     let (_, nodes) = s.get(&format!("/api/sessions/{id}/nodes"));
-    let ids: Vec<&str> = nodes["nodes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(|n| n["id"].as_str())
-        .collect();
-    assert!(ids.contains(&"u2") && ids.contains(&"a2"), "{ids:?}");
+    let ids = node_ids(&nodes);
+    assert!(
+        ids.iter().any(|i| i == "u2") && ids.iter().any(|i| i == "a2"),
+        "{ids:?}"
+    );
     assert_eq!(git(&dir, &["rev-parse", "main"]), turn, "{}", s.log());
     // The fork's first state is kept too.
     git(&dir, &["update-ref", "refs/heads/main", "HEAD~2"]);

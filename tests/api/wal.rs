@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::json;
 
-use crate::helpers::{assert_clean_repo, git, turn_commits, TestServer};
+use crate::helpers::{assert_clean_repo, git, node_ids, turn_commits, TestServer};
 
 /// Every file under `dir` with its bytes (`.git/index` left out: it is a
 /// cache that loading rebuilds).
@@ -51,16 +51,6 @@ fn lose_unsynced_writes(dir: &Path, before: &BTreeMap<PathBuf, Vec<u8>>) -> usiz
         }
     }
     undone
-}
-
-/// The ids of a `GET …/nodes` answer, in order.
-fn node_ids(nodes: &serde_json::Value) -> Vec<String> {
-    nodes["nodes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|n| n["id"].as_str().unwrap().to_string())
-        .collect()
 }
 
 /// The log segments in the state directory.

@@ -41,12 +41,14 @@ const MADE_HERE: &str = "openprogram.baselinePending";
 pub fn repository(dir: &Path) -> Result<Repository, ProjectError> {
     match git::open_repo(dir) {
         Ok(repo) => {
-            // Made here and cut short before its first commit.
-            let pending = repo
-                .config()
-                .and_then(|c| c.get_bool(MADE_HERE))
-                .unwrap_or(false);
-            if pending && repo.head().is_err() {
+            // Made here and cut short before its first commit (the
+            // configuration is read only while HEAD is unborn).
+            let pending = repo.head().is_err()
+                && repo
+                    .config()
+                    .and_then(|c| c.get_bool(MADE_HERE))
+                    .unwrap_or(false);
+            if pending {
                 baseline_commit(&repo)?;
             }
             Ok(repo)

@@ -228,32 +228,28 @@ pub fn migrate(store: &Store, dir: &Path) -> Result<Migrated, SessionError> {
         fsio::atomic_write_json(&dir.join(META), &meta)?;
     }
     let mut core = SessionCore::load(store, dir)?;
-    // The old files HEAD still holds leave the tree (read from HEAD, not
-    // from what this run moved: a run a crash cut short moved some).
-    let in_head = old_files_in_head(&core.repo, dir)?;
-    core.pending_paths.extend(in_head);
-    // The kept copies HEAD does not hold yet enter it (a run cut short
-    // after its commits has none left: no commit of its own for them).
-    let kept = not_in_head(&core.repo, dir)?;
-    core.pending_paths.extend(kept);
+    // What the first commit records, read from HEAD (not from what this
+    // run moved: a run a crash cut short moved some, or committed them).
+    let paths = paths_to_record(&core.repo, dir)?;
+    core.pending_paths.extend(paths);
     report.turns = core.backfill()?;
     remove_durably(&under_way)?;
     Ok(report)
 }
 
-/// Old-layout node files HEAD's tree holds (in `history/` or `messages/`)
-/// that are no longer in the folder.
-fn old_files_in_head(repo: &git2::Repository, dir: &Path) -> Result<Vec<PathBuf>, SessionError> {
-    let Some(commit) = git::head_commit(repo)? else {
-        return Ok(Vec::new());
-    };
-    let tree = commit.tree()?;
+/// The paths the migration's first commit records: the old-layout node
+/// files HEAD's tree holds (in `history/` or `messages/`) that are no
+/// longer in the folder (they leave the tree), and the kept copies under
+/// `legacy/` it does not hold yet (they enter it).
+fn paths_to_record(repo: &git2::Repository, dir: &Path) -> Result<Vec<PathBuf>, SessionError> {
+    let tree = git::head_commit(repo)?.map(|c| c.tree()).transpose()?;
     let mut out = Vec::new();
     for folder in [HISTORY, "messages"] {
-        let Ok(entry) = tree.get_path(Path::new(folder)) else {
-            continue;
-        };
-        let Ok(sub) = repo.find_tree(entry.id()) else {
+        let Some(sub) = tree
+            .as_ref()
+            .and_then(|t| t.get_path(Path::new(folder)).ok())
+            .and_then(|e| repo.find_tree(e.id()).ok())
+        else {
             continue;
         };
         for e in sub.iter() {
@@ -266,20 +262,15 @@ fn old_files_in_head(repo: &git2::Repository, dir: &Path) -> Result<Vec<PathBuf>
             }
         }
     }
-    Ok(out)
-}
-
-/// The kept copies under `legacy/` HEAD's tree does not hold.
-fn not_in_head(repo: &git2::Repository, dir: &Path) -> Result<Vec<PathBuf>, SessionError> {
-    let head_tree = git::head_commit(repo)?.map(|c| c.tree()).transpose()?;
-    Ok(fs::read_dir(dir.join(LEGACY))
-        .map(|e| {
-            e.flatten()
+    if let Ok(entries) = fs::read_dir(dir.join(LEGACY)) {
+        out.extend(
+            entries
+                .flatten()
                 .map(|e| Path::new(LEGACY).join(e.file_name()))
-                .filter(|p| head_tree.as_ref().is_none_or(|t| t.get_path(p).is_err()))
-                .collect()
-        })
-        .unwrap_or_default())
+                .filter(|p| tree.as_ref().is_none_or(|t| t.get_path(p).is_err())),
+        );
+    }
+    Ok(out)
 }
 
 fn remove_durably(path: &Path) -> Result<(), SessionError> {
