@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 use crate::git_servers::{bare, free_port, pre_receive, refs, self_signed, GitDaemon, HttpGit};
-use crate::helpers::{git, Options, TestServer};
+use crate::helpers::{git, node_ids, Options, TestServer};
 
 fn config(dir: &Path, body: &str) -> String {
     std::fs::create_dir_all(dir).unwrap();
@@ -687,4 +687,94 @@ fn a_restore_lists_the_projects_of_the_restored_sessions_again() {
         .cloned()
         .unwrap();
     assert_eq!(bound["project"], "Workbench", "{bound}");
+}
+
+/// What a session holds but has not committed yet (an open turn's
+/// message, a note written after the last commit) reaches the remote
+/// within seconds, without the session's repository being written, and a
+/// restore brings it back as the same open turn; once the turn commits,
+/// the remote's open state goes.
+#[test]
+fn nodes_not_committed_yet_reach_the_remote_and_come_back_with_a_restore() {
+    let tmp = tempfile::tempdir().unwrap();
+    let remote = bare(&tmp.path().join("memory.git"));
+    let url = format!("file://{}", remote.display());
+    let cfg = config(
+        tmp.path(),
+        &format!("[[replication.remotes]]\nname = \"disk\"\nurl = \"{url}\"\n"),
+    );
+    let s = server(&cfg, &[]);
+    turn(&s, "open1", 1);
+    s.append(
+        "open1",
+        json!({"id": "u2", "role": "user", "content": "question 2, not answered yet"}),
+    );
+    let open_prefix = "refs/sessions/open1/openprogram/open/";
+    wait_for(&s, "the open state on the remote", || {
+        !refs(&remote, open_prefix).is_empty()
+    });
+    assert_eq!(
+        refs(&remote, open_prefix)[0].0,
+        format!("{open_prefix}main")
+    );
+    let dir = s.session_dir("open1");
+    assert!(
+        refs(&dir, "refs/openprogram/open").is_empty(),
+        "replication writes no ref in the session"
+    );
+    // The open message is in the work tree only, as without replication.
+    assert_eq!(
+        git(&dir, &["status", "--porcelain"]).trim(),
+        "?? history/00/00/000003-u-u2.json"
+    );
+    let main_before = git(&dir, &["rev-parse", "main"]);
+
+    let target = tmp.path().join("restored");
+    let (code, out, err) = s.cli(
+        &[
+            "restore",
+            "--state-dir",
+            target.to_str().unwrap(),
+            "--from",
+            &url,
+        ],
+        None,
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    let r = TestServer::start_with(Options {
+        prepare: Some(&|state: &Path| {
+            std::fs::rename(&target, state).unwrap();
+        }),
+        ..Options::default()
+    });
+    let (_, nodes) = r.get("/api/sessions/open1/nodes");
+    assert_eq!(node_ids(&nodes), ["u1", "a1", "u2"], "{nodes}");
+    let rdir = r.session_dir("open1");
+    assert_eq!(git(&rdir, &["rev-parse", "main"]), main_before);
+    assert!(refs(&rdir, "refs/openprogram/open").is_empty());
+    // The restored open turn goes on where it was.
+    r.append(
+        "open1",
+        json!({"id": "a2", "role": "assistant", "content": "answer 2"}),
+    );
+    let ended = r.end_turn("open1", json!({}));
+    assert_eq!(ended["turn"], 2, "{ended}");
+    let subjects = git(&rdir, &["log", "--format=%s", "main"]);
+    assert_eq!(subjects.lines().count(), 3, "{subjects}");
+
+    // On the first server the turn ends too: the open state leaves the
+    // remote with the next push.
+    s.append(
+        "open1",
+        json!({"id": "a2", "role": "assistant", "content": "answer 2"}),
+    );
+    s.end_turn("open1", json!({}));
+    wait_for(&s, "the open state gone from the remote", || {
+        refs(&remote, open_prefix).is_empty()
+    });
+    assert_eq!(
+        remote_heads(&remote, "open1"),
+        local_heads(&s, "open1"),
+        "the branch itself is pushed as before"
+    );
 }

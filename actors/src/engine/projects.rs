@@ -305,6 +305,7 @@ impl Engine {
                 queue: false,
             };
             if let Posted::Appended(out) = self.call(&sid, append).await? {
+                self.replicate_open(&sid);
                 node_ids.push(out.node.id);
             }
         }

@@ -25,6 +25,15 @@ impl Engine {
         Ok(())
     }
 
+    /// Session `id` wrote something it does not commit yet (an open turn's
+    /// node, a note, a queued message): every remote gets it soon (see
+    /// `crate::replication::open`).
+    pub(super) fn replicate_open(&self, id: &str) {
+        if let Some(r) = &self.replication {
+            r.touch(id);
+        }
+    }
+
     /// Whether a turn waits for a remote to take it (a `sync` remote).
     pub(super) fn replicates_in_sync(&self) -> bool {
         self.replication.as_ref().is_some_and(|r| r.has_sync())

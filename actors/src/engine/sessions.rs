@@ -140,6 +140,7 @@ impl Engine {
         if let (Some(files), Posted::Appended(_)) = (claimed, &out) {
             self.claim_files(id, files).await;
         }
+        self.replicate_open(id);
         if let Posted::Appended(o) = &out {
             metrics::counter!("openprogram_appends_total").increment(1);
             if o.created {
@@ -169,6 +170,7 @@ impl Engine {
             )
             .await?;
         self.announce_node("node_updated", id, &node, None);
+        self.replicate_open(id);
         Ok(node)
     }
 

@@ -207,7 +207,10 @@ impl Engine {
             queue: false,
         };
         let node_id = match self.call(session_id, append).await {
-            Ok(Posted::Appended(out)) => Some(out.node.id),
+            Ok(Posted::Appended(out)) => {
+                self.replicate_open(session_id);
+                Some(out.node.id)
+            }
             Ok(_) => None,
             Err(e) if e.is_unknown_session() => None,
             Err(e) => {

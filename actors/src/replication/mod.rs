@@ -8,6 +8,7 @@
 pub mod batch;
 pub mod credentials;
 pub mod error;
+pub mod open;
 pub mod push;
 pub mod remote;
 pub mod restore;
@@ -95,11 +96,24 @@ pub struct RemoteHandle {
     status: Mutex<Status>,
     locks: SessionLocks,
     commands: tokio::sync::mpsc::UnboundedSender<Command>,
+    /// Sessions with an `Open` command on its way to the worker.
+    touched: Mutex<HashSet<String>>,
 }
 
 impl RemoteHandle {
     fn lock_status(&self) -> MutexGuard<'_, Status> {
         self.status.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Mark (`on`) or clear `id` as having an `Open` command in flight;
+    /// true when the mark is new.
+    fn touched(&self, id: &str, on: bool) -> bool {
+        let mut set = self.touched.lock().unwrap_or_else(|p| p.into_inner());
+        if on {
+            set.insert(id.to_string())
+        } else {
+            set.remove(id)
+        }
     }
 }
 
@@ -181,6 +195,7 @@ impl Replication {
                 }),
                 locks: SessionLocks::default(),
                 commands: tx,
+                touched: Mutex::default(),
             });
             let mut worker = Worker {
                 remote: handle.clone(),
@@ -193,6 +208,7 @@ impl Replication {
                 commands: rx,
                 retry: Default::default(),
                 remote_retry: None,
+                open: Default::default(),
             };
             if fresh {
                 worker.queue(sessions());
@@ -246,6 +262,17 @@ impl Replication {
             }
         }
         Ok(())
+    }
+
+    /// Session `id` wrote something it has not committed yet: every remote
+    /// gets it within `worker::OPEN_DELAY`. One command per session is in
+    /// flight at a time, so a streamed reply costs no memory here.
+    pub fn touch(&self, id: &str) {
+        for r in self.remotes.iter() {
+            if r.touched(id, true) {
+                let _ = r.commands.send(Command::Open(id.to_string()));
+            }
+        }
     }
 
     /// Queue `ids` on `remote` (every remote when None). False when no

@@ -127,18 +127,17 @@ impl RemoteConfig {
         }
     }
 
-    /// The local branch of a remote ref of `session_id` (None: not one of
-    /// its branches).
+    /// The local ref of a remote ref of `session_id`: a branch or an open
+    /// state (None: not one of its refs).
     pub fn local_ref(&self, session_id: &str, remote: &str) -> Option<String> {
-        match self.layout() {
-            Layout::PerSession => remote
-                .starts_with("refs/heads/")
-                .then(|| remote.to_string()),
+        let local = match self.layout() {
+            Layout::PerSession => remote.to_string(),
             Layout::Shared => {
                 let rest = remote.strip_prefix(&format!("refs/sessions/{session_id}/"))?;
-                rest.starts_with("heads/").then(|| format!("refs/{rest}"))
+                format!("refs/{rest}")
             }
-        }
+        };
+        is_session_ref(&local).then_some(local)
     }
 
     /// The password or token, from the config or the environment.
@@ -154,13 +153,18 @@ impl RemoteConfig {
     }
 }
 
-/// Split a shared-layout ref into (session id, branch ref).
+/// Split a shared-layout ref into (session id, local ref).
 pub fn split_shared_ref(name: &str) -> Option<(&str, String)> {
     let rest = name.strip_prefix("refs/sessions/")?;
     let (id, branch) = rest.split_once('/')?;
-    branch
-        .starts_with("heads/")
-        .then(|| (id, format!("refs/{branch}")))
+    let local = format!("refs/{branch}");
+    is_session_ref(&local).then_some((id, local))
+}
+
+/// A session's ref as replication carries it: a branch, or the open
+/// state of one (`super::open`).
+pub fn is_session_ref(local: &str) -> bool {
+    local.starts_with("refs/heads/") || local.starts_with(super::open::PREFIX)
 }
 
 /// A URL as it may be shown or logged: any `user:password@` is cut to

@@ -4,7 +4,8 @@
 //! A restored session is its branches fetched into a new session
 //! repository, HEAD on the branch it last committed on (`main` on a
 //! tie), the tree checked out: its `meta.json` (title, flags, project) and
-//! history as last committed. It is built in a temporary folder, loaded
+//! history as last committed, then what it had not committed yet (its
+//! open state, `super::open`). It is built in a temporary folder, loaded
 //! and checked there, then moved into place; a session already in the
 //! state directory is left alone.
 
@@ -16,14 +17,14 @@ use git2::{FetchOptions, Oid, Repository};
 use super::credentials::callbacks;
 use super::error::{describe, PushError};
 use super::push::{list_remote, local_branches};
-use super::remote::{split_shared_ref, Layout, RemoteConfig};
+use super::remote::{is_session_ref, split_shared_ref, Layout, RemoteConfig};
 use crate::fsio;
 use crate::session::layout;
 use crate::session::SessionCore;
 use crate::store::Store;
 
-/// Each session on the remote with its branches (`refs/heads/…`) and
-/// their commits. A per-session remote cannot be listed: `ids` names the
+/// Each session on the remote with its refs (branches `refs/heads/…` and
+/// open states, `super::open`) and their commits. A per-session remote cannot be listed: `ids` names the
 /// sessions to look for there.
 pub fn remote_sessions(
     remote: &RemoteConfig,
@@ -44,7 +45,7 @@ pub fn remote_sessions(
             for id in ids {
                 let refs: Vec<(String, Oid)> = list_remote(remote, &remote.url_for(id))?
                     .into_iter()
-                    .filter(|(n, _)| n.starts_with("refs/heads/"))
+                    .filter(|(n, _)| is_session_ref(n))
                     .collect();
                 if !refs.is_empty() {
                     out.insert(id.clone(), refs);
@@ -145,6 +146,10 @@ fn restore_one(
         repo.set_head(&head).map_err(git)?;
         repo.checkout_head(Some(git2::build::CheckoutBuilder::new().force()))
             .map_err(git)?;
+        // What was written but not committed yet, as the remote last got it.
+        let tip = repo.refname_to_id(&head).map_err(git)?;
+        let branch = head.strip_prefix("refs/heads/").unwrap_or(&head);
+        super::open::put_back(&repo, tmp, branch, tip)?;
         let meta: crate::meta::SessionMeta = fsio::read_json(&tmp.join(layout::META))
             .map_err(|e| Failed(format!("no valid meta.json: {e}")))?;
         if meta.id != id {
@@ -178,7 +183,8 @@ fn fetch(
     opts.download_tags(git2::AutotagOption::None);
     anon.fetch(&specs, Some(&mut opts), None)
         .map_err(|e| describe(&e))?;
-    for (local, oid) in refs {
+    // An open state is replaced at every push: only branches must not move.
+    for (local, oid) in refs.iter().filter(|(n, _)| n.starts_with("refs/heads/")) {
         let got = repo.refname_to_id(local).map_err(|e| describe(&e))?;
         if got != *oid {
             return Err(format!("{local} moved on the remote during the restore"));
@@ -187,12 +193,24 @@ fn fetch(
     Ok(())
 }
 
-/// The branch the session was on when it last committed: the tip whose
-/// committed `meta.json` says it was updated last (commit times have
-/// whole seconds only), else the newest commit; `main` on a tie.
+/// The branch the session was on last: the one whose open state (files
+/// not committed yet) continues its tip, else the tip whose committed
+/// `meta.json` says it was updated last (commit times have whole seconds
+/// only), else the newest commit; `main` on a tie.
 fn newest_branch(repo: &Repository, refs: &[(String, Oid)]) -> Option<String> {
+    let heads = || refs.iter().filter(|(n, _)| n.starts_with("refs/heads/"));
+    let open = heads().find(|(name, tip)| {
+        let branch = name.strip_prefix("refs/heads/").unwrap_or(name);
+        refs.iter()
+            .find(|(n, _)| *n == format!("{}{branch}", super::open::PREFIX))
+            .and_then(|(_, o)| repo.find_commit(*o).ok())
+            .is_some_and(|c| c.parent_id(0).ok() == Some(*tip))
+    });
+    if let Some((name, _)) = open {
+        return Some(name.clone());
+    }
     let mut best: Option<((f64, bool), String)> = None;
-    for (name, oid) in refs {
+    for (name, oid) in heads() {
         let Ok(c) = repo.find_commit(*oid) else {
             continue;
         };
@@ -236,7 +254,8 @@ pub fn compare(store: &Store, remote: &RemoteConfig) -> Result<Vec<Difference>, 
     let mut on_remote = remote_sessions(remote, &ids)?;
     let mut out = Vec::new();
     for (id, dir) in &folders {
-        let theirs = on_remote.remove(id).unwrap_or_default();
+        let mut theirs = on_remote.remove(id).unwrap_or_default();
+        theirs.retain(|(n, _)| n.starts_with("refs/heads/"));
         let repo = match crate::git::open_repo(dir) {
             Ok(r) => r,
             Err(_) => continue,
@@ -266,7 +285,10 @@ pub fn compare(store: &Store, remote: &RemoteConfig) -> Result<Vec<Difference>, 
         }
     }
     for (id, refs) in on_remote {
-        for (branch, _) in refs {
+        for (branch, _) in refs
+            .into_iter()
+            .filter(|(n, _)| n.starts_with("refs/heads/"))
+        {
             out.push(Difference {
                 session: id.clone(),
                 branch,

@@ -5,7 +5,7 @@
 //! when it cannot be reached. The queue and the feed cursor are saved
 //! before any push, so a restart pushes what was pending.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -14,8 +14,10 @@ use actix::Recipient;
 use tokio::sync::mpsc::UnboundedReceiver;
 
 use super::batch::push_batch;
-use super::push::{delete_session, push_session};
+use super::open::push_open;
+use super::push::{delete_session, push_session, Pushed};
 use super::remote::Layout;
+use super::PushError;
 use super::{now, RemoteHandle};
 use crate::feed::{Cursor, Feed};
 use crate::manager::Locate;
@@ -34,7 +36,15 @@ const MAX_BACKOFF: Duration = Duration::from_secs(60);
 pub enum Command {
     /// Queue these sessions (a new remote, `push --all`).
     PushAll(Vec<String>),
+    /// This session wrote something it has not committed yet: pushed
+    /// within `OPEN_DELAY` (see `super::open`).
+    Open(String),
 }
+
+/// How long a session's writes not committed yet wait before they are
+/// pushed (a turn usually commits sooner, and a reply streamed meanwhile
+/// is pushed once, not at every piece).
+pub const OPEN_DELAY: Duration = Duration::from_secs(5);
 
 pub struct Worker {
     pub remote: Arc<RemoteHandle>,
@@ -51,6 +61,8 @@ pub struct Worker {
     pub retry: HashMap<String, (Instant, Duration)>,
     /// The whole remote waiting out a backoff.
     pub remote_retry: Option<(Instant, Duration)>,
+    /// Sessions whose open state this process left on the remote.
+    pub open: HashSet<String>,
 }
 
 impl Worker {
@@ -80,6 +92,7 @@ impl Worker {
                     _ = changes.changed() => {}
                     cmd = self.commands.recv() => match cmd {
                         Some(Command::PushAll(ids)) => self.queue(ids),
+                        Some(Command::Open(id)) => self.queue_open(id),
                         None => break,
                     },
                     _ = tokio::time::sleep(wait) => {}
@@ -105,6 +118,48 @@ impl Worker {
         let saved = status.saved.clone();
         drop(status);
         self.save(&saved);
+    }
+
+    /// Queue a session that wrote something not committed yet, due after
+    /// `OPEN_DELAY` (a session already queued keeps its place).
+    fn queue_open(&mut self, id: String) {
+        self.remote.touched(&id, false);
+        let mut status = self.remote.lock_status();
+        if status.saved.pending.contains_key(&id) {
+            return;
+        }
+        status.saved.pending.insert(id.clone(), now());
+        drop(status);
+        self.retry
+            .entry(id)
+            .or_insert((Instant::now() + OPEN_DELAY, FIRST_BACKOFF));
+    }
+
+    /// After a round's pushes: each pushed session's open state brought up
+    /// to date on the remote (a failure there fails the session's push).
+    fn push_open_states(
+        &mut self,
+        results: Vec<(String, Result<Pushed, PushError>)>,
+        located: &[(String, PathBuf)],
+    ) -> Vec<(String, Result<Pushed, PushError>)> {
+        results
+            .into_iter()
+            .map(|(id, result)| {
+                let Some((_, dir)) = located.iter().find(|(i, _)| *i == id) else {
+                    return (id, result);
+                };
+                let result = result.and_then(|pushed| {
+                    let was_open = self.open.contains(&id);
+                    let _held = self.remote.locks.hold(&id);
+                    match push_open(&self.remote.config, &self.scratch, &id, dir, was_open)? {
+                        true => self.open.insert(id.clone()),
+                        false => self.open.remove(&id),
+                    };
+                    Ok(pushed)
+                });
+                (id, result)
+            })
+            .collect()
     }
 
     /// Read the feed after the cursor into the queue; true when more is
@@ -248,6 +303,8 @@ impl Worker {
                 out
             }
         };
+        // What the pushed sessions hold but have not committed yet.
+        let results = self.push_open_states(results, &located);
         // The whole remote waits only when nothing of the round got through
         // (or, for a shared remote, its one connection failed).
         let remote_down = results
