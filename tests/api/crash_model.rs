@@ -96,6 +96,17 @@ struct Run {
     /// A Claude Code projects folder (a recording of the real tool),
     /// imported again and again.
     claude: tempfile::TempDir,
+    /// The home folder whose `.claude` the server mirrors live, and the
+    /// writes of another recording made there one action at a time.
+    mirror: tempfile::TempDir,
+    mirror_writes: Vec<Value>,
+    mirror_next: usize,
+    /// Imported or mirrored session → the node ids a check saw in it.
+    mirror_seen: BTreeMap<String, BTreeSet<String>>,
+    /// The bare repository the server replicates to (async, deletions
+    /// pushed too).
+    remote: std::path::PathBuf,
+    _config: tempfile::TempDir,
 }
 
 /// The outcome of one request: answered, or cut by the kill.
@@ -255,6 +266,10 @@ impl Run {
         }
         if self.rng.chance(3) {
             self.import_claude();
+            return;
+        }
+        if self.rng.chance(8) {
+            self.mirror_step();
             return;
         }
         if open {
@@ -540,6 +555,115 @@ impl Run {
         }
     }
 
+    /// The next write of the mirrored recording, as Claude Code made it.
+    fn mirror_step(&mut self) {
+        let Some(w) = self.mirror_writes.get(self.mirror_next).cloned() else {
+            return;
+        };
+        self.mirror_next += 1;
+        self.actions += 1;
+        let home = self.mirror.path().join("home");
+        crate::recordings::apply_write(&w, &home.join(".claude"), &home);
+        self.trace.push(format!(
+            "mirror: write {} of the recording",
+            self.mirror_next
+        ));
+    }
+
+    /// Imported and mirrored sessions keep every node a check saw in them.
+    fn check_mirror(&mut self) {
+        let seed = self.seed;
+        for (id, seen) in self.mirror_seen.clone() {
+            let (status, v) = self.s.get(&format!("/api/sessions/{id}/nodes"));
+            assert_eq!(status, 200, "seed {seed}: mirrored {id}: {v}");
+            let now: BTreeSet<String> = nodes_of(&v)
+                .iter()
+                .filter_map(|n| n["id"].as_str().map(str::to_owned))
+                .collect();
+            let lost: Vec<&String> = seen.difference(&now).collect();
+            assert!(
+                lost.is_empty(),
+                "seed {seed}: mirrored {id} lost {lost:?}\n{}\n{}",
+                self.trace.join("\n"),
+                tail(&self.s.log())
+            );
+        }
+        for (id, nodes) in crate::recordings::everything(&self.s, "claude-code") {
+            self.mirror_seen
+                .entry(id)
+                .or_default()
+                .extend(nodes.into_keys());
+        }
+    }
+
+    /// The rest of the recording written, then the mirror equals a batch
+    /// import of the final files (on a server of its own).
+    fn finish_mirror(&mut self) {
+        while self.mirror_next < self.mirror_writes.len() {
+            self.mirror_step();
+        }
+        let root = self.mirror.path().join("home/.claude/projects");
+        let batch = TestServer::start();
+        crate::recordings::import(&batch, "claude-code", &root);
+        let want = crate::recordings::everything(&batch, "claude-code");
+        assert!(!want.is_empty());
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let mut got = crate::recordings::everything(&self.s, "claude-code");
+            got.retain(|id, _| want.contains_key(id));
+            if got == want {
+                break;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "seed {}: the mirror holds\n{got:#?}\nthe batch import\n{want:#?}\n{}",
+                self.seed,
+                tail(&self.s.log())
+            );
+            std::thread::sleep(Duration::from_millis(250));
+        }
+    }
+
+    /// Every acknowledged turn commit of every live session reaches the
+    /// remote once the restarted server's queue is pushed.
+    fn check_replication(&mut self) {
+        let seed = self.seed;
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let (_, r) = self.s.get("/api/replication");
+            if r["remotes"][0]["queue"] == 0 || Instant::now() > deadline {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        for (session, commits) in self.model.commits.clone() {
+            if self.model.deleted.contains(&session) {
+                continue;
+            }
+            let heads = format!("refs/sessions/{session}/heads");
+            for c in commits {
+                let on_remote = git(
+                    &self.remote,
+                    &[
+                        "for-each-ref",
+                        "--format=%(refname)",
+                        "--contains",
+                        &c,
+                        &heads,
+                    ],
+                );
+                assert!(
+                    !on_remote.trim().is_empty(),
+                    "seed {seed}: acknowledged commit {c} of {session} is not on the remote\nreplication: {}\n{}\n{}",
+                    self.s.get("/api/replication").1,
+                    self.trace.join("\n"),
+                    tail(&self.s.log())
+                );
+            }
+        }
+        git(&self.remote, &["fsck", "--no-progress", "--no-dangling"]);
+    }
+
     fn end_turn(&mut self, session: &str) {
         let sent = self.send(
             "POST",
@@ -752,6 +876,8 @@ impl Run {
             stalled.is_empty(),
             "seed {seed}: requests stalled: {stalled:#?}"
         );
+        self.check_mirror();
+        self.check_replication();
     }
 
     fn session_dir(&self, session: &str) -> std::path::PathBuf {
@@ -791,12 +917,35 @@ fn tail(log: &str) -> String {
 
 /// One seed: `kills` kills at seeded moments, the invariants after each.
 pub fn run_seed(seed: u64, kills: usize) -> Figures {
+    let config = tempfile::tempdir().expect("config dir");
+    let remote = crate::git_servers::bare(&config.path().join("memory.git"));
+    let config_file = config.path().join("config.toml");
+    std::fs::write(
+        &config_file,
+        format!(
+            "[[replication.remotes]]\nname = \"disk\"\nurl = \"file://{}\"\n\n[replication]\ndelete_remote = true\n",
+            remote.display()
+        ),
+    )
+    .expect("config");
+    let mirror = tempfile::tempdir().expect("mirror home");
+    let home = mirror.path().join("home");
+    std::fs::create_dir_all(home.join("project")).expect("mirror home");
     let s = TestServer::start_with_env(&[
         ("OPENPROGRAM_MAINTENANCE_RETIRED_PACK_GRACE_S", "1"),
         ("OPENPROGRAM_INDEX_DEBOUNCE_MS", "300"),
         // Retention on: a session archived and idle for 1.7 s is deleted
         // at the next start.
         ("OPENPROGRAM_MAINTENANCE_ARCHIVE_TTL_DAYS", "0.00002"),
+        ("OPENPROGRAM_CONFIG", config_file.to_str().expect("utf-8")),
+        // A live mirror of Claude Code's folder.
+        ("HOME", home.to_str().expect("utf-8")),
+        (
+            "CLAUDE_CONFIG_DIR",
+            home.join(".claude").to_str().expect("utf-8"),
+        ),
+        ("OPENPROGRAM_IMPORT_WATCH", "claude-code"),
+        ("OPENPROGRAM_IMPORT_SETTLE_S", "1"),
     ]);
     let project_dir = tempfile::tempdir().expect("project dir");
     git(project_dir.path(), &["init", "-q", "-b", "main"]);
@@ -818,6 +967,12 @@ pub fn run_seed(seed: u64, kills: usize) -> Figures {
         trace: Vec::new(),
         peers: BTreeMap::new(),
         claude,
+        mirror,
+        mirror_writes: crate::recordings::recording_writes("claude-code/compact"),
+        mirror_next: 0,
+        mirror_seen: BTreeMap::new(),
+        remote,
+        _config: config,
     };
     let (status, p) = run.s.post(
         "/api/projects",
@@ -852,6 +1007,7 @@ pub fn run_seed(seed: u64, kills: usize) -> Figures {
         run.restart();
         run.check();
     }
+    run.finish_mirror();
     figures.nodes = run.model.acked_nodes;
     figures.turns = run.model.acked_turns;
     figures.actions = run.actions;

@@ -80,7 +80,7 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
-fn import(s: &TestServer, tool: &str, root: &Path) -> Value {
+pub(crate) fn import(s: &TestServer, tool: &str, root: &Path) -> Value {
     let (st, v) = s.post(
         "/api/imports",
         json!({"tool": tool, "paths": [root], "projects": true}),
@@ -399,42 +399,63 @@ fn claude_code_recordings_import_exactly() {
 /// Replay a recording's writes under `to` in their order, each gap kept
 /// up to `cap` (a long step stays longer than the mirror's settle time).
 fn replay(dir: &Path, to: &Path, home: &Path, cap: Duration) {
-    let text = std::fs::read_to_string(dir.join("writes.jsonl")).unwrap();
     let mut last = 0u64;
-    for line in text.lines() {
-        let w: Value = serde_json::from_str(line).unwrap();
+    for w in writes(dir) {
         let t = w["t_ms"].as_u64().unwrap();
         let gap = Duration::from_millis(t.saturating_sub(last)).min(cap);
         std::thread::sleep(gap);
         last = t;
-        let path = to.join(w["path"].as_str().unwrap());
-        let data = rewrite(w["data"].as_str().unwrap_or_default(), home);
-        match w["op"].as_str().unwrap() {
-            "append" => {
-                use std::io::Write;
-                std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-                let mut f = std::fs::OpenOptions::new()
-                    .create(true)
-                    .append(true)
-                    .open(&path)
-                    .unwrap();
-                f.write_all(data.as_bytes()).unwrap();
-            }
-            "write" => {
-                std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-                std::fs::write(&path, data).unwrap();
-            }
-            "delete" => {
-                let _ = std::fs::remove_file(&path);
-            }
-            other => panic!("unknown write {other}"),
+        apply_write(&w, to, home);
+    }
+}
+
+/// The writes a recording's tool made, in order (`writes.jsonl`).
+fn writes(dir: &Path) -> Vec<Value> {
+    let text = std::fs::read_to_string(dir.join("writes.jsonl")).unwrap();
+    text.lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// The writes of recording `name` (`tool/recording`), in order.
+pub(crate) fn recording_writes(name: &str) -> Vec<Value> {
+    let (tool, recording) = name.split_once('/').expect("tool/recording");
+    writes(&recordings(tool).join(recording))
+}
+
+/// One write of a recording made again under `to`, for a user whose home
+/// is `home`.
+pub(crate) fn apply_write(w: &Value, to: &Path, home: &Path) {
+    let path = to.join(w["path"].as_str().unwrap());
+    let data = rewrite(w["data"].as_str().unwrap_or_default(), home);
+    match w["op"].as_str().unwrap() {
+        "append" => {
+            use std::io::Write;
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            let mut f = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(&path)
+                .unwrap();
+            f.write_all(data.as_bytes()).unwrap();
         }
+        "write" => {
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(&path, data).unwrap();
+        }
+        "delete" => {
+            let _ = std::fs::remove_file(&path);
+        }
+        other => panic!("unknown write {other}"),
     }
 }
 
 /// The nodes of every session of `source`, by session: id → (role,
 /// content, output).
-fn everything(s: &TestServer, source: &str) -> BTreeMap<String, BTreeMap<String, Value>> {
+pub(crate) fn everything(
+    s: &TestServer,
+    source: &str,
+) -> BTreeMap<String, BTreeMap<String, Value>> {
     let (_, list) = s.get("/api/sessions?limit=1000&include_archived=true");
     let mut out = BTreeMap::new();
     for row in list["sessions"].as_array().unwrap() {

@@ -239,7 +239,12 @@ impl Replication {
         for r in self.remotes.iter().filter(|r| r.config.mode == Mode::Sync) {
             let result = {
                 let _held = r.locks.hold(id);
-                push::push_session(&r.config, id, dir)
+                match push::push_session(&r.config, id, dir) {
+                    Err(e) if push::clear_stale_lock(&r.config, id, &e) => {
+                        push::push_session(&r.config, id, dir)
+                    }
+                    other => other,
+                }
             };
             let at = now();
             let mut status = r.lock_status();

@@ -2,7 +2,8 @@
 //! branch whose tip differs, fast-forward only (a remote branch with
 //! commits this session lacks is reported as diverged and left alone).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
 
 use git2::{Direction, Oid, PushOptions, Repository};
 
@@ -184,4 +185,121 @@ pub fn delete_session(
         .push(&specs, Some(&mut opts))
         .map_err(|e| classify(&e))?;
     Ok(specs.len())
+}
+
+/// A ref lock older than this in a local remote belongs to no push.
+pub const STALE_LOCK: Duration = Duration::from_secs(10);
+
+/// A push to a local remote (`file://` or a path) refused because a ref
+/// is locked: libgit2 writes such a remote from this process, so a kill
+/// during a push leaves its `.lock` file behind and every later push of
+/// that ref is refused. A lock inside the remote older than `STALE_LOCK`
+/// (a push holds one for milliseconds) is removed; true when one was.
+pub fn clear_stale_lock(remote: &RemoteConfig, session_id: &str, error: &PushError) -> bool {
+    let PushError::Refused { message, .. } = error else {
+        return false;
+    };
+    let Some(lock) = locked_file(message) else {
+        return false;
+    };
+    let url = remote.url_for(session_id);
+    let Some(root) = local_path(&url) else {
+        return false;
+    };
+    let (Ok(root), Some(name)) = (root.canonicalize(), lock.file_name()) else {
+        return false;
+    };
+    // The lock's folder resolved, so that `..` cannot lead out of the remote.
+    let Some(folder) = lock.parent().and_then(|p| p.canonicalize().ok()) else {
+        return false;
+    };
+    let lock = folder.join(name);
+    let stale = std::fs::symlink_metadata(&lock)
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| SystemTime::now().duration_since(t).ok())
+        .is_some_and(|age| age >= STALE_LOCK);
+    if !stale || !lock.starts_with(&root) || lock.extension().is_none_or(|e| e != "lock") {
+        return false;
+    }
+    match std::fs::remove_file(&lock) {
+        Ok(()) => {
+            tracing::warn!(remote = %remote.name, lock = %lock.display(), "removed a lock a killed push left in the local remote");
+            true
+        }
+        Err(_) => false,
+    }
+}
+
+/// The file named by libgit2's "failed to lock file '…'".
+fn locked_file(message: &str) -> Option<PathBuf> {
+    let rest = message.split("failed to lock file '").nth(1)?;
+    let path = rest.split('\'').next()?;
+    Some(PathBuf::from(path))
+}
+
+/// The folder of a local remote's URL (None: a network remote).
+fn local_path(url: &str) -> Option<PathBuf> {
+    if let Some(path) = url.strip_prefix("file://") {
+        return Some(PathBuf::from(path));
+    }
+    (!url.contains("://") && url.starts_with('/')).then(|| PathBuf::from(url))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn refused(lock: &Path) -> PushError {
+        PushError::Refused {
+            refs: "refs/sessions/s/heads/main".into(),
+            message: format!(
+                "the remote refused refs/sessions/s/heads/main: failed to lock file '{}' for writing: ",
+                lock.display()
+            ),
+        }
+    }
+
+    fn age(path: &Path, secs: u64) {
+        std::fs::File::options()
+            .write(true)
+            .open(path)
+            .unwrap()
+            .set_modified(SystemTime::now() - Duration::from_secs(secs))
+            .unwrap();
+    }
+
+    #[test]
+    fn only_an_old_lock_inside_a_local_remote_is_removed() {
+        let tmp = tempfile::tempdir().unwrap();
+        let repo = tmp.path().join("memory.git");
+        let refs = repo.join("refs/sessions/s/heads");
+        std::fs::create_dir_all(&refs).unwrap();
+        let lock = refs.join("main.lock");
+        let outside = tmp.path().join("other.lock");
+        std::fs::write(&lock, "").unwrap();
+        std::fs::write(&outside, "").unwrap();
+        let mut remote = RemoteConfig {
+            name: "disk".into(),
+            url: format!("file://{}", repo.display()),
+            ..RemoteConfig::default()
+        };
+        // A push holding it now.
+        assert!(!clear_stale_lock(&remote, "s", &refused(&lock)));
+        assert!(lock.exists());
+        age(&lock, 60);
+        age(&outside, 60);
+        assert!(!clear_stale_lock(&remote, "s", &refused(&outside)));
+        let sneaky = refs.join("../../../../other.lock");
+        assert!(!clear_stale_lock(&remote, "s", &refused(&sneaky)));
+        assert!(outside.exists());
+        assert!(clear_stale_lock(&remote, "s", &refused(&lock)));
+        assert!(!lock.exists());
+        // A network remote's files are not ours to touch.
+        std::fs::write(&lock, "").unwrap();
+        age(&lock, 60);
+        remote.url = "git://127.0.0.1/memory.git".into();
+        assert!(!clear_stale_lock(&remote, "s", &refused(&lock)));
+        assert!(lock.exists());
+    }
 }

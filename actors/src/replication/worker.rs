@@ -15,7 +15,7 @@ use tokio::sync::mpsc::UnboundedReceiver;
 
 use super::batch::push_batch;
 use super::open::push_open;
-use super::push::{delete_session, push_session, Pushed};
+use super::push::{clear_stale_lock, delete_session, push_session, Pushed};
 use super::remote::Layout;
 use super::PushError;
 use super::{now, RemoteHandle};
@@ -334,6 +334,10 @@ impl Worker {
                     drop(status);
                     self.not_ready(&id);
                     status = self.remote.lock_status();
+                }
+                Err(e) if clear_stale_lock(&self.remote.config, &id, &e) => {
+                    // Tried again at once: the lock was a killed push's.
+                    self.retry.remove(&id);
                 }
                 Err(e) => {
                     metrics::counter!("openprogram_replication_failures_total", "remote" => self.remote.config.name.clone(), "reason" => e.code()).increment(1);
