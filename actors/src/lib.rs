@@ -21,6 +21,7 @@ pub mod node;
 pub mod pack_keeper;
 pub mod paths;
 pub mod project;
+pub mod redact;
 pub mod registry;
 pub mod replication;
 pub mod search;
