@@ -43,6 +43,7 @@ pub struct Config {
     pub mcp: McpConfig,
     pub runner: RunnerSection,
     pub replication: ReplicationSection,
+    pub redaction: openprogram_actors::redact::RedactionConfig,
     pub cluster: ClusterSection,
 }
 

@@ -405,6 +405,7 @@ fn engine_config(config: &Config, sessions_dir: PathBuf) -> EngineConfig {
             remotes: config.replication.remotes.clone(),
             delete_remote: config.replication.delete_remote,
         },
+        redaction: config.redaction.clone(),
     }
 }
 

@@ -35,6 +35,7 @@ mod registry;
 mod replication;
 mod runners;
 mod search;
+mod secrets;
 mod security;
 mod session_store;
 mod soak;

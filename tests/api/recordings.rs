@@ -63,6 +63,11 @@ fn rewrite(text: &str, home: &Path) -> String {
     text.replace(HOME, home.to_str().unwrap())
 }
 
+/// Every file under `dir`, sorted.
+pub(crate) fn walk_files(dir: &Path) -> Vec<PathBuf> {
+    walk(dir)
+}
+
 fn walk(dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
     let mut stack = vec![dir.to_path_buf()];

@@ -85,6 +85,8 @@ pub struct EngineConfig {
     pub retired_pack_grace: Duration,
     /// Git remotes every session is pushed to (`[replication]`).
     pub replication: crate::replication::ReplicationConfig,
+    /// What is done with secrets in stored text (`[redaction]`).
+    pub redaction: crate::redact::RedactionConfig,
 }
 
 #[derive(Clone)]
@@ -126,7 +128,10 @@ impl Engine {
         // place. On a disk that is full, the log cannot be replayed (its
         // files are rewritten in place): it stays as it is, for the next
         // start, and this one serves reads only (`EngineError::ReadOnly`).
-        let (store, opening) = Store::open(&config.sessions_dir)?;
+        let (mut store, opening) = Store::open(&config.sessions_dir)?;
+        let redactor = crate::redact::Redactor::new(&config.redaction, store.state_dir())
+            .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e.to_string()))?;
+        store.set_redactor(std::sync::Arc::new(redactor));
         let mut closed = store.closed_cleanly();
         let (read_only, pending) = match opening {
             Opening::Writable(replayed) => {

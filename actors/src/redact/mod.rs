@@ -58,7 +58,7 @@ pub enum Mode {
 }
 
 /// `[redaction]` in the configuration.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct RedactionConfig {
     #[serde(default)]
@@ -75,7 +75,7 @@ pub struct RedactionConfig {
     pub projects: Vec<ProjectRedaction>,
 }
 
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct ProjectRedaction {
     /// The project's id or folder.
@@ -216,7 +216,7 @@ impl Redactor {
                 !policy
                     .allow
                     .iter()
-                    .any(|r| r.is_match(&text[f.start..f.end]))
+                    .any(|r| r.is_match(text.get(f.start..f.end).unwrap_or("")))
             })
             .collect();
         if found.is_empty() {
@@ -231,10 +231,10 @@ impl Redactor {
         let mut stored = String::with_capacity(text.len());
         let mut at = 0;
         for f in found {
-            stored.push_str(&text[at..f.start]);
+            stored.push_str(text.get(at..f.start).unwrap_or(""));
             let placeholder = format!("[REDACTED:{}]", f.kind);
             out.push(Redaction {
-                hash: self.hash(&text[f.start..f.end]),
+                hash: self.hash(text.get(f.start..f.end).unwrap_or("")),
                 kind: f.kind,
                 field: field.to_string(),
                 start: stored.len(),
@@ -243,7 +243,7 @@ impl Redactor {
             stored.push_str(&placeholder);
             at = f.end;
         }
-        stored.push_str(&text[at..]);
+        stored.push_str(text.get(at..).unwrap_or(""));
         Ok(Some(stored))
     }
 

@@ -11,7 +11,7 @@ use std::collections::HashMap;
 
 use aho_corasick::AhoCorasick;
 use regex::Regex;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use super::RedactError;
 
@@ -48,7 +48,7 @@ pub struct RuleFile {
     pub rules: Vec<RuleSpec>,
 }
 
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RuleSpec {
     pub id: String,
@@ -64,7 +64,7 @@ pub struct RuleSpec {
     pub allowlists: Vec<AllowSpec>,
 }
 
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct AllowSpec {
     #[serde(default)]
@@ -393,9 +393,11 @@ fn is_repetition(rest: &[char]) -> bool {
 
 /// The line of `text` holding `start..end`.
 fn line_of(text: &str, start: usize, end: usize) -> &str {
-    let from = text[..start].rfind('\n').map_or(0, |i| i + 1);
-    let to = text[end..].find('\n').map_or(text.len(), |i| end + i);
-    &text[from..to]
+    let before = text.get(..start).unwrap_or("");
+    let after = text.get(end..).unwrap_or("");
+    let from = before.rfind('\n').map_or(0, |i| i + 1);
+    let to = after.find('\n').map_or(text.len(), |i| end + i);
+    text.get(from..to).unwrap_or("")
 }
 
 /// Shannon entropy of `s` in bits per character.

@@ -114,7 +114,7 @@ fn every_covered_kind_is_replaced_by_a_placeholder_naming_it() {
             for red in &out {
                 assert_eq!(red.field, "/content");
                 assert_eq!(
-                    &stored[red.start..red.end],
+                    stored.get(red.start..red.end).unwrap(),
                     format!("[REDACTED:{}]", red.kind)
                 );
                 assert_eq!(red.hash.len(), 32);
@@ -131,12 +131,11 @@ fn the_same_secret_has_the_same_hash_and_another_key_another() {
     let mut b = Vec::new();
     r.redact_text(&open(&r), &format!("x {s} y"), "/a", &mut a)
         .unwrap();
-    r.redact_text(&open(&r), &format!("{s}"), "/b", &mut b)
-        .unwrap();
+    r.redact_text(&open(&r), &s, "/b", &mut b).unwrap();
     assert_eq!(a[0].hash, b[0].hash);
     let other = Redactor::with_key(&RedactionConfig::default(), vec![8; 32]).unwrap();
     assert_ne!(other.hash(&s), r.hash(&s));
-    assert!(!a[0].hash.contains(&s[4..12]));
+    assert!(!a[0].hash.contains(s.get(4..12).unwrap()));
 }
 
 #[test]

@@ -22,7 +22,7 @@ impl SessionCore {
     /// bound project's working tree at that moment.
     pub fn append_with(
         &mut self,
-        new: NewNode,
+        mut new: NewNode,
         baseline: Option<ProjectBaseline>,
     ) -> Result<AppendOutcome, SessionError> {
         let id = match &new.id {
@@ -44,6 +44,7 @@ impl SessionCore {
             });
         }
         self.check_new(&new)?;
+        self.redact_new(&mut new)?;
         let conversational =
             new.caller.is_none() && matches!(new.role, Role::User | Role::Assistant);
         let opens_turn = self.opens_turn(&new);
@@ -280,7 +281,7 @@ impl SessionCore {
     }
 
     /// Fill or amend a node of the open turn.
-    pub fn update_node(&mut self, id: &str, patch: NodePatch) -> Result<Node, SessionError> {
+    pub fn update_node(&mut self, id: &str, mut patch: NodePatch) -> Result<Node, SessionError> {
         let r = self
             .node(id)
             .ok_or_else(|| SessionError::UnknownNode(id.to_string()))?;
@@ -288,6 +289,7 @@ impl SessionCore {
             Some(open) if r.seq() >= open.first_seq => {}
             _ => return Err(SessionError::Immutable(id.to_string())),
         }
+        let (found, replaced) = self.redact_patch(&mut patch)?;
         let mut node = self.load_node(r)?;
         if let Some(c) = patch.content {
             node.content = c;
@@ -298,6 +300,7 @@ impl SessionCore {
         if let Some(o) = patch.output {
             node.output = Some(o);
         }
+        super::redaction::merge_redactions(&mut node.metadata, found, &replaced);
         self.write_node(&node)?;
         self.keep_open(&node);
         self.forget_previews();

@@ -201,6 +201,9 @@ impl SessionCore {
         let mut next = self.meta.clone();
         f(&mut next);
         next.id = self.meta.id.clone();
+        if next.title != self.meta.title {
+            self.redact_title(&mut next.title)?;
+        }
         let previous = std::mem::replace(&mut self.meta, next);
         let written = self.meta_bytes().and_then(|bytes| {
             let mut changes = vec![self.meta_change(bytes)];

@@ -58,6 +58,9 @@ pub enum SessionError {
     NoTurns,
     #[error("invalid bundle: {0}")]
     BadBundle(String),
+    /// A secret in a write to a project whose redaction mode refuses them.
+    #[error("the text holds a secret ({kind}) in {field}, and this session's project refuses secrets: remove it and send again")]
+    Secret { kind: String, field: String },
     #[error("unknown branch '{0}'")]
     UnknownBranch(String),
     #[error("context '{0}' is not a context of this session's current path")]
@@ -122,7 +125,8 @@ impl SessionError {
             | MissingCaller
             | Invalid(_)
             | InvalidPath(_)
-            | BadBundle(_) => ErrorKind::BadRequest,
+            | BadBundle(_)
+            | Secret { .. } => ErrorKind::BadRequest,
             NotFound | UnknownNode(_) | UnknownCommit(_) | UnknownBranch(_) | UnknownContext(_)
             | NoSuchTurn(_) => ErrorKind::NotFound,
             AlreadyExists
@@ -173,6 +177,7 @@ impl SessionError {
             NotCommitted(_) => "node_not_committed",
             NoTurns => "no_turns",
             BadBundle(_) => "invalid_bundle",
+            Secret { .. } => "secret_refused",
             UnknownBranch(_) => "unknown_branch",
             UnknownContext(_) => "unknown_context",
             NoSuchTurn(_) => "no_such_turn",

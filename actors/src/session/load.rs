@@ -30,6 +30,8 @@ impl SessionCore {
         meta: SessionMeta,
         first: Option<(NewNode, Option<ProjectBaseline>)>,
     ) -> Result<(SessionCore, Option<AppendOutcome>), SessionError> {
+        let mut meta = meta;
+        super::redaction::redact_new_title(store, &mut meta)?;
         if dir.exists() {
             return Err(SessionError::AlreadyExists);
         }

@@ -22,6 +22,7 @@ pub mod outside;
 pub mod provenance;
 mod queue;
 mod rebind;
+mod redaction;
 pub mod summary;
 mod transfer;
 mod turn;

@@ -35,7 +35,7 @@ impl SessionCore {
     /// A message id already stored or queued is not stored again.
     pub fn post(
         &mut self,
-        new: NewNode,
+        mut new: NewNode,
         baseline: Option<ProjectBaseline>,
     ) -> Result<Posted, SessionError> {
         let busy = self.meta.open_turn.is_some() && self.meta.run_holds();
@@ -60,6 +60,7 @@ impl SessionCore {
                 .append_with(new, baseline)
                 .map(|o| Posted::Appended(Box::new(o)));
         }
+        self.redact_new(&mut new)?;
         let position = self.queue.last().map_or(1, |q| q.position + 1);
         let q = Queued {
             id: new.id.unwrap_or_else(ids::new_id),

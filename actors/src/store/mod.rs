@@ -44,6 +44,9 @@ struct Inner {
     /// The entry number of the `index.json` a clean shutdown vouched for
     /// (`closed.rs`), when this opening found its mark.
     closed: Option<u64>,
+    /// What every stored text passes through (none: stored as sent, for
+    /// tools that only read).
+    redactor: Option<Arc<crate::redact::Redactor>>,
 }
 
 /// How a store opened.
@@ -105,8 +108,26 @@ impl Store {
                 sessions_dir: sessions_dir.to_path_buf(),
                 log,
                 closed: None,
+                redactor: None,
             }),
         }
+    }
+
+    /// Give the store its redactor; before the store is shared (clones
+    /// made earlier keep none). False when it was shared already.
+    pub fn set_redactor(&mut self, redactor: Arc<crate::redact::Redactor>) -> bool {
+        match Arc::get_mut(&mut self.inner) {
+            Some(inner) => {
+                inner.redactor = Some(redactor);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// The redactor every stored text passes through.
+    pub fn redactor(&self) -> Option<&crate::redact::Redactor> {
+        self.inner.redactor.as_deref()
     }
 
     /// The entry number of the `index.json` the last server's clean
