@@ -55,6 +55,13 @@ pub enum Command {
     /// demand), printing sizes before and after. On a stopped server's
     /// state directory.
     Gc(GcArgs),
+    /// Secrets in what is stored: `secrets scan` lists the sessions,
+    /// turns, nodes and kinds holding any (never the secret), for data
+    /// written before redaction existed or with it off.
+    Secrets {
+        #[command(subcommand)]
+        command: SecretsCommand,
+    },
     /// Is a server running for this state directory: its address, pid,
     /// uptime, sessions and live actors.
     Status(StateDirArg),
@@ -235,6 +242,25 @@ pub struct RestoreArgs {
     #[arg(long = "session", value_name = "ID")]
     pub sessions: Vec<String>,
     /// The configuration naming the remotes.
+    #[arg(long, value_name = "FILE", env = "OPENPROGRAM_CONFIG")]
+    pub config: Option<PathBuf>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SecretsCommand {
+    /// Scan every session of a state directory (a running server's too:
+    /// it only reads). Exit 1 when a secret is found.
+    Scan(SecretsScanArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct SecretsScanArgs {
+    #[command(flatten)]
+    pub dir: StateDirArg,
+    /// The report as JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// The configuration with `[redaction]` rules and allow-lists.
     #[arg(long, value_name = "FILE", env = "OPENPROGRAM_CONFIG")]
     pub config: Option<PathBuf>,
 }

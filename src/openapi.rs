@@ -70,6 +70,7 @@ pub struct ErrorBody {
         crate::routes::changes::stream,
         crate::routes::replication::remotes,
         crate::routes::replication::push,
+        crate::routes::secrets::scan,
         crate::routes::session_store::append,
         crate::routes::session_store::load,
         crate::routes::session_store::sessions,

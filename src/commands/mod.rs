@@ -13,6 +13,7 @@ pub mod projects;
 pub mod replication;
 pub mod runner;
 pub mod search;
+pub mod secrets;
 pub mod serve;
 pub mod sessions;
 pub mod status;
@@ -34,6 +35,9 @@ pub fn run(cli: Cli) -> ExitCode {
         }
         Command::Fsck(args) => fsck::run(&args),
         Command::Gc(args) => gc::run(&args),
+        Command::Secrets {
+            command: crate::cli::SecretsCommand::Scan(args),
+        } => secrets::scan(&args),
         Command::Status(args) => status::run(&args),
         Command::Search(args) => search::run(&args),
         Command::Import(args) => import::run(&args),

@@ -12,6 +12,7 @@ pub mod provenance;
 pub mod replay;
 pub mod replication;
 pub mod search;
+pub mod secrets;
 pub mod session_store;
 pub mod sessions;
 pub mod turns;
@@ -53,6 +54,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
             .route("/provenance/resolve", web::post().to(provenance::resolve))
             .route("/changes", web::get().to(changes::list))
             .route("/replication", web::get().to(replication::remotes))
+            .route("/secrets", web::get().to(secrets::scan))
             .route("/replication/push", web::post().to(replication::push))
             .route(
                 "/session-store/append",

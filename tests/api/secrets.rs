@@ -338,3 +338,86 @@ fn a_project_that_refuses_secrets_gets_a_400_and_nothing_is_written() {
         "{v}"
     );
 }
+
+/// Written with redaction off, found by the scan: the API and the CLI name
+/// the session, the turn, the node and the kind, never the secret.
+#[test]
+fn a_scan_finds_what_was_stored_before_redaction_and_never_shows_it() {
+    let secrets = fake_secrets(11);
+    let t = leaky(&secrets);
+    let s = TestServer::start_with(Options {
+        env: &[("OPENPROGRAM_REDACTION_MODE", "off")],
+        ..Options::default()
+    });
+    s.turn("plain", "hello", "hi", &[]);
+    s.append(
+        "old",
+        json!({"id": "u1", "role": "user", "content": "deploy it"}),
+    );
+    s.append(
+        "old",
+        json!({"id": "a1", "role": "assistant", "content": t[0]}),
+    );
+    s.end_turn("old", json!({}));
+    s.append("old", json!({"id": "u2", "role": "user", "content": t[1]}));
+    s.append(
+        "old",
+        json!({"id": "a2", "role": "assistant", "content": "done"}),
+    );
+    s.end_turn("old", json!({}));
+
+    let (st, report) = s.get("/api/secrets");
+    assert_eq!(st, 200, "{report}");
+    let text = report.to_string();
+    for secret in &secrets {
+        assert!(!text.contains(secret.as_str()), "{text}");
+    }
+    assert_eq!(report["sessions_scanned"], 2, "{report}");
+    let sessions = report["sessions"].as_array().unwrap();
+    assert_eq!(sessions.len(), 1, "{report}");
+    assert_eq!(sessions[0]["session"], "old");
+    let kinds = sessions[0]["kinds"].as_array().unwrap();
+    let aws = kinds
+        .iter()
+        .find(|k| k["kind"].as_str().unwrap().contains("aws"))
+        .unwrap_or_else(|| panic!("{report}"));
+    assert_eq!(aws["turns"], json!([1]), "{aws}");
+    assert_eq!(aws["nodes"], json!(["a1"]), "{aws}");
+    assert!(
+        kinds
+            .iter()
+            .any(|k| k["turns"] == json!([2]) && k["nodes"] == json!(["u2"])),
+        "{report}"
+    );
+
+    let (code, out, err) = s.cli(
+        &[
+            "secrets",
+            "scan",
+            "--state-dir",
+            s.state_dir.to_str().unwrap(),
+        ],
+        None,
+    );
+    assert_eq!(code, 1, "a secret found: {out}{err}");
+    assert!(
+        out.contains("in 1 session") && out.contains("old:"),
+        "{out}"
+    );
+    for secret in &secrets {
+        assert!(!out.contains(secret.as_str()), "{out}");
+    }
+    let (code, out, _) = s.cli(
+        &[
+            "secrets",
+            "scan",
+            "--json",
+            "--state-dir",
+            s.state_dir.to_str().unwrap(),
+        ],
+        None,
+    );
+    assert_eq!(code, 1);
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["sessions"][0]["session"], "old");
+}

@@ -14,6 +14,7 @@
 //! rules describe (`rules`).
 
 pub mod rules;
+pub mod scan;
 #[cfg(test)]
 mod tests;
 
@@ -178,6 +179,14 @@ impl Redactor {
         Policy {
             mode: own.and_then(|p| p.mode).unwrap_or(self.mode),
             allow: own.map_or(&[], |p| p.allow.as_slice()),
+        }
+    }
+
+    /// Mode `redact` with no project allow-list: a scan's.
+    pub fn scan_policy(&self) -> Policy<'_> {
+        Policy {
+            mode: Mode::Redact,
+            allow: &[],
         }
     }
 
