@@ -1,12 +1,13 @@
 //! `openprogram secrets scan`: every session of a state directory scanned
-//! for secrets (see `openprogram_actors::redact::scan`). It reads git
+//! for secrets (see `openprogram_actors::maintenance::secrets`). It reads git
 //! only, so a running server's directory can be scanned; exit 1 when a
 //! secret is found.
 
 use std::path::Path;
 use std::process::ExitCode;
 
-use openprogram_actors::redact::{scan, Redactor};
+use openprogram_actors::maintenance::secrets as scan;
+use openprogram_actors::redact::Redactor;
 
 use super::progress::Progress;
 use crate::cli::SecretsScanArgs;

@@ -2,7 +2,7 @@
 //! (sessions, turns, nodes, kinds and counts; never a secret).
 
 use actix_web::{web, HttpResponse};
-use openprogram_actors::redact::scan::ScanReport;
+use openprogram_actors::maintenance::secrets::ScanReport;
 
 use crate::error::ApiError;
 use crate::startup::AppState;

@@ -642,22 +642,33 @@ impl Run {
             }
             let heads = format!("refs/sessions/{session}/heads");
             for c in commits {
-                let on_remote = git(
-                    &self.remote,
-                    &[
+                // An empty answer, or an error for a commit the remote
+                // does not have at all.
+                let on_remote = Command::new("git")
+                    .args([
                         "for-each-ref",
                         "--format=%(refname)",
                         "--contains",
                         &c,
                         &heads,
-                    ],
-                );
+                    ])
+                    .current_dir(&self.remote)
+                    .output()
+                    .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+                    .unwrap_or_default();
                 assert!(
                     !on_remote.trim().is_empty(),
-                    "seed {seed}: acknowledged commit {c} of {session} is not on the remote\nreplication: {}\n{}\n{}",
+                    "seed {seed}: acknowledged commit {c} of {session} is not on the remote\nreplication: {}\nlocal refs:\n{}\nremote refs:\n{}\nits log lines:\n{}\n{}",
                     self.s.get("/api/replication").1,
-                    self.trace.join("\n"),
-                    tail(&self.s.log())
+                    git(&self.session_dir(&session), &["for-each-ref"]),
+                    git(&self.remote, &["for-each-ref", &format!("refs/sessions/{session}")]),
+                    self.s
+                        .log()
+                        .lines()
+                        .filter(|l| l.contains(session.as_str()) && !l.contains("request{"))
+                        .collect::<Vec<_>>()
+                        .join("\n"),
+                    self.trace.join("\n")
                 );
             }
         }

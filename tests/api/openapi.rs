@@ -322,6 +322,9 @@ fn every_answer_matches_the_openapi_document() {
     let (st, v) = s.post("/api/replication/push", json!({}));
     assert_eq!(v["code"], "unknown_remote");
     c.check("/api/replication/push", "post", st, &v);
+    let (st, v) = s.get("/api/secrets");
+    assert_eq!(st, 200, "{v}");
+    c.check("/api/secrets", "get", st, &v);
     let (st, v) = s.get("/api/changes?since=nonsense");
     c.check("/api/changes", "get", st, &v);
     let key = json!({"project_key": "oa-proj", "session_id": "oa-sess"});

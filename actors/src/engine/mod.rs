@@ -217,11 +217,7 @@ impl Engine {
                     &state_dir,
                     feed,
                     manager.clone().recipient(),
-                    move || {
-                        scan.all_session_folders()
-                            .map(|f| f.into_iter().map(|(id, _)| id).collect())
-                            .unwrap_or_default()
-                    },
+                    move || scan.all_session_folders().unwrap_or_default(),
                 )?)
             }
             _ => None,

@@ -73,16 +73,16 @@ impl Engine {
 }
 
 impl Engine {
-    /// Every stored session scanned for secrets (`crate::redact::scan`),
+    /// Every stored session scanned for secrets (`crate::maintenance::secrets`),
     /// on the blocking pool.
     pub async fn scan_secrets(
         &self,
-    ) -> Result<crate::redact::scan::ScanReport, crate::error::EngineError> {
+    ) -> Result<crate::maintenance::secrets::ScanReport, crate::error::EngineError> {
         let store = self.store.clone();
         tokio::task::spawn_blocking(move || {
             store
                 .redactor()
-                .map(|r| crate::redact::scan::scan_store(&store, r, || {}))
+                .map(|r| crate::maintenance::secrets::scan_store(&store, r, || {}))
                 .unwrap_or_default()
         })
         .await

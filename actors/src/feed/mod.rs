@@ -45,6 +45,10 @@ pub enum ChangeKind {
     SessionDeleted,
     SessionArchived,
     SessionUnarchived,
+    /// A branch a user's git moved back, put back on its acknowledged
+    /// commit (`commit`) at a load or before a write: replicas follow it
+    /// again.
+    BranchRestored,
 }
 
 /// One event of the feed.

@@ -5,3 +5,4 @@
 
 pub mod fsck;
 pub mod gc;
+pub mod secrets;

@@ -13,8 +13,9 @@
 //! globally and per project. Redaction is best effort: it finds what its
 //! rules describe (`rules`).
 
+#[cfg(test)]
+mod corpus_tests;
 pub mod rules;
-pub mod scan;
 #[cfg(test)]
 mod tests;
 

@@ -168,13 +168,15 @@ pub fn now() -> f64 {
 
 impl Replication {
     /// Start a worker per remote. A remote seen for the first time queues
-    /// every session in `sessions` (it catches up on its own).
+    /// every session of `sessions` (id, folder): it catches up on its own;
+    /// a known one queues those whose HEAD is not the commit it last
+    /// pushed (a branch put back by a restart's replay, say).
     pub fn start(
         config: &ReplicationConfig,
         state_dir: &Path,
         feed: Feed,
         locate: Recipient<Locate>,
-        sessions: impl Fn() -> Vec<String>,
+        sessions: impl Fn() -> Vec<(String, PathBuf)>,
     ) -> std::io::Result<Replication> {
         config
             .check()
@@ -209,9 +211,12 @@ impl Replication {
                 retry: Default::default(),
                 remote_retry: None,
                 open: Default::default(),
+                startup: Vec::new(),
             };
             if fresh {
-                worker.queue(sessions());
+                worker.queue(sessions().into_iter().map(|(id, _)| id).collect());
+            } else {
+                worker.startup = sessions();
             }
             tracing::info!(remote = %rc.name, url = %remote::redact(&rc.url), mode = rc.mode.as_str(), layout = rc.layout().as_str(), queued = handle.lock_status().saved.pending.len(), "replication started");
             std::thread::Builder::new()

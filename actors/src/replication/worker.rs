@@ -63,6 +63,9 @@ pub struct Worker {
     pub remote_retry: Option<(Instant, Duration)>,
     /// Sessions whose open state this process left on the remote.
     pub open: HashSet<String>,
+    /// Every session (id, folder) at the start, checked once against
+    /// what was last pushed (`requeue_moved`).
+    pub startup: Vec<(String, PathBuf)>,
 }
 
 impl Worker {
@@ -79,6 +82,7 @@ impl Worker {
             }
         };
         rt.block_on(async move {
+            self.requeue_moved();
             let mut changes = self.feed.subscribe();
             loop {
                 changes.borrow_and_update();
@@ -118,6 +122,44 @@ impl Worker {
         let saved = status.saved.clone();
         drop(status);
         self.save(&saved);
+    }
+
+    /// Sessions whose HEAD commit is not the one last pushed: a branch
+    /// moved without a commit of this process (put back by a restart's
+    /// replay of the log, by the start's repair of a user's `git reset`)
+    /// is pushed again.
+    fn requeue_moved(&mut self) {
+        let folders = std::mem::take(&mut self.startup);
+        if folders.is_empty() {
+            return;
+        }
+        let pushed: HashMap<String, String> = {
+            let status = self.remote.lock_status();
+            status
+                .saved
+                .pushed
+                .iter()
+                .filter(|(id, _)| !status.saved.pending.contains_key(*id))
+                .filter_map(|(id, p)| p.commit.clone().map(|c| (id.clone(), c)))
+                .collect()
+        };
+        let moved: Vec<String> = folders
+            .into_iter()
+            .filter(|(id, dir)| {
+                let Some(last) = pushed.get(id) else {
+                    return false;
+                };
+                let head = crate::git::open_repo(dir)
+                    .ok()
+                    .and_then(|r| r.head().ok().and_then(|h| h.target()));
+                head.is_some_and(|h| h.to_string() != *last)
+            })
+            .map(|(id, _)| id)
+            .collect();
+        if !moved.is_empty() {
+            tracing::info!(remote = %self.name(), sessions = moved.len(), "sessions whose HEAD moved since their last push queued again");
+            self.queue(moved);
+        }
     }
 
     /// Queue a session that wrote something not committed yet, due after
@@ -195,7 +237,7 @@ impl Worker {
                 continue;
             };
             match e["kind"].as_str() {
-                Some("commit") => {
+                Some("commit") | Some("branch_restored") => {
                     status.saved.pending.entry(id.to_string()).or_insert(at);
                 }
                 Some("session_deleted") => {
@@ -243,6 +285,19 @@ impl Worker {
             let deletions: Vec<String> = status.saved.deletions.iter().cloned().collect();
             (due, deletions)
         };
+        // Deletions first: a session deleted and made again under the same
+        // id pushes its new branches only once the old ones are gone from
+        // the remote (a deletion after the push would take the new ones).
+        let mut changed = false;
+        if !deletions.is_empty() && self.remote_retry.is_none() {
+            changed |= self.delete_round(deletions);
+        }
+        let due: Vec<(f64, String)> = {
+            let status = self.remote.lock_status();
+            due.into_iter()
+                .filter(|(_, id)| !status.saved.deletions.contains(id))
+                .collect()
+        };
         let mut located = Vec::with_capacity(due.len());
         for (_, id) in due {
             match self.locate.send(Locate(id.clone())).await {
@@ -253,7 +308,7 @@ impl Worker {
         // A session the feed announced before its folder is in place (a
         // creation is acknowledged from the log) waits; one without a
         // folder for `GONE_AFTER` is gone.
-        let mut changed = !located.is_empty();
+        changed |= !located.is_empty();
         located.retain(|(id, dir)| {
             let ready = dir.join(".git").exists();
             if !ready {
@@ -355,9 +410,6 @@ impl Worker {
             }
         }
         drop(status);
-        if !deletions.is_empty() && self.remote_retry.is_none() {
-            changed |= self.delete_round(deletions);
-        }
         if changed {
             let saved = self.remote.lock_status().saved.clone();
             self.save(&saved);

@@ -47,6 +47,35 @@ impl SessionCore {
     }
 }
 
+impl SessionCore {
+    /// Branches a load put back on their acknowledged commits
+    /// (`outside::restore_acked`): one `branch_restored` event each, so
+    /// that replicas follow the branch again.
+    pub(super) fn announce_restored(
+        &mut self,
+        restored: &[(String, git2::Oid)],
+    ) -> Result<(), SessionError> {
+        if restored.is_empty() {
+            return Ok(());
+        }
+        let at = now();
+        let changes = restored
+            .iter()
+            .map(|(branch, oid)| {
+                let mut e = ChangeEvent::new(ChangeKind::BranchRestored, &self.meta.id, at);
+                e.project_id = Some(self.meta.project_id.clone());
+                e.branch = Some(branch.trim_start_matches("refs/heads/").to_string());
+                e.commit = Some(oid.to_string());
+                wal::Change::Feed {
+                    root: self.dir.clone(),
+                    event: e.to_bytes(),
+                }
+            })
+            .collect();
+        self.log_changes(changes)
+    }
+}
+
 impl Handler<AnnounceArrival> for SessionActor {
     type Result = AtomicResponse<Self, Result<usize, SessionError>>;
 

@@ -138,7 +138,7 @@ impl SessionCore {
         // and the work tree re-synced below.
         let restored = super::outside::restore_acked(&repo, dir)?;
         let (index, index_repaired) = git::GitIndex::load_checked(&repo)?;
-        let index_repaired = index_repaired || reattached || restored;
+        let index_repaired = index_repaired || reattached || !restored.is_empty();
         // The open turn's nodes are kept whole; the others are read when
         // asked for.
         let ended = meta.last_turn.as_ref().map_or(0, |t| t.last_seq);
@@ -185,6 +185,7 @@ impl SessionCore {
             fsio::atomic_write(&dir.join(GITIGNORE), GITIGNORE_BODY.as_bytes())?;
         }
         core.reconcile(index_repaired)?;
+        core.announce_restored(&restored)?;
         core.keep_turn_user();
         core.refresh_previews();
         // Loading read every tree of HEAD (the index check) and the tips of

@@ -71,9 +71,13 @@ pub(super) fn reattach(
 /// on them (`refs/openprogram/acked/<branch>`), with the same commit ids.
 /// A branch that went elsewhere (not an ancestor of that commit) is left
 /// as the user made it: the acknowledged commits stay reachable through
-/// the service's ref, and `fsck` reports it. True when a branch moved.
-pub(super) fn restore_acked(repo: &Repository, dir: &Path) -> Result<bool, SessionError> {
-    let mut moved = false;
+/// the service's ref, and `fsck` reports it. The branches put back, with
+/// their commits.
+pub(super) fn restore_acked(
+    repo: &Repository,
+    dir: &Path,
+) -> Result<Vec<(String, git2::Oid)>, SessionError> {
+    let mut moved = Vec::new();
     for (branch, acked) in acked_tips(repo)? {
         let now = repo.refname_to_id(&branch).ok();
         let behind = match now {
@@ -87,7 +91,7 @@ pub(super) fn restore_acked(repo: &Repository, dir: &Path) -> Result<bool, Sessi
         }
         tracing::warn!(dir = %dir.display(), %branch, acked = %acked, was = ?now, "a branch moved back outside the server was put back on its acknowledged commit");
         repo.reference(&branch, acked, true, "openprogram: the acknowledged tip")?;
-        moved = true;
+        moved.push((branch, acked));
     }
     Ok(moved)
 }
@@ -172,7 +176,7 @@ impl SessionCore {
         self.repo
             .reference(&branch, acked, true, "openprogram: the acknowledged tip")?;
         self.sync_worktree_to_head()?;
-        Ok(())
+        self.announce_restored(&[(branch, acked)])
     }
 
     /// Refuse a write on a repository changed from outside (see the

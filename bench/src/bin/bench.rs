@@ -51,6 +51,8 @@ mod import;
 mod memory;
 #[path = "bench_support/mirror.rs"]
 mod mirror;
+#[path = "bench_support/redaction.rs"]
+mod redaction;
 #[path = "bench_support/registry.rs"]
 mod registry;
 #[path = "bench_support/replication.rs"]
@@ -86,6 +88,8 @@ struct Args {
     /// `--cluster SECONDS`: only the cluster's throughput, replica cost
     /// and takeover.
     cluster: Option<usize>,
+    /// `--redaction ROUNDS`: only what redaction costs.
+    redaction: Option<usize>,
     load_only: bool,
     http_only: bool,
 }
@@ -108,6 +112,7 @@ fn parse_args() -> Args {
         replication: None,
         startup: None,
         cluster: None,
+        redaction: None,
         load_only: false,
         http_only: false,
     };
@@ -156,6 +161,7 @@ fn parse_args() -> Args {
             "--replication" => args.replication = Some(num("--replication")),
             "--startup" => args.startup = Some(num("--startup")),
             "--cluster" => args.cluster = Some(num("--cluster")),
+            "--redaction" => args.redaction = Some(num("--redaction")),
             "--mirror" => {
                 let sessions = num("--mirror");
                 let turns = num("--mirror");
@@ -587,6 +593,10 @@ fn main() {
     let (store, _) = Store::open_state_dir(&tmp.path().join("engine-state")).expect("store");
     if args.keep {
         eprintln!("keeping the benchmark's files in {}", tmp.path().display());
+    }
+    if let Some(rounds) = args.redaction {
+        redaction::bench_redaction(tmp.path(), rounds);
+        return;
     }
     if let Some((sessions, turns)) = args.import {
         import::bench_import(tmp.path(), sessions, turns);

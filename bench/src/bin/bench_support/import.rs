@@ -16,7 +16,7 @@ use serde_json::json;
 
 use super::registry::server_exe;
 
-fn write_transcripts(dir: &Path, sessions: usize, turns: usize) -> u64 {
+pub fn write_transcripts(dir: &Path, sessions: usize, turns: usize) -> u64 {
     let mut bytes = 0;
     for s in 0..sessions {
         let sid = format!("00000000-0000-4000-8000-{s:012}");
@@ -69,7 +69,7 @@ fn write_transcripts(dir: &Path, sessions: usize, turns: usize) -> u64 {
 /// Run the import; (seconds, peak RSS of the importer in MiB, its output).
 /// The child is reaped by `wait4`, which also gives its own peak RSS.
 #[allow(clippy::zombie_processes)]
-fn run_import(src: &Path, state: &Path) -> (f64, f64, String) {
+pub fn run_import(src: &Path, state: &Path) -> (f64, f64, String) {
     let log = state.with_extension("log");
     let out_file = std::fs::File::create(&log).expect("log");
     let err_file = out_file.try_clone().expect("log");

@@ -11,7 +11,7 @@ use git2::{ObjectType, Oid, TreeWalkMode, TreeWalkResult};
 use serde::Serialize;
 use serde_json::Value;
 
-use super::{Redaction, Redactor};
+use crate::redact::{Redaction, Redactor};
 use crate::session::layout;
 use crate::store::Store;
 
@@ -135,7 +135,7 @@ fn scan_session(
             continue;
         };
         if let Some(m) = v.get_mut("metadata").and_then(Value::as_object_mut) {
-            m.remove(super::METADATA_KEY);
+            m.remove(crate::redact::METADATA_KEY);
         }
         let mut found = Vec::new();
         // Mode `redact` whatever is configured: only what is found counts.
