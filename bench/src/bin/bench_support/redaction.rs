@@ -43,18 +43,6 @@ fn recorded_records() -> Vec<String> {
     out
 }
 
-/// CPU seconds (user + kernel) of this process so far.
-fn cpu_now() -> f64 {
-    // SAFETY: getrusage fills the struct it is given.
-    let ru = unsafe {
-        let mut ru: libc::rusage = std::mem::zeroed();
-        libc::getrusage(libc::RUSAGE_SELF, &mut ru);
-        ru
-    };
-    let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
-    secs(ru.ru_utime) + secs(ru.ru_stime)
-}
-
 pub fn bench_redaction(dir: &Path, rounds: usize) {
     let r = Redactor::with_key(&RedactionConfig::default(), vec![5; 32]).expect("rules");
     let policy = r.scan_policy();
