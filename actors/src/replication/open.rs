@@ -99,11 +99,8 @@ fn history_after(dir: &Path, after: u64) -> io::Result<Vec<String>> {
     for a in numbered(&history)?.into_iter().filter(|a| *a >= start.0) {
         let outer = history.join(format!("{a:02}"));
         for b in numbered(&outer)?.into_iter().filter(|b| (a, *b) >= start) {
-            let shard = outer.join(format!("{b:02}"));
-            let entries = match fs::read_dir(&shard) {
-                Ok(e) => e,
-                Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
-                Err(e) => return Err(e),
+            let Some(entries) = read_dir_if_any(&outer.join(format!("{b:02}")))? else {
+                continue;
             };
             for entry in entries {
                 let name = entry?.file_name().to_string_lossy().into_owned();
@@ -119,12 +116,19 @@ fn history_after(dir: &Path, after: u64) -> io::Result<Vec<String>> {
     Ok(out)
 }
 
+/// The entries of `dir`; None when it does not exist.
+fn read_dir_if_any(dir: &Path) -> io::Result<Option<fs::ReadDir>> {
+    match fs::read_dir(dir) {
+        Ok(e) => Ok(Some(e)),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
 /// The two-digit shard folders in `dir`, as numbers.
 fn numbered(dir: &Path) -> io::Result<Vec<u64>> {
-    let entries = match fs::read_dir(dir) {
-        Ok(e) => e,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(e),
+    let Some(entries) = read_dir_if_any(dir)? else {
+        return Ok(Vec::new());
     };
     let mut out = Vec::new();
     for entry in entries {
@@ -140,10 +144,8 @@ fn numbered(dir: &Path) -> io::Result<Vec<u64>> {
 
 /// Messages queued behind a running turn (relative paths).
 fn queued(dir: &Path) -> io::Result<Vec<String>> {
-    let entries = match fs::read_dir(dir.join(layout::QUEUE)) {
-        Ok(e) => e,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(e),
+    let Some(entries) = read_dir_if_any(&dir.join(layout::QUEUE))? else {
+        return Ok(Vec::new());
     };
     let mut out = Vec::new();
     for entry in entries {
