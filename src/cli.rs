@@ -62,6 +62,12 @@ pub enum Command {
         #[command(subcommand)]
         command: SecretsCommand,
     },
+    /// Rewrite a session's history (or every session's) with its secrets
+    /// replaced: every turn, branch, message, time and trailer kept; the
+    /// old objects dropped; the rewritten branches pushed to the remotes
+    /// and replicas. Through the running server, else on the state
+    /// directory here.
+    Purge(PurgeArgs),
     /// Is a server running for this state directory: its address, pid,
     /// uptime, sessions and live actors.
     Status(StateDirArg),
@@ -251,6 +257,21 @@ pub enum SecretsCommand {
     /// Scan every session of a state directory (a running server's too:
     /// it only reads). Exit 1 when a secret is found.
     Scan(SecretsScanArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct PurgeArgs {
+    #[command(flatten)]
+    pub target: ServerTarget,
+    /// The session to purge.
+    #[arg(required_unless_present = "all", conflicts_with = "all")]
+    pub session: Option<String>,
+    /// Every session.
+    #[arg(long)]
+    pub all: bool,
+    /// The outcome as JSON.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, clap::Args)]

@@ -13,6 +13,7 @@ pub mod projects;
 pub mod replication;
 pub mod runner;
 pub mod search;
+pub mod purge;
 pub mod secrets;
 pub mod serve;
 pub mod sessions;
@@ -38,6 +39,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Secrets {
             command: crate::cli::SecretsCommand::Scan(args),
         } => secrets::scan(&args),
+        Command::Purge(args) => purge::run(&args),
         Command::Status(args) => status::run(&args),
         Command::Search(args) => search::run(&args),
         Command::Import(args) => import::run(&args),

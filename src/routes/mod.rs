@@ -12,6 +12,7 @@ pub mod provenance;
 pub mod replay;
 pub mod replication;
 pub mod search;
+pub mod purge;
 pub mod secrets;
 pub mod session_store;
 pub mod sessions;
@@ -55,6 +56,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
             .route("/changes", web::get().to(changes::list))
             .route("/replication", web::get().to(replication::remotes))
             .route("/secrets", web::get().to(secrets::scan))
+            .route("/purge", web::post().to(purge::purge_all))
             .route("/replication/push", web::post().to(replication::push))
             .route(
                 "/session-store/append",
@@ -96,6 +98,8 @@ fn session_routes(cfg: &mut web::ServiceConfig) {
         .route("/turns/{n}/revert", web::post().to(undo::revert))
         .route("/export", web::get().to(sessions::export))
         .route("/fork", web::post().to(sessions::fork))
+        .route("/purge", web::post().to(purge::purge))
+        .route("/purges", web::get().to(purge::list))
         .route("/branches", web::get().to(replay::branches))
         .route("/history", web::get().to(replay::history))
         .route("/checkout", web::post().to(replay::checkout))

@@ -14,36 +14,15 @@ use serde_json::{json, Value};
 use crate::helpers::{git, Options, TestServer};
 
 /// Fake secrets of several kinds, from `seed` (never real, never fixed in
-/// the source).
+/// the source): AWS, GitHub, Stripe, Slack, a URL's password and a
+/// connection string's.
 fn fake_secrets(seed: u64) -> Vec<String> {
-    let mut x = seed
-        .wrapping_mul(2862933555777941757)
-        .wrapping_add(3037000493);
-    let mut pick = |alphabet: &[u8], n: usize| -> String {
-        (0..n)
-            .map(|_| {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                alphabet[(x % alphabet.len() as u64) as usize] as char
-            })
-            .collect()
-    };
-    let alnum = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
-    vec![
-        format!("AKIA{}", pick(b"ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", 16)),
-        format!("ghp_{}", pick(alnum, 36)),
-        format!("sk_live_{}", pick(alnum, 24)),
-        format!(
-            "xoxb-{}-{}-{}",
-            pick(b"0123456789", 12),
-            pick(b"0123456789", 13),
-            pick(alnum, 24)
-        ),
-        // The password of a URL, and of a connection string.
-        format!("Pw{}9", pick(alnum, 16)),
-        format!("Sq{}7", pick(alnum, 14)),
-    ]
+    let all = openprogram_actors::redact::fake::fake_secrets(seed);
+    ["aws", "github", "stripe", "slack", "url", "connection"]
+        .iter()
+        .filter_map(|k| all.iter().find(|f| f.kind == *k))
+        .map(|f| f.secret.clone())
+        .collect()
 }
 
 /// Texts holding the secrets as a tool would print them.

@@ -116,8 +116,12 @@ impl Replicas {
                 repo.reference_symbolic("HEAD", head, true, "replica push")?;
             }
         }
+        if push.header.purged {
+            // The old history goes: its objects may hold the secrets.
+            crate::git::rewrite::keep_only_reachable(&repo)
+                .map_err(|e| ClusterError::BadPush(e.to_string()))?;
         // Acknowledged already durable; a failed merge only leaves packs.
-        if let Err(e) = super::replica_packs::tidy(&repo, &dir) {
+        } else if let Err(e) = super::replica_packs::tidy(&repo, &dir) {
             tracing::warn!(session = %id, error = %e, "replica packs not merged");
         }
         Ok(tips)

@@ -108,9 +108,9 @@ impl Cluster {
             .get(&key)
             .cloned()
             .unwrap_or_default();
-        match self.send_push(id, dir, node, epoch, &known, meta.as_ref()) {
+        match self.send_push(id, dir, node, epoch, &known, meta.as_ref(), false) {
             Err(ClusterError::ReplicaBehind) if !known.is_empty() => {
-                self.send_push(id, dir, node, epoch, &[], None)
+                self.send_push(id, dir, node, epoch, &[], None, false)
             }
             other => other,
         }
@@ -124,11 +124,13 @@ impl Cluster {
         epoch: i64,
         known: &[(String, Oid)],
         known_meta: Option<&serde_json::Value>,
+        purged: bool,
     ) -> Result<(), ClusterError> {
         let me = &self.inner.config.node_id;
-        let Some(push) = Push::build_with_meta(dir, epoch, me, known, known_meta)? else {
+        let Some(mut push) = Push::build_with_meta(dir, epoch, me, known, known_meta)? else {
             return Ok(());
         };
+        push.header.purged = purged;
         let url = lock(&self.inner.state)
             .nodes
             .get(node)
@@ -173,6 +175,23 @@ impl Cluster {
             ))),
             Err(e) => Err(ClusterError::ReplicaUnavailable(format!("{node}: {e}"))),
         }
+    }
+
+    /// After a purge rewrote the session's history: every replica gets the
+    /// rewritten branches whole and drops every object they no longer
+    /// reach. The nodes that could not take it, with why.
+    pub fn replicate_purged(&self, id: &str, dir: &Path) -> Vec<String> {
+        let _held = self.inner.pushing.hold(id);
+        let Some(owned) = lock(&self.inner.state).owned.get(id).cloned() else {
+            return Vec::new();
+        };
+        let mut failed = Vec::new();
+        for node in &owned.replicas {
+            if let Err(e) = self.send_push(id, dir, node, owned.epoch, &[], None, true) {
+                failed.push(format!("{node}: {e}"));
+            }
+        }
+        failed
     }
 
     /// The third copy: pushed after the acknowledgement, best effort.

@@ -26,6 +26,10 @@ pub struct Header {
     /// committed until the next turn, so it travels beside the pack).
     #[serde(default)]
     pub meta: Option<serde_json::Value>,
+    /// The owner purged the session: its history was rewritten, and the
+    /// replica keeps only what the pushed branches reach.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub purged: bool,
 }
 
 /// A push made from a session's repository.
@@ -100,6 +104,7 @@ impl Push {
                 head,
                 base,
                 meta,
+                purged: false,
             },
             pack,
         }))

@@ -11,6 +11,7 @@ mod changes;
 mod cluster;
 mod projects;
 mod provenance;
+pub mod purge;
 mod replication;
 mod search;
 mod session_store;

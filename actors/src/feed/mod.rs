@@ -49,6 +49,9 @@ pub enum ChangeKind {
     /// commit (`commit`) at a load or before a write: replicas follow it
     /// again.
     BranchRestored,
+    /// The session's history was rewritten by a purge (`purge` names the
+    /// record that maps old commits to new; `commit` is the new HEAD).
+    SessionPurged,
 }
 
 /// One event of the feed.
@@ -71,6 +74,9 @@ pub struct ChangeEvent {
     pub session_commit: Option<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub node_ids: Vec<String>,
+    /// For `session_purged`: the purge record's id.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub purge: Option<String>,
     /// When it happened (seconds since the epoch; a commit's own time).
     pub time: f64,
 }
@@ -86,6 +92,7 @@ impl ChangeEvent {
             commit: None,
             session_commit: None,
             node_ids: Vec::new(),
+            purge: None,
             time,
         }
     }

@@ -14,6 +14,7 @@ mod log;
 pub mod pack;
 mod recent;
 pub mod repack;
+pub mod rewrite;
 mod revert_turns;
 mod trailers;
 mod tree_diff;

@@ -15,6 +15,7 @@
 
 #[cfg(test)]
 mod corpus_tests;
+pub mod fake;
 pub mod rules;
 #[cfg(test)]
 mod tests;

@@ -1,67 +1,12 @@
 use super::*;
 
-/// Fake secrets of each covered kind, made from a seed at test time.
+/// Fake secrets of each covered kind (`super::fake`), each as a tool
+/// would print it.
 pub(crate) fn fake_secrets(seed: u64) -> Vec<(&'static str, String)> {
-    let mut x = seed
-        .wrapping_mul(6364136223846793005)
-        .wrapping_add(1442695040888963407);
-    let mut pick = |alphabet: &[u8], n: usize| -> String {
-        (0..n)
-            .map(|_| {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                alphabet[(x % alphabet.len() as u64) as usize] as char
-            })
-            .collect()
-    };
-    let alnum = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
-    let upper32 = b"ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
-    let b64url = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-    let b64 = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let pem_body: String = (0..6).map(|_| pick(b64, 64) + "\n").collect();
-    vec![
-        ("aws", format!("AKIA{}", pick(upper32, 16))),
-        ("github", format!("ghp_{}", pick(alnum, 36))),
-        (
-            "slack",
-            format!(
-                "xoxb-{}-{}-{}",
-                pick(b"0123456789", 12),
-                pick(b"0123456789", 13),
-                pick(alnum, 24)
-            ),
-        ),
-        ("stripe", format!("sk_live_{}", pick(alnum, 24))),
-        (
-            "jwt",
-            format!(
-                "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIx{}.{}",
-                pick(b64url, 30),
-                pick(b64url, 43)
-            ),
-        ),
-        (
-            "pem",
-            format!("-----BEGIN RSA PRIVATE KEY-----\n{pem_body}-----END RSA PRIVATE KEY-----"),
-        ),
-        (
-            "url",
-            format!("postgres://admin:{}@db.internal:5432/app", pick(alnum, 18)),
-        ),
-        (
-            "connection",
-            format!(
-                "Server=tcp:sql.example.net,1433;User ID=sa;Password={}!x9;",
-                pick(alnum, 14)
-            ),
-        ),
-        // gitleaks' generic rule wants a digit, as real tokens have.
-        (
-            "generic",
-            format!("api_token = \"{}7{}\"", pick(alnum, 16), pick(alnum, 15)),
-        ),
-    ]
+    super::fake::fake_secrets(seed)
+        .into_iter()
+        .map(|f| (f.kind, f.text))
+        .collect()
 }
 
 fn redactor() -> Redactor {

@@ -94,13 +94,25 @@ pub fn push_batch(
     }
     sessions
         .iter()
-        .map(|(id, _)| {
-            let a = answers
-                .remove(id)
-                .unwrap_or_else(|| Err(PushError::Local("not pushed".into())));
+        .map(|(id, dir)| {
+            let a = match answers.remove(id) {
+                // A purged session's rewritten branches replace the old
+                // ones under a lease, pushed on their own.
+                Some(Err(PushError::Diverged(_))) if has_purges(dir) => {
+                    push_session(remote, id, dir)
+                }
+                Some(a) => a,
+                None => Err(PushError::Local("not pushed".into())),
+            };
             (id.clone(), a)
         })
         .collect()
+}
+
+fn has_purges(dir: &Path) -> bool {
+    dir.join(".git")
+        .join(crate::session::purge::RECORDS)
+        .exists()
 }
 
 fn read_member(id: &str, dir: &Path) -> Result<Member, PushError> {

@@ -237,6 +237,33 @@ impl Replication {
         self.remotes.iter().any(|r| r.config.mode == Mode::Sync)
     }
 
+    /// After a purge: push `id` (in folder `dir`) to every remote now
+    /// (blocking), the rewritten branches replacing the old ones under a
+    /// lease. The remotes that did not take it, with why (kept queued).
+    pub fn push_purged(&self, id: &str, dir: &Path) -> Vec<String> {
+        let mut failed = Vec::new();
+        for r in self.remotes.iter() {
+            let result = {
+                let _held = r.locks.hold(id);
+                push::push_session(&r.config, id, dir)
+            };
+            let at = now();
+            let mut status = r.lock_status();
+            match result {
+                Ok(p) => {
+                    status.saved.pending.remove(id);
+                    status.pushed(id, p.head, at);
+                }
+                Err(error) => {
+                    status.saved.pending.entry(id.to_string()).or_insert(at);
+                    status.failed(id, &error, at);
+                    failed.push(format!("{}: {error}", r.config.name));
+                }
+            }
+        }
+        failed
+    }
+
     /// Push `id` (in folder `dir`) to every `sync` remote now (blocking):
     /// the first failure is the answer. The worker's queue keeps the
     /// change either way, so a failure is retried in the background.

@@ -48,6 +48,7 @@ pub fn push_session(
         .collect();
     let mut specs = Vec::new();
     let mut diverged = Vec::new();
+    let purges = crate::session::purge::records(dir).unwrap_or_default();
     for (name, oid) in &local {
         let target = remote.remote_ref(session_id, name);
         match advertised.iter().find(|(n, _)| *n == target) {
@@ -57,6 +58,10 @@ pub fn push_session(
                     && repo.graph_descendant_of(*oid, *theirs).unwrap_or(false);
                 if ours_follows {
                     specs.push(format!("{name}:{target}"));
+                } else if purged_into(&repo, &purges, *theirs, *oid) {
+                    // A lease: libgit2 names the advertised commit as the
+                    // old value, so a remote moved since refuses it.
+                    specs.push(format!("+{name}:{target}"));
                 } else {
                     diverged.push(target);
                 }
@@ -79,6 +84,24 @@ pub fn push_session(
         return Err(PushError::Diverged(diverged.join(", ")));
     }
     Ok(Pushed { head, updated })
+}
+
+/// Whether the remote's `theirs` is a commit a purge of this session
+/// rewrote into `ours` or one of its ancestors: the remote holds the
+/// history from before the purge, which the rewritten branch replaces.
+/// Any other commit there is a divergence, never overwritten.
+pub fn purged_into(
+    repo: &Repository,
+    purges: &[crate::session::purge::PurgeRecord],
+    theirs: Oid,
+    ours: Oid,
+) -> bool {
+    let Some(new) = crate::session::purge::PurgeRecord::resolve(purges, &theirs.to_string())
+        .and_then(|n| Oid::from_str(&n).ok())
+    else {
+        return false;
+    };
+    new == ours || repo.graph_descendant_of(ours, new).unwrap_or(false)
 }
 
 /// Push `specs` over the connected `remote`: the refs the server refused,

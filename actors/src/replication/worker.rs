@@ -237,7 +237,7 @@ impl Worker {
                 continue;
             };
             match e["kind"].as_str() {
-                Some("commit") | Some("branch_restored") => {
+                Some("commit") | Some("branch_restored") | Some("session_purged") => {
                     status.saved.pending.entry(id.to_string()).or_insert(at);
                 }
                 Some("session_deleted") => {

@@ -38,6 +38,14 @@ pub enum Job {
     TouchAll(Vec<(String, PathBuf, String)>),
     /// The session was deleted.
     Forget(String),
+    /// The session's history was rewritten (a purge): its documents go,
+    /// it is indexed again from scratch, and the segments are merged so
+    /// that no file keeps the old texts.
+    Expunge {
+        id: String,
+        dir: PathBuf,
+        title: String,
+    },
     /// Drop everything, then index these sessions.
     Rebuild(Vec<(String, PathBuf, String)>),
     /// Every session a server's start found, as the registry holds them
@@ -84,7 +92,7 @@ impl Job {
     /// The sessions this job asks to index (the search backlog's unit).
     pub fn weight(&self) -> usize {
         match self {
-            Job::Touch { .. } => 1,
+            Job::Touch { .. } | Job::Expunge { .. } => 1,
             Job::TouchAll(all) | Job::Rebuild(all) => all.len(),
             Job::Known(known) => known.rows.len(),
             Job::Forget(_) | Job::Flush(_) => 0,
@@ -377,6 +385,13 @@ impl Batch<'_> {
                     for (id, dir, title) in all {
                         order.push(id.clone());
                         touched.insert(id, (dir, title));
+                    }
+                }
+                Job::Expunge { id, dir, title } => {
+                    self.forget(&id);
+                    self.rebuilt = true;
+                    if touched.insert(id.clone(), (dir, title)).is_none() {
+                        order.push(id);
                     }
                 }
                 Job::Flush(done) => waiters.push(done),

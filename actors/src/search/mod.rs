@@ -405,6 +405,29 @@ impl Handler<Touched> for Search {
     }
 }
 
+/// A session's history was rewritten: index it again from scratch and
+/// merge the segments (`indexer::Job::Expunge`).
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct Expunge {
+    pub id: String,
+    pub dir: PathBuf,
+    pub title: String,
+}
+
+impl Handler<Expunge> for Search {
+    type Result = ();
+
+    fn handle(&mut self, msg: Expunge, _: &mut Context<Self>) {
+        Arc::make_mut(&mut self.dirs).insert(msg.id.clone(), msg.dir.clone());
+        self.send(Job::Expunge {
+            id: msg.id,
+            dir: msg.dir,
+            title: msg.title,
+        });
+    }
+}
+
 /// Index everything again from the repositories.
 #[derive(Message)]
 #[rtype(result = "()")]

@@ -76,6 +76,24 @@ impl SessionCore {
     }
 }
 
+impl SessionCore {
+    /// A purge rewrote the history: one `session_purged` event, so that
+    /// replicas take the rewritten branches.
+    pub(super) fn announce_purged(
+        &mut self,
+        record: &super::purge::PurgeRecord,
+    ) -> Result<(), SessionError> {
+        let mut e = ChangeEvent::new(ChangeKind::SessionPurged, &self.meta.id, record.at.0);
+        e.project_id = Some(self.meta.project_id.clone());
+        e.commit = git::head_id(&self.repo)?.map(|o| o.to_string());
+        e.purge = Some(record.id.clone());
+        self.log_changes(vec![wal::Change::Feed {
+            root: self.dir.clone(),
+            event: e.to_bytes(),
+        }])
+    }
+}
+
 impl Handler<AnnounceArrival> for SessionActor {
     type Result = AtomicResponse<Self, Result<usize, SessionError>>;
 

@@ -100,6 +100,10 @@ impl SessionCore {
         dir: &Path,
         id: Option<&str>,
     ) -> Result<SessionCore, SessionError> {
+        // A purge a kill interrupted is finished before anything is read.
+        if dir.join(".git").join(super::purge::PENDING).exists() {
+            super::purge::finish_pending(store, dir)?;
+        }
         let mut meta = match SessionMeta::read_lenient(&dir.join(META)) {
             Ok(m) => m,
             Err(e)

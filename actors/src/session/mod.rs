@@ -22,6 +22,7 @@ pub mod outside;
 pub mod provenance;
 mod queue;
 mod rebind;
+pub mod purge;
 mod redaction;
 pub mod summary;
 mod transfer;
@@ -44,5 +45,7 @@ pub use wire::{
     MAX_TURN_FILES, ROOT_CALLER,
 };
 
+#[cfg(test)]
+mod purge_tests;
 #[cfg(test)]
 mod tests;

@@ -312,6 +312,12 @@ impl Store {
         self.inner.log.retry_unapplied();
     }
 
+    /// Checkpoint every entry logged so far and drop its segments
+    /// (`wal::Log::checkpoint_now`).
+    pub fn checkpoint_log(&self) -> io::Result<()> {
+        self.inner.log.checkpoint_now()
+    }
+
     /// The change feed (none without a log).
     pub fn feed(&self) -> Option<crate::feed::Feed> {
         self.inner.log.feed()

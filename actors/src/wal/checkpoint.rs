@@ -91,4 +91,7 @@ pub(super) enum Checkpoint {
     Spare(PathBuf),
     /// Answered once everything sent before it is done (a closing log).
     Drained(crossbeam_channel::Sender<()>),
+    /// Answered once everything sent before it is done, with whether
+    /// every segment went (none kept for replay).
+    Barrier(crossbeam_channel::Sender<bool>, Arc<AtomicBool>),
 }

@@ -331,6 +331,24 @@ impl Log {
         }
     }
 
+    /// Make every entry logged so far durable in place and drop the
+    /// segments holding them (a purge: no segment keeps the bytes it
+    /// rewrote). Without a log, or a closed one: nothing is kept anyway.
+    pub fn checkpoint_now(&self) -> io::Result<()> {
+        match &self.writer {
+            Some(w) if w.is_open() => {
+                if w.checkpoint_now(std::time::Duration::from_secs(120)) {
+                    Ok(())
+                } else {
+                    Err(io::Error::other(
+                        "the write-ahead log keeps a segment for replay; try again after a restart",
+                    ))
+                }
+            }
+            _ => Ok(()),
+        }
+    }
+
     /// Whether the session folder `root` has a flushed entry whose files
     /// could not be written: only a restart's replay puts them back.
     pub fn awaits_replay(&self, root: &Path) -> bool {

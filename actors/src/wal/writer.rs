@@ -87,6 +87,9 @@ enum Msg {
     Append(Job),
     /// Checkpoint everything and stop; answered when done.
     Close(Sender<()>),
+    /// Seal the current segment and answer once every segment up to it is
+    /// checkpointed and gone (true), or kept for replay (false).
+    Checkpoint(Sender<bool>),
 }
 
 pub struct Wal {
@@ -165,6 +168,17 @@ impl Wal {
         Ok(Flushing { rx })
     }
 
+    /// Seal the current segment and wait until it and every earlier one
+    /// are checkpointed: no segment then holds an entry logged before
+    /// this call. False when one is kept for replay (or the log closed).
+    pub fn checkpoint_now(&self, timeout: std::time::Duration) -> bool {
+        let (done, rx) = crossbeam_channel::bounded(1);
+        if self.tx.send(Msg::Checkpoint(done)).is_err() {
+            return false;
+        }
+        rx.recv_timeout(timeout).unwrap_or(false)
+    }
+
     pub fn close(&self) {
         let Ok(_one) = self.closing.lock() else {
             return;
@@ -212,6 +226,9 @@ fn start(
                     }
                     Checkpoint::Drained(done) => {
                         let _ = done.send(());
+                    }
+                    Checkpoint::Barrier(done, keep_all) => {
+                        let _ = done.send(!keep_all.load(Ordering::SeqCst));
                     }
                 }
             }
@@ -471,6 +488,7 @@ fn run(dir: PathBuf, mut seg: Segment, rx: Receiver<Msg>, mut w: Writer) {
             Err(RecvTimeoutError::Disconnected) => return,
         };
         let mut close = None;
+        let mut barriers = Vec::new();
         let mut bytes = 0;
         let mut next = Some(first);
         while let Some(m) = next.take() {
@@ -480,6 +498,7 @@ fn run(dir: PathBuf, mut seg: Segment, rx: Receiver<Msg>, mut w: Writer) {
                     batch.push(job);
                 }
                 Msg::Close(done) => close = Some(done),
+                Msg::Checkpoint(done) => barriers.push(done),
             }
             if close.is_none() && bytes < BATCH_BYTES {
                 next = rx.try_recv().ok();
@@ -537,6 +556,16 @@ fn run(dir: PathBuf, mut seg: Segment, rx: Receiver<Msg>, mut w: Writer) {
             poisoned |= failed;
             if poisoned || seg.due(fault) {
                 seg = w.rotate(&dir, seg, &mut poisoned);
+            }
+        }
+        if !barriers.is_empty() && close.is_none() {
+            if seg.entries > 0 {
+                seg = w.rotate(&dir, seg, &mut poisoned);
+            }
+            for done in barriers.drain(..) {
+                let _ = w
+                    .checkpoints
+                    .send(Checkpoint::Barrier(done, w.keep_all.clone()));
             }
         }
         if let Some(done) = close {
