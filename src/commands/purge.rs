@@ -41,11 +41,10 @@ pub fn run(args: &PurgeArgs) -> ExitCode {
     } else {
         print_outcome(&all);
     }
-    if all.iter().any(|p| {
-        p["not_pushed"]
-            .as_array()
-            .is_some_and(|a| !a.is_empty())
-    }) {
+    if all
+        .iter()
+        .any(|p| p["not_pushed"].as_array().is_some_and(|a| !a.is_empty()))
+    {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS

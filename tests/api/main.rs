@@ -30,6 +30,7 @@ mod ports;
 mod projects;
 mod protocol;
 mod provenance;
+mod purge;
 mod recordings;
 mod registry;
 mod replication;

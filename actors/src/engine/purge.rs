@@ -27,6 +27,16 @@ pub struct Purged {
 impl Engine {
     /// Purge session `id`; `by` names who asked.
     pub async fn purge(&self, id: &str, by: &str) -> Result<Purged, EngineError> {
+        let done = self.purge_one(id, by).await?;
+        if done.record.is_some() {
+            // index.json written whole and its journal emptied: no line of
+            // it keeps an old title or preview.
+            self.flush().await;
+        }
+        Ok(done)
+    }
+
+    async fn purge_one(&self, id: &str, by: &str) -> Result<Purged, EngineError> {
         self.writable()?;
         let record = self.call(id, Purge { by: by.to_string() }).await?;
         let mut not_pushed = Vec::new();
@@ -75,10 +85,13 @@ impl Engine {
         let page = self.list(ListQuery::everything(None)).await?;
         let mut out = Vec::new();
         for row in page.sessions {
-            let done = self.purge(&row.id, by).await?;
+            let done = self.purge_one(&row.id, by).await?;
             if done.record.is_some() {
                 out.push(done);
             }
+        }
+        if !out.is_empty() {
+            self.flush().await;
         }
         Ok(out)
     }

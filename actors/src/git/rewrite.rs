@@ -154,7 +154,9 @@ where
             .collect();
         let raw = commit.message_raw().unwrap_or("");
         let message = (w.edit_message)(raw);
-        let same_parents = parents.iter().eq(commit.parent_ids().collect::<Vec<_>>().iter());
+        let same_parents = parents
+            .iter()
+            .eq(commit.parent_ids().collect::<Vec<_>>().iter());
         if tree == commit.tree_id() && same_parents && message.is_none() {
             continue;
         }
@@ -211,34 +213,72 @@ where
     Ok(out)
 }
 
-/// Drop every object of `repo` not in the pack `keep` (`pack-<hash>`):
-/// the other packs, loose objects, and what lists them (a multi-pack
-/// index, the markers of merged packs, reflogs). The caller made sure
-/// `keep` holds everything the refs reach.
-pub fn expunge(git_dir: &Path, keep: &str) -> Result<(), GitError> {
+/// Every file holding objects: packs (with their indexes) and loose
+/// objects.
+fn object_files(objects: &Path) -> Result<Vec<std::path::PathBuf>, GitError> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(objects)? {
+        let entry = entry?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let loose = name.len() == 2 && name.chars().all(|c| c.is_ascii_hexdigit());
+        if loose || name == "pack" {
+            for f in std::fs::read_dir(entry.path())? {
+                let path = f?.path();
+                if path.is_file() {
+                    out.push(path);
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Drop every object of the repository at `git_dir` not in the pack
+/// `keep` (`pack-<hash>`): the other packs, loose objects, and what lists
+/// them (a multi-pack index, the markers of merged packs, reflogs). With
+/// `only`, just those files go (the ones there before `keep` was built:
+/// a concurrent writer's new objects stay). The caller made sure `keep`
+/// holds everything the refs reach.
+pub fn expunge(
+    git_dir: &Path,
+    keep: &str,
+    only: Option<&[std::path::PathBuf]>,
+) -> Result<(), GitError> {
     let objects = git_dir.join("objects");
     let pack_dir = objects.join("pack");
     if !pack_dir.join(format!("{keep}.idx")).exists() {
         return Err(git2::Error::from_str(&format!("{keep} is not in the repository")).into());
     }
-    for entry in std::fs::read_dir(&pack_dir)? {
-        let path = entry?.path();
+    let all;
+    let files = match only {
+        Some(f) => f,
+        None => {
+            all = object_files(&objects)?;
+            &all
+        }
+    };
+    for path in files {
         let stem = path
             .file_stem()
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_default();
-        if stem != keep && path.is_file() {
-            std::fs::remove_file(&path)?;
+        if stem == keep && path.parent() == Some(pack_dir.as_path()) {
+            continue;
+        }
+        match std::fs::remove_file(path) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e.into()),
+            _ => {}
         }
     }
-    crate::fsio::fsync_dir(&pack_dir)?;
+    // Loose folders left empty go (one still written to stays).
     for entry in std::fs::read_dir(&objects)? {
         let entry = entry?;
         let name = entry.file_name().to_string_lossy().into_owned();
         if name.len() == 2 && name.chars().all(|c| c.is_ascii_hexdigit()) {
-            std::fs::remove_dir_all(entry.path())?;
+            let _ = std::fs::remove_dir(entry.path());
         }
     }
+    crate::fsio::fsync_dir(&pack_dir)?;
     let _ = std::fs::remove_file(objects.join("info/packs"));
     for gone in [super::repack::MERGED, "logs"] {
         match std::fs::remove_dir_all(git_dir.join(gone)) {
@@ -254,10 +294,12 @@ pub fn expunge(git_dir: &Path, keep: &str) -> Result<(), GitError> {
     Ok(())
 }
 
-/// Pack every object the refs of the repository at `git_dir` reach into
-/// one pack and drop everything else (`expunge`): a replica after its
-/// owner's purge. Returns the pack kept (none: no ref).
+/// Pack every object the refs of `repo` reach into one pack and drop the
+/// objects that were there before (`expunge`): a replica, or a local
+/// remote, after a purge. Safe beside a writer pushing other refs: what it
+/// adds meanwhile stays. Returns the pack kept (none: no ref).
 pub fn keep_only_reachable(repo: &Repository) -> Result<Option<String>, GitError> {
+    let before = object_files(&repo.path().join("objects"))?;
     let refs = commit_refs(repo)?;
     if refs.is_empty() {
         return Ok(None);
@@ -275,6 +317,7 @@ pub fn keep_only_reachable(repo: &Repository) -> Result<Option<String>, GitError
         .name()
         .map(|n| format!("pack-{n}"))
         .ok_or_else(|| git2::Error::from_str("the pack has no name"))?;
-    expunge(repo.path(), &name)?;
+    crate::fsio::fsync_dir(&pack_dir)?;
+    expunge(repo.path(), &name, Some(&before))?;
     Ok(Some(name))
 }

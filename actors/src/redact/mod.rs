@@ -33,6 +33,8 @@ pub use rules::{Found, RuleSet, RuleSpec};
 
 /// The metadata key of a node's redactions.
 pub const METADATA_KEY: &str = "redactions";
+/// How every placeholder starts: `[REDACTED:<kind>]`.
+pub const PLACEHOLDER_START: &str = "[REDACTED:";
 /// The key of the keyed hashes, in the state directory (0600).
 pub const KEY_FILE: &str = "redaction.key";
 
@@ -224,10 +226,11 @@ impl Redactor {
             .find(text)
             .into_iter()
             .filter(|f| {
-                !policy
-                    .allow
-                    .iter()
-                    .any(|r| r.is_match(text.get(f.start..f.end).unwrap_or("")))
+                let found = text.get(f.start..f.end).unwrap_or("");
+                // A placeholder is never a secret (a URL's password
+                // replaced once still looks like one to the rule).
+                !found.contains(PLACEHOLDER_START)
+                    && !policy.allow.iter().any(|r| r.is_match(found))
             })
             .collect();
         if found.is_empty() {
@@ -243,7 +246,7 @@ impl Redactor {
         let mut at = 0;
         for f in found {
             stored.push_str(text.get(at..f.start).unwrap_or(""));
-            let placeholder = format!("[REDACTED:{}]", f.kind);
+            let placeholder = format!("{PLACEHOLDER_START}{}]", f.kind);
             out.push(Redaction {
                 hash: self.hash(text.get(f.start..f.end).unwrap_or("")),
                 kind: f.kind,

@@ -187,3 +187,23 @@ fn the_key_is_made_once_private_and_kept() {
         .mode();
     assert_eq!(mode & 0o777, 0o600);
 }
+
+#[test]
+fn redacted_text_has_nothing_left_to_redact() {
+    let r = redactor();
+    for seed in 0..20 {
+        for (kind, secret) in fake_secrets(seed) {
+            let text = format!("the tool printed:\n{secret}\nand went on.");
+            let mut out = Vec::new();
+            let once = r
+                .redact_text(&open(&r), &text, "/content", &mut out)
+                .unwrap()
+                .unwrap_or_else(|| panic!("{kind} not found"));
+            let mut again = Vec::new();
+            let twice = r
+                .redact_text(&open(&r), &once, "/content", &mut again)
+                .unwrap();
+            assert_eq!(twice, None, "{kind}: {once} -> {again:?}");
+        }
+    }
+}

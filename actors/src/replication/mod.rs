@@ -98,6 +98,8 @@ pub struct RemoteHandle {
     commands: tokio::sync::mpsc::UnboundedSender<Command>,
     /// Sessions with an `Open` command on its way to the worker.
     touched: Mutex<HashSet<String>>,
+    /// The worker's scratch repository (open states are built there).
+    scratch: PathBuf,
 }
 
 impl RemoteHandle {
@@ -198,6 +200,7 @@ impl Replication {
                 locks: SessionLocks::default(),
                 commands: tx,
                 touched: Mutex::default(),
+                scratch: dir.join(format!("{}.scratch.git", rc.name)),
             });
             let mut worker = Worker {
                 remote: handle.clone(),
@@ -245,7 +248,20 @@ impl Replication {
         for r in self.remotes.iter() {
             let result = {
                 let _held = r.locks.hold(id);
-                push::push_session(&r.config, id, dir)
+                push::push_session(&r.config, id, dir).and_then(|p| {
+                    // The open state built on the old tip goes too.
+                    open::push_open(&r.config, &r.scratch, id, dir, true)?;
+                    // A local remote keeps nothing the old history held.
+                    if let Some(path) = push::local_path(&r.config.url_for(id)) {
+                        if let Err(e) = git2::Repository::open_bare(&path)
+                            .map_err(crate::git::GitError::from)
+                            .and_then(|repo| crate::git::rewrite::keep_only_reachable(&repo))
+                        {
+                            tracing::warn!(remote = %r.config.name, error = %e, "the local remote keeps unreachable objects");
+                        }
+                    }
+                    Ok(p)
+                })
             };
             let at = now();
             let mut status = r.lock_status();

@@ -262,7 +262,7 @@ fn locked_file(message: &str) -> Option<PathBuf> {
 }
 
 /// The folder of a local remote's URL (None: a network remote).
-fn local_path(url: &str) -> Option<PathBuf> {
+pub(super) fn local_path(url: &str) -> Option<PathBuf> {
     if let Some(path) = url.strip_prefix("file://") {
         return Some(PathBuf::from(path));
     }

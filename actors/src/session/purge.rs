@@ -300,11 +300,15 @@ pub fn finish_pending(store: &Store, dir: &Path) -> Result<(), SessionError> {
 
 /// Refs moved, the old objects dropped, the work tree redacted and the
 /// index made from HEAD; the number of work-tree files rewritten.
-fn finish(dir: &Path, record: &PurgeRecord, cleaner: &mut Cleaner<'_>) -> Result<usize, SessionError> {
+fn finish(
+    dir: &Path,
+    record: &PurgeRecord,
+    cleaner: &mut Cleaner<'_>,
+) -> Result<usize, SessionError> {
     if let Some(pack) = &record.pack {
         let repo = git::open_repo(dir)?;
         move_refs(&repo, &record.refs)?;
-        git::rewrite::expunge(repo.path(), pack)?;
+        git::rewrite::expunge(repo.path(), pack, None)?;
     }
     let files = clean_work_tree(dir, cleaner)?;
     if record.pack.is_some() {
@@ -401,8 +405,8 @@ impl actix::Handler<Purge> for super::actor::SessionActor {
     type Result = actix::AtomicResponse<Self, Result<Option<PurgeRecord>, SessionError>>;
 
     fn handle(&mut self, msg: Purge, _: &mut Self::Context) -> Self::Result {
-        use actix::prelude::*;
         use super::actor::Slot;
+        use actix::prelude::*;
         // A merged pack being written in the folder is waited for.
         let lock = self.upkeep.lock.clone();
         let fut = async move { lock.lock_owned().await }

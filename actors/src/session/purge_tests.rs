@@ -35,12 +35,7 @@ fn all_objects(dir: &Path) -> String {
     let out = Command::new("git")
         .arg("-C")
         .arg(dir)
-        .args([
-            "cat-file",
-            "--batch-all-objects",
-            "--batch",
-            "--unordered",
-        ])
+        .args(["cat-file", "--batch-all-objects", "--batch", "--unordered"])
         .output()
         .unwrap();
     String::from_utf8_lossy(&out.stdout).into_owned()
@@ -74,7 +69,8 @@ fn leaky_session(root: &Path, secret: &str) -> (PathBuf, Store) {
         .unwrap();
     core.append(node("a1", Role::Assistant, "noted")).unwrap();
     core.end_turn(EndTurn::default(), None).unwrap();
-    core.append(node("u2", Role::User, "print the env")).unwrap();
+    core.append(node("u2", Role::User, "print the env"))
+        .unwrap();
     let mut tool = node("t2", Role::Tool, "");
     tool.caller = Some("a2".into());
     tool.name = Some("bash".into());
@@ -83,8 +79,12 @@ fn leaky_session(root: &Path, secret: &str) -> (PathBuf, Store) {
     core.append(tool).unwrap();
     core.end_turn(EndTurn::default(), None).unwrap();
     core.append(node("u3", Role::User, "thanks")).unwrap();
-    core.append(node("a3", Role::Assistant, &format!("the key {secret} is set")))
-        .unwrap();
+    core.append(node(
+        "a3",
+        Role::Assistant,
+        &format!("the key {secret} is set"),
+    ))
+    .unwrap();
     core.end_turn(EndTurn::default(), None).unwrap();
     core.append(node("u4", Role::User, &format!("and {secret} again?")))
         .unwrap();
@@ -135,11 +135,17 @@ fn a_purge_leaves_no_object_or_file_holding_the_secret_and_keeps_every_commit() 
     let record = purge::purge_folder(&store, &dir, "test").unwrap().unwrap();
     assert_eq!(record.by, "test");
     assert!(record.kinds.contains_key("aws-access-token"), "{record:?}");
-    assert!(!record.commits.is_empty() && record.files >= 1, "{record:?}");
+    assert!(
+        !record.commits.is_empty() && record.files >= 1,
+        "{record:?}"
+    );
 
     assert!(!all_objects(&dir).contains(&secret));
     assert!(!all_files(&dir).contains(&secret), "no file keeps it");
-    git(&dir, &["fsck", "--strict", "--no-dangling", "--no-progress"]);
+    git(
+        &dir,
+        &["fsck", "--strict", "--no-dangling", "--no-progress"],
+    );
     assert_eq!(git(&dir, &["rev-list", "--all"]).lines().count(), commits);
     assert_eq!(history(&dir), before, "authors, times and trailers kept");
     assert_eq!(
@@ -163,7 +169,9 @@ fn a_purge_leaves_no_object_or_file_holding_the_secret_and_keeps_every_commit() 
         .map(|n| serde_json::to_string(n).unwrap())
         .collect();
     assert_eq!(texts.len(), 8);
-    assert!(texts.iter().any(|t| t.contains("[REDACTED:aws-access-token]")));
+    assert!(texts
+        .iter()
+        .any(|t| t.contains("[REDACTED:aws-access-token]")));
     assert!(texts.iter().all(|t| !t.contains(&secret)));
     drop(core);
 
@@ -198,7 +206,10 @@ fn a_purge_cut_short_after_its_record_is_finished_by_the_next_load() {
     }
     assert!(!all_objects(&dir).contains(&secret));
     assert!(!all_files(&dir).contains(&secret));
-    git(&dir, &["fsck", "--strict", "--no-dangling", "--no-progress"]);
+    git(
+        &dir,
+        &["fsck", "--strict", "--no-dangling", "--no-progress"],
+    );
     assert_eq!(purge::records(&dir).unwrap().len(), 1);
 }
 
