@@ -767,3 +767,71 @@ fn a_channel_conversation_is_one_session_whichever_node_its_messages_reach() {
         }
     }
 }
+
+/// A purge on the owner reaches both replicas: they hold the rewritten
+/// branches and no object of the old history (`git cat-file
+/// --batch-all-objects`), `git fsck --strict` clean; the next turn is
+/// acknowledged as before.
+#[test]
+fn a_purge_on_the_owner_leaves_no_old_object_on_any_replica() {
+    let Some(cluster) =
+        Cluster::start_with_env(3, |_, _| {}, &[("OPENPROGRAM_REDACTION_MODE", "off")])
+    else {
+        return;
+    };
+    let secret = openprogram_actors::redact::fake::fake_secrets(21)
+        .into_iter()
+        .find(|f| f.kind == "github")
+        .unwrap()
+        .secret;
+    let agent = ureq::agent();
+    let base = cluster.proxy.url();
+    let resp = agent
+        .post(&format!("{base}/api/sessions/p-1/turns"))
+        .send_json(json!({"nodes": [
+            {"id": "u1", "role": "user", "content": format!("the token is {secret}")},
+            {"id": "a1", "role": "assistant", "content": "stored"}
+        ]}))
+        .unwrap();
+    assert_eq!(resp.status(), 201);
+    assert_eq!(whole_turn(&agent, &base, "p-1", 2), Ok(201));
+    let (owner, replicas) = leases(&cluster)["p-1"].clone();
+    let at = |name: &str| cluster.names.iter().position(|n| n == name).unwrap();
+    let replica_dirs: Vec<std::path::PathBuf> = replicas
+        .iter()
+        .map(|r| {
+            cluster.nodes[at(r)]
+                .state_dir
+                .join("cluster/replicas/p-1.git")
+        })
+        .collect();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !replica_dirs
+        .iter()
+        .all(|d| d.exists() && crate::purge::objects(d, true).contains(&secret))
+    {
+        assert!(Instant::now() < deadline, "the copies never arrived");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+
+    let owner_node = &cluster.nodes[at(&owner)];
+    let (st, purged) = owner_node.post("/api/sessions/p-1/purge", json!({}));
+    assert_eq!(st, 200, "{purged}");
+    assert!(purged["record"].is_object(), "{purged}");
+    assert_eq!(purged["not_pushed"], json!([]), "{purged}");
+    let heads = git(
+        &owner_node.session_dir("p-1"),
+        &["for-each-ref", "refs/heads"],
+    );
+    for d in &replica_dirs {
+        assert!(
+            !crate::purge::objects(d, true).contains(&secret),
+            "{}",
+            d.display()
+        );
+        git(d, &["fsck", "--strict", "--no-progress"]);
+        assert_eq!(git(d, &["for-each-ref", "refs/heads"]), heads);
+    }
+    assert!(!crate::purge::objects(&owner_node.session_dir("p-1"), true).contains(&secret));
+    assert_eq!(whole_turn(&agent, &base, "p-1", 3), Ok(201));
+}

@@ -238,16 +238,24 @@ impl Drop for Haproxy {
 
 /// A node of the cluster: a server process with `[cluster]` set;
 /// `prepare` gets its state directory before it starts.
-pub fn node(pg: &Postgres, name: &str, port: u16, prepare: Option<&dyn Fn(&Path)>) -> TestServer {
+/// One node of the cluster, with `extra` in its environment.
+pub fn node_with(
+    pg: &Postgres,
+    name: &str,
+    port: u16,
+    prepare: Option<&dyn Fn(&Path)>,
+    extra: &[(&str, &str)],
+) -> TestServer {
     let url = pg.url();
     let advertise = format!("http://127.0.0.1:{port}");
     let bind = format!("127.0.0.1:{port}");
-    let env = [
+    let mut env = vec![
         ("OPENPROGRAM_CLUSTER_POSTGRES_URL", url.as_str()),
         ("OPENPROGRAM_CLUSTER_NODE_ID", name),
         ("OPENPROGRAM_CLUSTER_ADVERTISE", advertise.as_str()),
         ("OPENPROGRAM_CLUSTER_LEASE_MS", "5000"),
     ];
+    env.extend_from_slice(extra);
     TestServer::start_with(Options {
         env: &env,
         bind: Some(&bind),
@@ -271,6 +279,15 @@ impl Cluster {
 
     /// `start`, with `prepare(i, state_dir)` run before node `i` starts.
     pub fn start_with(n: usize, prepare: impl Fn(usize, &Path)) -> Option<Cluster> {
+        Self::start_with_env(n, prepare, &[])
+    }
+
+    /// `start_with`, every node with `extra` in its environment.
+    pub fn start_with_env(
+        n: usize,
+        prepare: impl Fn(usize, &Path),
+        extra: &[(&str, &str)],
+    ) -> Option<Cluster> {
         let pg = Postgres::start()?;
         let names: Vec<String> = (0..n)
             .map(|i| format!("node-{}", (b'a' + i as u8) as char))
@@ -280,7 +297,9 @@ impl Cluster {
             .iter()
             .zip(&ports)
             .enumerate()
-            .map(|(i, (name, port))| node(&pg, name, *port, Some(&|d: &Path| prepare(i, d))))
+            .map(|(i, (name, port))| {
+                node_with(&pg, name, *port, Some(&|d: &Path| prepare(i, d)), extra)
+            })
             .collect();
         let pairs: Vec<(String, u16)> = names.iter().cloned().zip(ports).collect();
         let proxy = Haproxy::start(&pairs)?;

@@ -68,7 +68,7 @@ fn in_files(dir: &Path, secrets: &[String]) -> Vec<(PathBuf, String)> {
 
 /// Every object of the repository at `repo`, whole (`all`), or only
 /// those its refs reach.
-fn objects(repo: &Path, all: bool) -> String {
+pub fn objects(repo: &Path, all: bool) -> String {
     let listed = if all {
         None
     } else {
