@@ -236,9 +236,9 @@ impl Drop for Haproxy {
     }
 }
 
-/// A node of the cluster: a server process with `[cluster]` set;
-/// `prepare` gets its state directory before it starts.
-/// One node of the cluster, with `extra` in its environment.
+/// A node of the cluster: a server process with `[cluster]` set and
+/// `extra` in its environment; `prepare` gets its state directory before
+/// it starts.
 pub fn node_with(
     pg: &Postgres,
     name: &str,
