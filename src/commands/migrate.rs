@@ -72,7 +72,12 @@ fn migrate(args: &MigrateArgs) -> Result<(), String> {
         super::read_store(&state)
     } else {
         match openprogram_actors::store::Store::open_state_dir(&state) {
-            Ok((store, openprogram_actors::store::Opening::Writable(_))) => store,
+            Ok((mut store, openprogram_actors::store::Opening::Writable(_))) => {
+                // Redacted as the server would (the configured rules).
+                let redactor = super::secrets::redactor(&state, None)?;
+                store.set_redactor(std::sync::Arc::new(redactor));
+                store
+            }
             Ok((_, openprogram_actors::store::Opening::ReadOnly { error, .. })) | Err(error) => {
                 return Err(format!("write-ahead log in {}: {error}", state.display()))
             }

@@ -82,7 +82,7 @@ pub fn scan(args: &SecretsScanArgs) -> ExitCode {
 }
 
 /// The rules of the configuration, and the state directory's hash key.
-fn redactor(dir: &Path, config: Option<&Path>) -> Result<Redactor, String> {
+pub(super) fn redactor(dir: &Path, config: Option<&Path>) -> Result<Redactor, String> {
     let loaded = crate::config::Config::load(&crate::config::Overrides {
         config_file: config.map(Path::to_path_buf),
         state_dir: None,

@@ -426,3 +426,106 @@ fn a_remote_that_moved_on_is_reported_and_never_overwritten() {
     let (st, v) = s.post("/api/sessions/nope/purge", json!({}));
     assert_eq!(st, 404, "{v}");
 }
+
+/// A session that arrives whole is redacted as any write is: a git bundle
+/// exported by a server that stored a secret (redaction off) and imported
+/// by one that redacts; a session of the original's layout, with the
+/// secret in its own git history, migrated at startup. A server that
+/// refuses secrets refuses the bundle and keeps nothing of it.
+#[test]
+fn a_bundle_and_a_migrated_session_arrive_redacted_and_a_refusing_server_refuses_the_bundle() {
+    let f = fake(13);
+    let aws = f.iter().find(|x| x.kind == "aws").unwrap().clone();
+    let stripe = f.iter().find(|x| x.kind == "stripe").unwrap().clone();
+    let off = TestServer::start_with(Options {
+        env: &[("OPENPROGRAM_REDACTION_MODE", "off")],
+        ..Options::default()
+    });
+    off.append(
+        "b1",
+        json!({"id": "u1", "role": "user", "content": format!("key {}", aws.text)}),
+    );
+    off.append(
+        "b1",
+        json!({"id": "a1", "role": "assistant", "content": "ok"}),
+    );
+    off.end_turn("b1", json!({}));
+    let (st, _, bundle) = off.get_bytes("/api/sessions/b1/export");
+    assert_eq!(st, 200);
+    assert!(objects(&off.session_dir("b1"), true).contains(&aws.secret));
+
+    // The original's layout, the secret in a commit of its own git.
+    let prepare = |state: &Path| {
+        let d = state.join("sessions/legacy1");
+        std::fs::create_dir_all(d.join("history")).unwrap();
+        std::fs::write(
+            d.join("meta.json"),
+            json!({"id": "legacy1", "title": "Original", "created_at": 1.0e9, "updated_at": 1.0e9,
+                   "head_id": "o2", "branches": {"main": "o2"}})
+            .to_string(),
+        )
+        .unwrap();
+        let node = |seq: u64, id: &str, role: &str, out: String, pred: Option<&str>| {
+            json!({"id": id, "created_at": 1.0e9 + seq as f64, "seq": seq, "role": role,
+                   "output": out, "predecessor": pred, "metadata": {}})
+        };
+        std::fs::write(
+            d.join("history/0000-u-o1.json"),
+            node(0, "o1", "user", format!("use {}", stripe.text), None).to_string(),
+        )
+        .unwrap();
+        std::fs::write(
+            d.join("history/0001-l-o2.json"),
+            node(1, "o2", "llm", "done".into(), Some("o1")).to_string(),
+        )
+        .unwrap();
+        git(&d, &["init", "-q", "-b", "main"]);
+        git(&d, &["add", "-A"]);
+        git(
+            &d,
+            &[
+                "-c",
+                "user.name=OpenProgram",
+                "-c",
+                "user.email=openprogram@local",
+                "commit",
+                "-qm",
+                "turn: use it",
+            ],
+        );
+    };
+    let on = TestServer::start_with(Options {
+        prepare: Some(&prepare),
+        ..Options::default()
+    });
+    let (st, meta) = on.post_raw("/api/sessions/import", "application/x-git-bundle", &bundle);
+    assert_eq!(st, 201, "{meta}");
+    let dir = on.session_dir(meta["id"].as_str().unwrap());
+    assert!(!objects(&dir, true).contains(&aws.secret));
+    assert_eq!(in_files(&dir, &[aws.secret.clone()]), vec![]);
+    let (_, nodes) = on.get(&format!(
+        "/api/sessions/{}/nodes",
+        meta["id"].as_str().unwrap()
+    ));
+    assert!(nodes.to_string().contains("[REDACTED:"), "{nodes}");
+    git(&dir, &["fsck", "--strict", "--no-progress"]);
+    let legacy = on.session_dir("legacy1");
+    let (st, nodes) = on.get("/api/sessions/legacy1/nodes");
+    assert_eq!(st, 200, "{nodes}");
+    assert!(nodes.to_string().contains("[REDACTED:"), "{nodes}");
+    assert!(!objects(&legacy, true).contains(&stripe.secret));
+    assert_eq!(in_files(&legacy, &[stripe.secret.clone()]), vec![]);
+    git(&legacy, &["fsck", "--strict", "--no-progress"]);
+
+    let refusing = TestServer::start_with(Options {
+        env: &[("OPENPROGRAM_REDACTION_MODE", "refuse")],
+        ..Options::default()
+    });
+    let (st, v) = refusing.post_raw("/api/sessions/import", "application/x-git-bundle", &bundle);
+    assert_eq!(st, 400, "{v}");
+    assert_eq!(v["code"], "secret_refused", "{v}");
+    assert!(!v.to_string().contains(&aws.secret));
+    let (_, list) = refusing.get("/api/sessions");
+    assert_eq!(list["sessions"].as_array().map(Vec::len), Some(0), "{list}");
+    assert_eq!(in_files(&refusing.state_dir, &[aws.secret.clone()]), vec![]);
+}

@@ -233,6 +233,10 @@ pub fn migrate(store: &Store, dir: &Path) -> Result<Migrated, SessionError> {
     let paths = paths_to_record(&core.repo, dir)?;
     core.pending_paths.extend(paths);
     report.turns = core.backfill()?;
+    drop(core);
+    // Redacted as any write is (the original stored its secrets as they
+    // came): its history purged once migrated.
+    super::purge::redact_arrived(store, dir, "migration", true)?;
     remove_durably(&under_way)?;
     Ok(report)
 }

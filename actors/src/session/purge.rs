@@ -214,6 +214,45 @@ pub fn purge_folder(
     complete(redactor, dir, record)
 }
 
+/// A session that arrived whole, not through the write path (a git
+/// bundle imported, in its temporary folder; a session of an older layout
+/// migrated in place), redacted as the write path would: nothing with mode
+/// `off` (or no redactor), its history purged with `redact`; with `refuse`
+/// a bundle holding a secret is refused (`logged`: the folder's writes went
+/// through the write-ahead log, which is checkpointed first; a migration
+/// never refuses what is already stored, it redacts).
+pub fn redact_arrived(
+    store: &Store,
+    dir: &Path,
+    by: &str,
+    logged: bool,
+) -> Result<Option<PurgeRecord>, SessionError> {
+    let Some(redactor) = store.redactor() else {
+        return Ok(None);
+    };
+    match redactor.policy(crate::project::DEFAULT_PROJECT, None).mode {
+        crate::redact::Mode::Off => Ok(None),
+        crate::redact::Mode::Refuse if !logged => {
+            let record = prepare(redactor, dir, by)?;
+            match record.kinds.keys().next() {
+                Some(kind) => Err(SessionError::Secret {
+                    kind: kind.clone(),
+                    field: "the bundle's history".into(),
+                }),
+                None => Ok(None),
+            }
+        }
+        _ if logged => purge_folder(store, dir, by),
+        _ => {
+            let record = prepare(redactor, dir, by)?;
+            if record.pack.is_some() {
+                fsio::atomic_write_json(&dir.join(".git").join(PENDING), &record)?;
+            }
+            complete(redactor, dir, record)
+        }
+    }
+}
+
 /// The history rewritten and packed (nothing moved yet): the record of
 /// what a purge does, with the kinds found in history.
 pub(super) fn prepare(

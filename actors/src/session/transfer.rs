@@ -94,6 +94,8 @@ impl SessionCore {
             meta.project_id = crate::project::DEFAULT_PROJECT.into();
             fsio::atomic_write_json(&tmp.join(META), &meta)?;
             fsio::create_private_dir_all(&tmp.join(layout::WORKDIR))?;
+            // Redacted as any write is: its secrets never reach the store.
+            super::purge::redact_arrived(store, tmp, "import", false)?;
             // Loaded and verified completely before it is moved into place:
             // a bundle that does not make a working session leaves nothing.
             SessionCore::load_as(store, tmp, Some(&id)).map_err(|e| {
