@@ -7,7 +7,7 @@ use clap::{Parser, Subcommand};
 #[derive(Debug, Parser)]
 #[command(
     name = "openprogram",
-    version,
+    version = concat!(env!("CARGO_PKG_VERSION"), " (commit ", env!("OPENPROGRAM_COMMIT"), ")"),
     about = "Entity memory for AI agents, kept in git"
 )]
 pub struct Cli {
@@ -106,6 +106,21 @@ pub enum Command {
         #[arg(value_enum)]
         shell: clap_complete::Shell,
     },
+}
+
+impl Command {
+    /// A command that prints its answer and ends: its output is often
+    /// piped into `head` or `less`, and a reader that stops early ends it
+    /// quietly (the default `SIGPIPE`), not with a panic. The ones that
+    /// serve or follow (`serve`, `mcp`, `runner`, `import --watch`) keep
+    /// the signal ignored and see the error instead.
+    pub fn prints_and_ends(&self) -> bool {
+        match self {
+            Command::Serve(_) | Command::Mcp(_) | Command::Runner(_) => false,
+            Command::Import(args) => !args.watch,
+            _ => true,
+        }
+    }
 }
 
 #[derive(Debug, clap::Args)]

@@ -35,5 +35,13 @@ fn main() -> ExitCode {
     // connection and then says nothing must not hold a push (and a `sync`
     // end of turn) for ever.
     openprogram_actors::replication::transport::init();
-    openprogram::commands::run(openprogram::cli::Cli::parse())
+    let cli = openprogram::cli::Cli::parse();
+    if cli.command.prints_and_ends() {
+        // SAFETY: signal(2) with the default disposition, before any
+        // thread starts; it touches no memory of ours.
+        unsafe {
+            libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+        }
+    }
+    openprogram::commands::run(cli)
 }

@@ -5,6 +5,12 @@ use actix_web::HttpResponse;
 use serde::Serialize;
 use utoipa::{OpenApi, ToSchema};
 
+/// A git bundle (the `git bundle` format), raw bytes on the wire: a
+/// binary string to a client generator.
+#[derive(Debug, ToSchema)]
+#[schema(value_type = String, format = Binary)]
+pub struct GitBundle(pub Vec<u8>);
+
 /// Every error answer: a message and a machine code (docs/API.md lists
 /// the codes).
 #[derive(Debug, Serialize, ToSchema)]

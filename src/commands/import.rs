@@ -260,6 +260,22 @@ fn print_summary(s: &Value) {
         n("files_unchanged"),
         n("files_older"),
     );
+    if n("files") == 0 {
+        let places: Vec<&str> = s["looked_in"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .collect();
+        if places.is_empty() {
+            println!("  looked nowhere: give the folders to read (or register the projects)");
+        } else {
+            println!(
+                "  no history found in {} (HOME and the tool's own variables, such as CLAUDE_CONFIG_DIR or CODEX_HOME, say where it keeps them; or give the folders)",
+                places.join(", ")
+            );
+        }
+    }
     if n("turns_continued") > 0 {
         println!(
             "  {} turns imported before got what the tool wrote of them since",

@@ -5,6 +5,37 @@
 use rmcp::schemars;
 use serde::Deserialize;
 
+/// Numbers as some clients send them: `2` or `"2"` (the MCP Inspector's
+/// command line sends every argument as a string). A string that is not a
+/// number is refused as a wrong type is.
+mod lenient {
+    use serde::de::{Deserializer, Error};
+    use serde::Deserialize;
+
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum NumberOrText<T> {
+        Number(T),
+        Text(String),
+    }
+
+    pub fn number<'de, D, T>(d: D) -> Result<Option<T>, D::Error>
+    where
+        D: Deserializer<'de>,
+        T: Deserialize<'de> + std::str::FromStr,
+    {
+        match Option::<NumberOrText<T>>::deserialize(d)? {
+            None => Ok(None),
+            Some(NumberOrText::Number(n)) => Ok(Some(n)),
+            Some(NumberOrText::Text(t)) => t
+                .trim()
+                .parse()
+                .map(Some)
+                .map_err(|_| D::Error::custom(format!("'{t}' is not a number"))),
+        }
+    }
+}
+
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[schemars(crate = "rmcp::schemars")]
 pub struct SearchArgs {
@@ -31,12 +62,15 @@ pub struct SessionsSearchArgs {
     /// `user`, `assistant`, `tool` or `title`.
     pub role: Option<String>,
     /// Messages written at or after this time (seconds since the epoch).
+    #[serde(default, deserialize_with = "lenient::number")]
     pub since: Option<f64>,
     /// Messages written before this time (seconds since the epoch).
+    #[serde(default, deserialize_with = "lenient::number")]
     pub until: Option<f64>,
     /// true: archived sessions only; false: active ones only.
     pub archived: Option<bool>,
     /// Hits per page (1-200, default 10).
+    #[serde(default, deserialize_with = "lenient::number")]
     pub limit: Option<u32>,
     /// The `next_cursor` of the previous page.
     pub cursor: Option<String>,
@@ -53,6 +87,7 @@ pub struct SessionsListArgs {
     /// Only pinned (true) or unpinned (false) sessions.
     pub pinned: Option<bool>,
     /// Rows per page (1-200, default 20); newest activity first.
+    #[serde(default, deserialize_with = "lenient::number")]
     pub limit: Option<u32>,
     /// The `next_cursor` of the previous page.
     pub cursor: Option<String>,
@@ -65,9 +100,11 @@ pub struct SessionGetArgs {
     /// The branch (default: the one the session shows).
     pub branch: Option<String>,
     /// First turn (default 1).
+    #[serde(default, deserialize_with = "lenient::number")]
     pub from_turn: Option<u64>,
     /// Last turn (default: the last; at most 50 turns an answer, the rest
     /// from `next_from_turn`).
+    #[serde(default, deserialize_with = "lenient::number")]
     pub to_turn: Option<u64>,
     /// `messages` (default) or `markdown`.
     pub format: Option<String>,
@@ -78,6 +115,7 @@ pub struct SessionGetArgs {
 pub struct TurnGetArgs {
     pub session_id: String,
     /// The turn's number on `branch`.
+    #[serde(default, deserialize_with = "lenient::number")]
     pub turn: Option<u64>,
     /// Or its commit (at least 7 characters), on any branch.
     pub commit: Option<String>,
@@ -90,6 +128,7 @@ pub struct TurnGetArgs {
 pub struct ProjectCommitsArgs {
     pub project_id: String,
     /// Commits, newest first (1-200, default 20).
+    #[serde(default, deserialize_with = "lenient::number")]
     pub limit: Option<u32>,
 }
 
@@ -99,6 +138,7 @@ pub struct RecentActivityArgs {
     /// Sessions active at or after this time (seconds since the epoch).
     pub since: f64,
     /// Sessions at most (1-200, default 50).
+    #[serde(default, deserialize_with = "lenient::number")]
     pub limit: Option<u32>,
 }
 

@@ -19,8 +19,17 @@ const MAX_LIMIT: usize = 200;
 /// Most turns `session_get` answers with at once.
 const TURNS_PER_ANSWER: u64 = 50;
 
-fn limit(given: Option<u32>, default: usize) -> usize {
-    given.map_or(default, |l| (l as usize).clamp(1, MAX_LIMIT))
+/// `limit` as given (1–200), or `default`; out of range is a tool error
+/// (`invalid_input`), never clamped behind the agent's back.
+fn limit(given: Option<u32>, default: usize) -> Result<usize, Result<CallToolResult, ErrorData>> {
+    match given {
+        None => Ok(default),
+        Some(l) if (1..=MAX_LIMIT).contains(&(l as usize)) => Ok(l as usize),
+        Some(l) => Err(refused(
+            "invalid_input",
+            format!("limit {l} is out of range: 1 to {MAX_LIMIT}"),
+        )),
+    }
 }
 
 /// An engine error as a tool error the agent reads.
@@ -130,7 +139,10 @@ impl MemoryServer {
             Ok(o) => o,
             Err(e) => return refused("invalid_input", e),
         };
-        let limit = limit(args.limit, 10);
+        let limit = match limit(args.limit, 10) {
+            Ok(l) => l,
+            Err(e) => return e,
+        };
         // A branch filter looks further, then keeps that branch's hits.
         let want = if args.branch.is_some() {
             MAX_LIMIT
@@ -205,7 +217,10 @@ impl MemoryServer {
             Ok(o) => o,
             Err(e) => return refused("invalid_input", e),
         };
-        let limit = limit(args.limit, 20);
+        let limit = match limit(args.limit, 20) {
+            Ok(l) => l,
+            Err(e) => return e,
+        };
         let mut q = ListQuery::everything(args.project_id);
         q.include_archived = false;
         q.archived = Some(args.archived.unwrap_or(false));
@@ -335,11 +350,11 @@ impl MemoryServer {
         &self,
         Parameters(args): Parameters<ProjectCommitsArgs>,
     ) -> Result<CallToolResult, ErrorData> {
-        let commits = match self
-            .engine
-            .project_commits(&args.project_id, limit(args.limit, 20))
-            .await
-        {
+        let want = match limit(args.limit, 20) {
+            Ok(l) => l,
+            Err(e) => return e,
+        };
+        let commits = match self.engine.project_commits(&args.project_id, want).await {
             Ok(c) => c,
             Err(e) => return failed(e),
         };
@@ -374,7 +389,10 @@ impl MemoryServer {
             Err(e) => return failed(e),
         };
         let mut projects: BTreeMap<String, Vec<Value>> = BTreeMap::new();
-        let cap = limit(args.limit, 50);
+        let cap = match limit(args.limit, 50) {
+            Ok(l) => l,
+            Err(e) => return e,
+        };
         let active = page.sessions.iter().filter(|r| r.updated_at >= args.since);
         for r in active.take(cap) {
             projects

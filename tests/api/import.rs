@@ -1585,3 +1585,31 @@ fn the_import_doctor_reports_versions_and_unknown_records() {
     assert!(v["mirrors"].is_null(), "no server: {v}");
     assert!(!home.path().join("state").exists(), "the doctor wrote");
 }
+
+/// Nothing to import says where it looked: a wrong `HOME` or
+/// `CLAUDE_CONFIG_DIR` does not look like an empty history.
+#[test]
+fn a_dry_run_that_finds_nothing_says_where_it_looked() {
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let out = std::process::Command::new(crate::helpers::server_bin())
+        .args(["import", "claude-code", "--dry-run", "--state-dir"])
+        .arg(tmp.path().join("state"))
+        .env("HOME", &home)
+        .env_remove("CLAUDE_CONFIG_DIR")
+        .env_remove("OPENPROGRAM_URL")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let looked = home.join(".claude/projects").display().to_string();
+    assert!(
+        text.contains("no history found in") && text.contains(&looked),
+        "{text}"
+    );
+}

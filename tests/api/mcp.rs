@@ -412,3 +412,44 @@ fn a_branch_is_read_with_the_turns_it_shares() {
     );
     assert!(two.to_string().contains("answer 2 again"), "{two}");
 }
+
+/// Limits as docs/MCP.md says: out of range (0, 300) is a tool error with
+/// a `code`, never clamped; a number sent as a string (as the MCP
+/// Inspector's command line sends it) is taken; text that is no number is
+/// refused.
+#[test]
+fn limits_out_of_range_are_tool_errors_and_numbers_as_strings_are_taken() {
+    let s = TestServer::start();
+    for k in 0..3 {
+        s.turn(&format!("lim{k}"), "a question", "an answer", &[]);
+    }
+    let call = |id: u64, args: Value| -> Value {
+        rpc(
+            &s,
+            id,
+            "tools/call",
+            json!({"name": "sessions_list", "arguments": args}),
+        )
+    };
+    for (i, bad) in [json!(0), json!(300)].into_iter().enumerate() {
+        let v = call(10 + i as u64, json!({"limit": bad}));
+        assert_eq!(v["result"]["isError"], true, "{v}");
+        let body = &v["result"]["structuredContent"];
+        let text = v["result"]["content"][0]["text"].as_str().unwrap_or("");
+        assert!(
+            body["code"] == "invalid_input" || text.contains("invalid_input"),
+            "{v}"
+        );
+    }
+    let v = call(20, json!({"limit": "2"}));
+    assert_eq!(v["result"]["isError"], false, "{v}");
+    let rows = v["result"]["structuredContent"]["sessions"]
+        .as_array()
+        .map(Vec::len);
+    assert_eq!(rows, Some(2), "{v}");
+    let v = call(21, json!({"limit": "two"}));
+    assert!(
+        v["error"].is_object() || v["result"]["isError"] == true,
+        "{v}"
+    );
+}

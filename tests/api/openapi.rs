@@ -349,6 +349,15 @@ fn every_answer_matches_the_openapi_document() {
     let (st, v) = s.post("/api/session-store/delete", json!({"key": key}));
     c.check("/api/session-store/delete", "post", st, &v);
 
+    let (st, v) = s.post("/api/sessions/pb/purge", json!({"by": "ada"}));
+    c.check("/api/sessions/{id}/purge", "post", st, &v);
+    let (st, v) = s.get("/api/sessions/pb/purges");
+    c.check("/api/sessions/{id}/purges", "get", st, &v);
+    let (st, v) = s.post("/api/purge", json!({"all": true}));
+    c.check("/api/purge", "post", st, &v);
+    let (st, v) = s.post("/api/purge", json!({}));
+    c.check("/api/purge", "post", st, &v);
+
     // Errors have their schema too.
     let (st, v) = s.get("/api/sessions/nope");
     c.check("/api/sessions/{id}", "get", st, &v);

@@ -442,3 +442,52 @@ fn packs_are_merged_in_the_background_once_the_session_is_idle() {
     let text = v.to_string();
     assert!(text.contains("question 0") && text.contains("still here"));
 }
+
+/// A reader that stops early (`… | head -1`) ends a command quietly: no
+/// panic, no message, whatever the timing (the pipe here is closed before
+/// the command writes anything). `--version` names the commit.
+#[test]
+fn a_closed_pipe_ends_a_command_quietly_and_the_version_names_the_commit() {
+    use std::os::unix::process::ExitStatusExt;
+    use std::process::{Command, Stdio};
+    let s = TestServer::start();
+    for _ in 0..20 {
+        s.turn("piped", "a question", "an answer", &[]);
+    }
+    for args in [
+        vec!["completions", "bash"],
+        vec!["sessions", "show", "piped", "--url", &s.url],
+        vec!["sessions", "list", "--url", &s.url],
+    ] {
+        let mut child = Command::new(crate::helpers::server_bin())
+            .args(&args)
+            .env("OPENPROGRAM_STATE_DIR", &s.state_dir)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        drop(child.stdout.take());
+        let out = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            out.status.code() != Some(101) && !err.contains("panicked"),
+            "{args:?}: {:?} {err}",
+            out.status
+        );
+        assert!(
+            out.status.success() || out.status.signal() == Some(libc::SIGPIPE),
+            "{args:?}: {:?} {err}",
+            out.status
+        );
+    }
+    let (code, out, _) = s.cli(&["--version"], None);
+    assert_eq!(code, 0);
+    let commit = git(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")),
+        &["rev-parse", "--short=12", "HEAD"],
+    );
+    assert!(
+        out.contains(&format!("(commit {})", commit.trim())) || out.contains("(commit unknown)"),
+        "{out}"
+    );
+}

@@ -7,8 +7,6 @@
 use std::path::Path;
 use std::sync::atomic::Ordering;
 
-use git2::Oid;
-
 use super::wire::Push;
 use super::{db, lock, Cluster, ClusterError, Owned};
 
@@ -108,29 +106,29 @@ impl Cluster {
             .get(&key)
             .cloned()
             .unwrap_or_default();
-        match self.send_push(id, dir, node, epoch, &known, meta.as_ref(), false) {
+        let me = &self.inner.config.node_id;
+        let push = Push::build_with_meta(dir, epoch, me, &known, meta.as_ref())?;
+        match self.send_push(id, node, epoch, push) {
             Err(ClusterError::ReplicaBehind) if !known.is_empty() => {
-                self.send_push(id, dir, node, epoch, &[], None, false)
+                let whole = Push::build_with_meta(dir, epoch, me, &[], None)?;
+                self.send_push(id, node, epoch, whole)
             }
             other => other,
         }
     }
 
+    /// Send `push` (none: the replica has everything) to `node`.
     fn send_push(
         &self,
         id: &str,
-        dir: &Path,
         node: &str,
         epoch: i64,
-        known: &[(String, Oid)],
-        known_meta: Option<&serde_json::Value>,
-        purged: bool,
+        push: Option<Push>,
     ) -> Result<(), ClusterError> {
         let me = &self.inner.config.node_id;
-        let Some(mut push) = Push::build_with_meta(dir, epoch, me, known, known_meta)? else {
+        let Some(push) = push else {
             return Ok(());
         };
-        push.header.purged = purged;
         let url = lock(&self.inner.state)
             .nodes
             .get(node)
@@ -186,8 +184,16 @@ impl Cluster {
             return Vec::new();
         };
         let mut failed = Vec::new();
+        let me = &self.inner.config.node_id;
         for node in &owned.replicas {
-            if let Err(e) = self.send_push(id, dir, node, owned.epoch, &[], None, true) {
+            let sent = Push::build_with_meta(dir, owned.epoch, me, &[], None).and_then(|push| {
+                let push = push.map(|mut p| {
+                    p.header.purged = true;
+                    p
+                });
+                self.send_push(id, node, owned.epoch, push)
+            });
+            if let Err(e) = sent {
                 failed.push(format!("{node}: {e}"));
             }
         }

@@ -53,6 +53,9 @@ pub fn check(nodes: &mut [NewNode]) -> Result<usize, EngineError> {
         })?;
     let mut seen = HashSet::new();
     let mut replies: HashSet<String> = HashSet::new();
+    // The conversational node before each reply: a reply may name it as
+    // its predecessor (as the message-by-message API has it).
+    let mut previous: Option<String> = None;
     for (i, n) in nodes.iter_mut().enumerate() {
         let id = n.id.get_or_insert_with(ids::new_id).clone();
         ids::validate("node id", &id)?;
@@ -64,10 +67,22 @@ pub fn check(nodes: &mut [NewNode]) -> Result<usize, EngineError> {
                 "one user message per turn: a second one opens the next turn",
             ));
         }
-        if i != user && n.predecessor.is_some() {
-            return Err(invalid(
-                "only the user message may name a predecessor; the replies follow it",
-            ));
+        if i != user {
+            if let Some(p) = n.predecessor.take() {
+                // The order says it already: a predecessor that agrees is
+                // taken, one that contradicts it refused.
+                if previous.as_deref() != Some(p.as_str()) || n.caller.is_some() {
+                    return Err(invalid(format!(
+                        "node '{id}' names '{p}' as its predecessor; in a whole turn a reply follows the message before it ({}), and only it may be named",
+                        previous.as_deref().unwrap_or("none")
+                    )));
+                }
+            }
+        }
+        let conversational = matches!(n.role, Role::User | Role::Assistant)
+            && n.caller.as_deref().is_none_or(|c| c == ROOT_CALLER);
+        if conversational && i >= user {
+            previous = Some(id.clone());
         }
         if n.role.needs_name() && n.name.as_deref().is_none_or(str::is_empty) {
             return Err(SessionError::MissingName(n.role.as_str()).into());
@@ -247,6 +262,16 @@ mod tests {
         ];
         assert_eq!(check(&mut ok).unwrap(), 1);
         assert!(ok.iter().all(|x| x.id.is_some()), "every node gets an id");
+        // Replies naming the message right before them, as the
+        // message-by-message API has it: taken (the order says it).
+        let mut named = vec![
+            n(json!({"id": "u", "role": "user", "content": "q"})),
+            n(json!({"id": "a", "role": "assistant", "predecessor": "u", "content": "r"})),
+            n(json!({"role": "tool", "name": "grep", "caller": "a", "content": {}})),
+            n(json!({"id": "b", "role": "assistant", "predecessor": "a", "content": "r2"})),
+        ];
+        assert_eq!(check(&mut named).unwrap(), 0);
+        assert!(named[1..].iter().all(|x| x.predecessor.is_none()));
         let bad = [
             json!([{"role": "assistant", "content": "no user"}]),
             json!([{"role": "user"}, {"role": "user"}]),
@@ -255,6 +280,12 @@ mod tests {
             json!([{"role": "user"}, {"role": "tool", "name": "t"}]),
             json!([{"role": "user"}, {"id": "a", "role": "assistant"}, {"role": "tool", "caller": "a"}]),
             json!([{"role": "user"}, {"role": "assistant", "predecessor": "zz"}]),
+            // A reply naming the user message when another reply is
+            // between them: that would be a retry, not this turn.
+            json!([{"id": "u", "role": "user"}, {"id": "a", "role": "assistant"},
+                   {"id": "b", "role": "assistant", "predecessor": "u"}]),
+            json!([{"id": "u", "role": "user"}, {"id": "a", "role": "assistant"},
+                   {"role": "tool", "name": "t", "caller": "a", "predecessor": "a"}]),
             json!([{"id": "bad/id", "role": "user"}]),
             json!([]),
         ];

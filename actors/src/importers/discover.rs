@@ -6,13 +6,18 @@ use std::path::{Path, PathBuf};
 
 use super::{aider, codex, gemini, opencode, Tool};
 
-/// The files of `tool` under `paths` (or its default folder), sorted.
-pub fn discover(tool: Tool, paths: &[PathBuf]) -> Vec<PathBuf> {
-    let roots: Vec<PathBuf> = if paths.is_empty() {
+/// Where `discover` looks: `paths`, or the tool's own folders.
+pub fn roots(tool: Tool, paths: &[PathBuf]) -> Vec<PathBuf> {
+    if paths.is_empty() {
         default_roots(tool)
     } else {
         paths.to_vec()
-    };
+    }
+}
+
+/// The files of `tool` under `paths` (or its default folder), sorted.
+pub fn discover(tool: Tool, paths: &[PathBuf]) -> Vec<PathBuf> {
+    let roots = roots(tool, paths);
     let mut found = Vec::new();
     for root in roots {
         match tool {

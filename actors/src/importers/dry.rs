@@ -109,6 +109,10 @@ pub fn count(
     let mut sum = ImportSummary {
         tool: tool.as_str().to_string(),
         dry_run: true,
+        looked_in: super::discover::roots(tool, &opts.paths)
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect(),
         files: files.len() as u64,
         ..ImportSummary::default()
     };

@@ -97,6 +97,10 @@ pub struct ImportSummary {
     /// them again).
     #[serde(skip)]
     pub open_files: Vec<PathBuf>,
+    /// Where the files were looked for (the paths given, or the tool's
+    /// own folders as `HOME` and the tool's variables name them).
+    #[serde(default)]
+    pub looked_in: Vec<String>,
 }
 
 /// Where a run is, for a progress bar.
@@ -136,12 +140,17 @@ impl Engine {
         if tool == Tool::Aider && paths.is_empty() {
             paths = self.projects().await?.into_iter().map(|p| p.path).collect();
         }
+        let looked_in = discover::roots(tool, &paths)
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect();
         let files = blocking(move || discover(tool, &paths)).await?;
         let state_dir = self.store().state_dir().to_path_buf();
         let mut cp = blocking(move || Checkpoint::load(&state_dir, tool)).await?;
         let mut sum = ImportSummary {
             tool: tool.as_str().to_string(),
             dry_run: opts.dry_run,
+            looked_in,
             files: files.len() as u64,
             ..ImportSummary::default()
         };

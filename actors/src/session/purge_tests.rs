@@ -142,9 +142,25 @@ fn a_purge_leaves_no_object_or_file_holding_the_secret_and_keeps_every_commit() 
 
     assert!(!all_objects(&dir).contains(&secret));
     assert!(!all_files(&dir).contains(&secret), "no file keeps it");
-    git(
+    // No dangling or unreachable object: everything left is reachable.
+    let fsck = git(
         &dir,
-        &["fsck", "--strict", "--no-dangling", "--no-progress"],
+        &[
+            "fsck",
+            "--strict",
+            "--unreachable",
+            "--dangling",
+            "--no-progress",
+        ],
+    );
+    assert_eq!(fsck, "", "{fsck}");
+    assert!(!dir.join(".git/logs").exists(), "no reflog");
+    assert_eq!(
+        std::fs::read_dir(dir.join(".git/objects/pack"))
+            .unwrap()
+            .count(),
+        2,
+        "one pack and its index"
     );
     assert_eq!(git(&dir, &["rev-list", "--all"]).lines().count(), commits);
     assert_eq!(history(&dir), before, "authors, times and trailers kept");
@@ -206,10 +222,17 @@ fn a_purge_cut_short_after_its_record_is_finished_by_the_next_load() {
     }
     assert!(!all_objects(&dir).contains(&secret));
     assert!(!all_files(&dir).contains(&secret));
-    git(
+    let fsck = git(
         &dir,
-        &["fsck", "--strict", "--no-dangling", "--no-progress"],
+        &[
+            "fsck",
+            "--strict",
+            "--unreachable",
+            "--dangling",
+            "--no-progress",
+        ],
     );
+    assert_eq!(fsck, "", "{fsck}");
     assert_eq!(purge::records(&dir).unwrap().len(), 1);
 }
 
