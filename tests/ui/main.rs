@@ -1095,3 +1095,88 @@ fn a_message_nobody_answers_says_so_and_a_run_can_be_stopped() {
     );
     assert!(files.contains("na-partial"), "{files}");
 }
+
+/// A row's preview is plain text (no `**` or `_` markers), and a search
+/// hit deep in a long reply shows its match: the snippet starts a few
+/// words before it, so the marked word is inside the row, not past the
+/// ellipsis.
+#[test]
+fn previews_are_plain_text_and_a_search_hit_shows_its_match() {
+    let server = TestServer::start();
+    server.turn(
+        "pv",
+        "Some **bold** and _soft_ words",
+        "ok, see <https://example.org/x> about snake_case_name",
+        &[],
+    );
+    let filler = "a long reply that explains many unrelated things first, ".repeat(4);
+    server.turn(
+        "far",
+        "a question",
+        &format!("{filler}and only then the zanzibar word"),
+        &[],
+    );
+    let Some(b) = Browser::start(1280, 800) else {
+        return;
+    };
+    b.goto(&server.url);
+    b.wait_js(
+        "return !!document.getElementById('row-pv') && !!document.getElementById('row-far')",
+        "both rows",
+    );
+    let row = b.js(
+        "const r = document.getElementById('row-pv'); return r.querySelector('.rtitle').textContent + ' | ' + r.querySelector('.rsub').textContent",
+        vec![],
+    );
+    let row = row.as_str().unwrap_or_default().to_string();
+    assert!(
+        row.contains("bold") && !row.contains("**") && !row.contains("_soft_"),
+        "{row}"
+    );
+    b.js(
+        "const f = document.getElementById('filter'); f.value = 'zanzibar'; f.dispatchEvent(new Event('input'));",
+        vec![],
+    );
+    b.wait_js(
+        "const m = document.querySelector('#row-far .rsub.snippet mark'); return m && m.textContent.toLowerCase() === 'zanzibar'",
+        "the snippet of the match",
+    );
+    let seen = b.js(
+        "const m = document.querySelector('#row-far .rsub.snippet mark'); const s = m.closest('.rsub'); const a = m.getBoundingClientRect(), r = s.getBoundingClientRect(); return [a.right <= r.right + 0.5, s.textContent]",
+        vec![],
+    );
+    assert_eq!(seen[0], true, "the marked word is in view: {seen}");
+    assert!(
+        seen[1].as_str().unwrap_or_default().starts_with('…'),
+        "{seen}"
+    );
+    b.screenshot("search-snippet-deep-match");
+    // The branches graph of a short session is sized to its content.
+    b.goto(&format!("{}/s/pv", server.url));
+    b.wait_js(
+        "return document.getElementById('turn-pos').textContent.includes(' / ')",
+        "the session",
+    );
+    // `_emphasis_` and `<https://…>` autolinks as people write them; an
+    // underscore inside a name stays text.
+    let shown = b.js(
+        "const m = document.getElementById('messages'); return [[...m.querySelectorAll('em')].map(e => e.textContent).join('|'), [...m.querySelectorAll('a')].map(a => a.getAttribute('href')).join('|'), m.textContent.includes('snake_case_name')]",
+        vec![],
+    );
+    assert_eq!(
+        shown,
+        json!(["soft", "https://example.org/x", true]),
+        "{shown}"
+    );
+    b.click("#show-graph");
+    b.wait_js(
+        "return document.querySelectorAll('#graph circle.dot').length >= 1",
+        "the graph",
+    );
+    let width = b.js(
+        "return document.getElementById('graph-dialog').getBoundingClientRect().width",
+        vec![],
+    );
+    assert!(width.as_f64().unwrap_or(1e9) < 600.0, "{width}");
+    b.screenshot("branch-graph-one-turn");
+}

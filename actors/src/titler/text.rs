@@ -80,7 +80,8 @@ pub fn clean_llm_title(raw: &str) -> Option<String> {
 
 /// One line of Markdown as plain text, for a title: heading, quote and
 /// list markers go, links and images keep their text, emphasis, strike
-/// and code marks go (single underscores stay: they are in names).
+/// and code marks go (`_word_` loses its marks; an underscore inside a
+/// name stays).
 pub fn strip_markdown(line: &str) -> String {
     let mut t = line.trim();
     loop {
@@ -128,7 +129,19 @@ pub fn strip_markdown(line: &str) -> String {
         .replace("__", "")
         .replace("~~", "")
         .replace(['`', '*'], "");
-    out.split_whitespace().collect::<Vec<_>>().join(" ")
+    // `_emphasis_` around a word goes; an underscore inside a name stays.
+    out.split_whitespace()
+        .map(|w| {
+            let end = w.trim_end_matches(|c: char| ".,;:!?)".contains(c));
+            match end.strip_prefix('_').and_then(|x| x.strip_suffix('_')) {
+                Some(inner) if !inner.is_empty() && !inner.contains('_') => {
+                    format!("{inner}{}", &w[end.len()..])
+                }
+                _ => w.to_string(),
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 #[cfg(test)]
@@ -186,7 +199,7 @@ mod tests {
         assert_eq!(title_from_text("> 1. ~~old~~ new_name"), "old new_name");
         assert_eq!(
             clean_llm_title("**Title:** _Parser_ *bug*").as_deref(),
-            Some("_Parser_ bug")
+            Some("Parser bug")
         );
         // Unbalanced brackets and every prefix: no panic, text kept.
         let s: Vec<char> = "[a](b [c] d](e ![f é]".chars().collect();
@@ -195,6 +208,10 @@ mod tests {
             let _ = strip_markdown(&prefix);
         }
         assert_eq!(strip_markdown("a [b c"), "a [b c");
+        assert_eq!(
+            strip_markdown("Some **bold** and _soft_ words, _too_. snake_case _x_y_"),
+            "Some bold and soft words, too. snake_case _x_y_"
+        );
     }
 
     #[test]

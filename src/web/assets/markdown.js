@@ -1,8 +1,9 @@
 // Markdown to DOM nodes, safely: every piece of text goes through
 // `textContent` or a text node, never `innerHTML`, so no markup from a
 // message can reach the page. Supports what chat replies use: paragraphs,
-// headings, fenced code, inline code, bold, italic, links (http, https and
-// mailto only), lists, quotes and rules.
+// headings, fenced code, inline code, bold, italic (`*x*` and `_x_`),
+// links (http, https and mailto only) and autolinks (`<https://…>`),
+// lists, quotes and rules.
 
 function el(tag, cls) {
   const e = document.createElement(tag);
@@ -14,7 +15,7 @@ const SAFE_LINK = /^(https?:|mailto:)/i;
 
 // Inline spans of one line of text into `parent`.
 function inline(parent, text) {
-  const pattern = /(`[^`]+`)|(\*\*[^*]+\*\*)|(\*[^*\s][^*]*\*)|(\[[^\]]+\]\([^)\s]+\))/;
+  const pattern = /(`[^`]+`)|(\*\*[^*]+\*\*)|(\*[^*\s][^*]*\*)|(\[[^\]]+\]\([^)\s]+\))|((?<![\w])_[^_\s][^_]*_(?![\w]))|(<https?:\/\/[^>\s]+>)/;
   let rest = text;
   while (rest.length > 0) {
     const m = pattern.exec(rest);
@@ -32,10 +33,18 @@ function inline(parent, text) {
       const b = el('strong');
       inline(b, tok.slice(2, -2));
       parent.append(b);
-    } else if (m[3]) {
+    } else if (m[3] || m[5]) {
       const i = el('em');
       inline(i, tok.slice(1, -1));
       parent.append(i);
+    } else if (m[6]) {
+      // An autolink: <https://…>.
+      const a = el('a');
+      a.href = tok.slice(1, -1);
+      a.rel = 'noopener noreferrer';
+      a.target = '_blank';
+      a.textContent = tok.slice(1, -1);
+      parent.append(a);
     } else {
       const close = tok.indexOf('](');
       const label = tok.slice(1, close);
@@ -134,4 +143,21 @@ export function render(source) {
   }
   flush();
   return root;
+}
+
+// Markdown as plain text, for one-line previews: the markers go, the words
+// stay (`**bold**` → bold, `[text](url)` → text, `# Heading` → Heading).
+export function plainText(source) {
+  return String(source || '')
+    .replace(/```[^\n]*\n?/g, '')
+    .replace(/`([^`]+)`/g, '$1')
+    .replace(/!?\[([^\]]*)\]\([^)\s]*\)/g, '$1')
+    .replace(/<(https?:\/\/[^>\s]+)>/g, '$1')
+    .replace(/(\*\*|__)(?=\S)([^*_]*?\S)\1/g, '$2')
+    .replace(/(^|[\s(])([*_])(?=\S)([^*_]*?\S)\2(?=[\s).,;:!?]|$)/g, '$1$3')
+    .replace(/^\s{0,3}(#{1,6}|>|[-*+]|\d+[.)])\s+/gm, '')
+    .replace(/^\s*\|?(\s*:?-{3,}:?\s*\|)+\s*$/gm, '')
+    .replace(/\s*\|\s*/g, ' ')
+    .replace(/\s+/g, ' ')
+    .trim();
 }

@@ -2,6 +2,8 @@
 // filtered and bucketed locally, drawn as a virtual list (only the rows in
 // view exist in the DOM, so 10,000 sessions scroll as smoothly as 10).
 
+import { plainText } from './markdown.js';
+
 const ROW_H = 52;
 const HEAD_H = 30;
 
@@ -48,7 +50,7 @@ export function brand(channel) {
 // What a row is called: the channel's brand as a prefix (never stored in
 // the title), then the title, else the preview.
 export function displayTitle(row) {
-  const base = (row.title && row.title.trim()) || row.preview || 'New conversation';
+  const base = (row.title && row.title.trim()) || plainText(row.preview) || 'New conversation';
   const b = brand(row.channel);
   return b ? `[${b}] ${base}` : base;
 }
@@ -268,7 +270,7 @@ export class Sidebar {
       sub.classList.add('snippet');
       sub.append(...snippetNodes(hit.text, hit.highlights));
     } else {
-      sub.textContent = [this.deletion(r), source, project, r.preview].filter(Boolean).join(' · ');
+      sub.textContent = [this.deletion(r), source, project, plainText(r.preview)].filter(Boolean).join(' · ');
     }
     text.append(title, sub);
     const more = document.createElement('button');
@@ -348,6 +350,9 @@ export class Sidebar {
   }
 }
 
+// Characters shown before a search hit's first match.
+const LEAD = 24;
+
 // A search hit's text as DOM nodes: text, and <mark> for the matched
 // ranges (byte ranges of the UTF-8 text, as the search answers them).
 export function snippetNodes(text, highlights) {
@@ -363,6 +368,19 @@ export function snippetNodes(text, highlights) {
     } else out.push(node);
   };
   let at = 0;
+  // The row shows one line: the text starts a few words before the first
+  // match, so the match is what is seen (not cut off by the ellipsis).
+  const first = (highlights || []).find(([start, end]) => end > start && end <= bytes.length);
+  if (first) {
+    const before = utf8.decode(bytes.subarray(0, first[0]));
+    if (before.length > LEAD) {
+      let lead = before.slice(-LEAD);
+      const space = lead.search(/\s/);
+      if (space >= 0 && space < lead.length - 1) lead = lead.slice(space + 1);
+      out.push(document.createTextNode(`… ${lead.replace(/\s+/g, ' ')}`));
+      at = first[0];
+    }
+  }
   for (const [start, end] of highlights || []) {
     if (start < at || end <= start || end > bytes.length) continue;
     if (start > at) push(bytes.subarray(at, start), false);
