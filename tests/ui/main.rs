@@ -452,8 +452,8 @@ fn new_chat_here_starts_in_the_project_and_rows_name_only_real_projects() {
     };
     b.goto(&server.url);
     b.wait_js(
-        "const r = document.querySelector('#row-plain .rsub'); return r && r.textContent === '# A **plain** question'",
-        "a default-project row without a project label",
+        "const r = document.querySelector('#row-plain .rsub'); return r && r.textContent === 'A plain question'",
+        "a default-project row without a project label, its preview as plain text",
     );
     b.wait_js(
         "const r = document.querySelector('#row-imported .rsub'); return r && r.textContent === 'Claude Code · how do I rebase?'",

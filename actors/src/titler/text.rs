@@ -135,7 +135,7 @@ pub fn strip_markdown(line: &str) -> String {
             let end = w.trim_end_matches(|c: char| ".,;:!?)".contains(c));
             match end.strip_prefix('_').and_then(|x| x.strip_suffix('_')) {
                 Some(inner) if !inner.is_empty() && !inner.contains('_') => {
-                    format!("{inner}{}", &w[end.len()..])
+                    format!("{inner}{}", w.get(end.len()..).unwrap_or(""))
                 }
                 _ => w.to_string(),
             }
