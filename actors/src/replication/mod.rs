@@ -107,6 +107,30 @@ impl RemoteHandle {
         self.status.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// A push of session `id` made outside the worker, in the remote's
+    /// state: pushed, or failed and queued for the worker (the feed holds
+    /// it too). The error, when it failed.
+    fn record<'a>(
+        &self,
+        id: &str,
+        result: &'a Result<push::Pushed, PushError>,
+    ) -> Result<(), &'a PushError> {
+        let at = now();
+        let mut status = self.lock_status();
+        match result {
+            Ok(p) => {
+                status.saved.pending.remove(id);
+                status.pushed(id, p.head.clone(), at);
+                Ok(())
+            }
+            Err(error) => {
+                status.saved.pending.entry(id.to_string()).or_insert(at);
+                status.failed(id, error, at);
+                Err(error)
+            }
+        }
+    }
+
     /// Mark (`on`) or clear `id` as having an `Open` command in flight;
     /// true when the mark is new.
     fn touched(&self, id: &str, on: bool) -> bool {
@@ -263,18 +287,8 @@ impl Replication {
                     Ok(p)
                 })
             };
-            let at = now();
-            let mut status = r.lock_status();
-            match result {
-                Ok(p) => {
-                    status.saved.pending.remove(id);
-                    status.pushed(id, p.head, at);
-                }
-                Err(error) => {
-                    status.saved.pending.entry(id.to_string()).or_insert(at);
-                    status.failed(id, &error, at);
-                    failed.push(format!("{}: {error}", r.config.name));
-                }
+            if let Err(error) = r.record(id, &result) {
+                failed.push(format!("{}: {error}", r.config.name));
             }
         }
         failed
@@ -294,22 +308,15 @@ impl Replication {
                     other => other,
                 }
             };
-            let at = now();
-            let mut status = r.lock_status();
-            match result {
-                Ok(p) => {
-                    status.saved.pending.remove(id);
-                    status.pushed(id, p.head, at);
+            match r.record(id, &result) {
+                Ok(()) => {
                     metrics::counter!("openprogram_replication_pushes_total", "remote" => r.config.name.clone()).increment(1);
                 }
                 Err(error) => {
-                    // Queued for the worker (the feed holds it too).
-                    status.saved.pending.entry(id.to_string()).or_insert(at);
-                    status.failed(id, &error, at);
                     metrics::counter!("openprogram_replication_failures_total", "remote" => r.config.name.clone(), "reason" => error.code()).increment(1);
                     return Err(ReplicationError {
                         remote: r.config.name.clone(),
-                        error,
+                        error: error.clone(),
                     });
                 }
             }

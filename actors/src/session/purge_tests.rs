@@ -16,18 +16,22 @@ use crate::redact::{RedactionConfig, Redactor};
 use crate::store::Store;
 
 fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
+    crate::git::run_git(dir, args)
+}
+
+/// `git fsck --strict` finds nothing, not even an unreachable object.
+fn assert_nothing_unreachable(dir: &Path) {
+    let fsck = git(
+        dir,
+        &[
+            "fsck",
+            "--strict",
+            "--unreachable",
+            "--dangling",
+            "--no-progress",
+        ],
     );
-    String::from_utf8_lossy(&out.stdout).into_owned()
+    assert_eq!(fsck, "", "{fsck}");
 }
 
 /// Every object of the repository, whole.
@@ -143,17 +147,7 @@ fn a_purge_leaves_no_object_or_file_holding_the_secret_and_keeps_every_commit() 
     assert!(!all_objects(&dir).contains(&secret));
     assert!(!all_files(&dir).contains(&secret), "no file keeps it");
     // No dangling or unreachable object: everything left is reachable.
-    let fsck = git(
-        &dir,
-        &[
-            "fsck",
-            "--strict",
-            "--unreachable",
-            "--dangling",
-            "--no-progress",
-        ],
-    );
-    assert_eq!(fsck, "", "{fsck}");
+    assert_nothing_unreachable(&dir);
     assert!(!dir.join(".git/logs").exists(), "no reflog");
     assert_eq!(
         std::fs::read_dir(dir.join(".git/objects/pack"))
@@ -222,17 +216,7 @@ fn a_purge_cut_short_after_its_record_is_finished_by_the_next_load() {
     }
     assert!(!all_objects(&dir).contains(&secret));
     assert!(!all_files(&dir).contains(&secret));
-    let fsck = git(
-        &dir,
-        &[
-            "fsck",
-            "--strict",
-            "--unreachable",
-            "--dangling",
-            "--no-progress",
-        ],
-    );
-    assert_eq!(fsck, "", "{fsck}");
+    assert_nothing_unreachable(&dir);
     assert_eq!(purge::records(&dir).unwrap().len(), 1);
 }
 
