@@ -20,6 +20,8 @@ use crate::ws::WsClient;
 struct History {
     acked: BTreeMap<String, Vec<(u64, Instant)>>,
     errors: BTreeMap<String, u64>,
+    /// Turns never acknowledged within 60 s: session, turn, last error.
+    stuck: Vec<(String, u64, String)>,
 }
 
 fn whole_turn(agent: &ureq::Agent, base: &str, session: &str, k: u64) -> Result<u16, String> {
@@ -76,11 +78,13 @@ fn bridge(
                     }
                     Ok(other) => panic!("unexpected status {other}"),
                     Err(e) => {
-                        *history.lock().unwrap().errors.entry(e).or_default() += 1;
-                        assert!(
-                            Instant::now() < give_up,
-                            "turn {k} of {s} never acknowledged"
-                        );
+                        let mut h = history.lock().unwrap();
+                        *h.errors.entry(e.clone()).or_default() += 1;
+                        if Instant::now() >= give_up {
+                            h.stuck.push((s.clone(), k, e));
+                            return;
+                        }
+                        drop(h);
                         std::thread::sleep(Duration::from_millis(100));
                     }
                 }
@@ -180,6 +184,13 @@ fn under_load_on(
         b.join().unwrap();
     }
     let history = history.lock().unwrap();
+    if !history.stuck.is_empty() {
+        panic!(
+            "{what}: turns never acknowledged within 60 s: {:?}\n{}",
+            history.stuck,
+            diagnose(&cluster, history.stuck.iter().map(|(s, _, _)| s.as_str()))
+        );
+    }
 
     // Served again: the first acknowledgement after the fault, per
     // session the hit node owned.
@@ -256,6 +267,27 @@ fn under_load_on(
         git(&replica, &["fsck", "--strict", "--no-progress"]);
     }
     Some(worst.as_secs_f64())
+}
+
+/// For sessions a test found stuck: their lease rows and what each node's
+/// log says of them (the last lines).
+fn diagnose<'a>(cluster: &Cluster, sessions: impl Iterator<Item = &'a str>) -> String {
+    let leases = leases(cluster);
+    let mut out = String::new();
+    for s in sessions {
+        out.push_str(&format!("== {s}: lease {:?}\n", leases.get(s)));
+        for (name, node) in cluster.names.iter().zip(&cluster.nodes) {
+            let log = node.log();
+            let lines: Vec<&str> = log.lines().filter(|l| l.contains(s)).collect();
+            let tail = &lines[lines.len().saturating_sub(15)..];
+            out.push_str(&format!(
+                "-- {name} ({} lines)\n{}\n",
+                lines.len(),
+                tail.join("\n")
+            ));
+        }
+    }
+    out
 }
 
 /// Each session's owner and replicas, from PostgreSQL.
@@ -685,6 +717,70 @@ fn a_takeover_serves_the_last_ended_turn_and_drops_the_open_one() {
         std::thread::sleep(Duration::from_millis(200));
     }
     assert_eq!(user_turns(&base, "o-1"), ["turn 1 of o-1", "turn 2 of o-1"]);
+}
+
+/// A session taken over while no other node was live has no replica to
+/// name; once the nodes are back its turns are acknowledged again, on two
+/// nodes, and the lease names two replicas.
+#[test]
+fn a_session_taken_over_alone_gets_its_replicas_back_when_nodes_return() {
+    let Some(mut cluster) = Cluster::start(3) else {
+        return;
+    };
+    let agent = ureq::agent();
+    assert_eq!(whole_turn(&agent, &cluster.proxy.url(), "r-1", 1), Ok(201));
+    let (owner, replicas) = leases(&cluster)["r-1"].clone();
+    let at = |n: &str| cluster.names.iter().position(|x| x == n).unwrap();
+    let (a, b, c) = (at(&owner), at(&replicas[0]), at(&replicas[1]));
+    // The second replica goes down past its node's lease, then the owner:
+    // the first replica takes the session over with nobody else live.
+    cluster.nodes[c].kill();
+    std::thread::sleep(Duration::from_secs(6));
+    cluster.nodes[a].kill();
+    let url = cluster.nodes[b].url.clone();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let alone = loop {
+        match whole_turn(&agent, &url, "r-1", 2) {
+            Err(e) if e == "503 replica_unavailable" => break e,
+            other => assert!(
+                Instant::now() < deadline,
+                "r-1 was not taken over by {}: {other:?}",
+                cluster.names[b]
+            ),
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    assert_eq!(leases(&cluster)["r-1"].0, cluster.names[b], "{alone}");
+    cluster.nodes[c].spawn();
+    cluster.nodes[a].spawn();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        match whole_turn(&agent, &url, "r-1", 2) {
+            Ok(200 | 201) => break,
+            other => assert!(
+                Instant::now() < deadline,
+                "turn 2 of r-1 was never acknowledged with both nodes back: {other:?}\n{}",
+                diagnose(&cluster, ["r-1"].into_iter())
+            ),
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let (now, replicas) = leases(&cluster)["r-1"].clone();
+    assert_eq!(now, cluster.names[b]);
+    assert_eq!(replicas.len(), 2, "{replicas:?}");
+    assert!(
+        replicas.iter().all(|r| *r != now && !r.is_empty()),
+        "{replicas:?}"
+    );
+    let tip = git(&cluster.nodes[b].session_dir("r-1"), &["rev-parse", "main"]);
+    let first = cluster.nodes[at(&replicas[0])]
+        .state_dir
+        .join("cluster/replicas/r-1.git");
+    assert_eq!(git(&first, &["rev-parse", "main"]), tip);
+    assert_eq!(
+        user_turns(&cluster.proxy.url(), "r-1"),
+        ["turn 1 of r-1", "turn 2 of r-1"]
+    );
 }
 
 #[test]

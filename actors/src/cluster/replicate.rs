@@ -52,13 +52,24 @@ impl Cluster {
             return Err(ClusterError::LeaseExpired);
         }
         let mut failures = Vec::new();
-        for (i, node) in owned.replicas.iter().enumerate() {
+        // The listed replicas first, then live nodes not listed when the
+        // list is short (a takeover while the other nodes were down leaves
+        // it so): a session never stays without two copies once nodes are
+        // back.
+        let mut candidates = owned.replicas.clone();
+        if candidates.len() < 2 {
+            let mut except = candidates.clone();
+            except.push(self.inner.config.node_id.clone());
+            candidates.extend(self.replicas_for(id, &except));
+        }
+        for node in &candidates {
             match self.push_to(id, dir, node, owned.epoch) {
                 Ok(()) => {
-                    if i > 0 {
-                        self.reorder(id, &owned, node)?;
+                    let order = first_then(node, &candidates);
+                    if order != owned.replicas {
+                        self.reorder(id, &owned, order.clone())?;
                     }
-                    for other in owned.replicas.iter().filter(|n| *n != node) {
+                    for other in order.iter().filter(|n| *n != node) {
                         let key = (id.to_string(), other.clone());
                         if lock(&self.inner.queued_copies).insert(key.clone()) {
                             let _ = self.inner.copies.send(key);
@@ -76,17 +87,16 @@ impl Cluster {
                 Err(e) => failures.push(format!("{node}: {e}")),
             }
         }
-        if owned.replicas.is_empty() {
+        if candidates.is_empty() {
             failures.push("no other live node".into());
         }
         Err(ClusterError::ReplicaUnavailable(failures.join("; ")))
     }
 
-    /// `node` took a push that the first replica did not: it goes first,
-    /// in PostgreSQL before the turn is acknowledged.
-    fn reorder(&self, id: &str, owned: &Owned, node: &str) -> Result<(), ClusterError> {
-        let mut order = vec![node.to_string()];
-        order.extend(owned.replicas.iter().filter(|n| *n != node).cloned());
+    /// A node took a push that the first replica did not (or the list was
+    /// short): the new `order`, with that node first, goes to PostgreSQL
+    /// before the turn is acknowledged.
+    fn reorder(&self, id: &str, owned: &Owned, order: Vec<String>) -> Result<(), ClusterError> {
         let me = &self.inner.config.node_id;
         if !self.with_db(|c| db::set_replicas(c, id, me, owned.epoch, &order))? {
             lock(&self.inner.state).owned.remove(id);
@@ -261,5 +271,37 @@ impl Cluster {
     /// A replica copy deleted by its owner.
     pub fn drop_replica(&self, id: &str) -> Result<(), ClusterError> {
         self.inner.replicas.remove(id)
+    }
+}
+
+/// The replica order once `node` took a push: it first, then the other
+/// candidates in their order, two at most.
+fn first_then(node: &str, candidates: &[String]) -> Vec<String> {
+    let mut order = vec![node.to_string()];
+    order.extend(candidates.iter().filter(|n| *n != node).cloned());
+    order.truncate(2);
+    order
+}
+
+#[cfg(test)]
+mod tests {
+    use super::first_then;
+
+    fn names(v: &[&str]) -> Vec<String> {
+        v.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn the_node_that_took_the_push_goes_first_and_a_short_list_is_filled() {
+        let listed = names(&["b", "c"]);
+        assert_eq!(first_then("b", &listed), listed);
+        assert_eq!(first_then("c", &listed), names(&["c", "b"]));
+        // Taken over with one listed replica (down), a live node filled in.
+        assert_eq!(
+            first_then("d", &names(&["b", "d", "c"])),
+            names(&["d", "b"])
+        );
+        // Taken over with none listed.
+        assert_eq!(first_then("d", &names(&["d"])), names(&["d"]));
     }
 }
