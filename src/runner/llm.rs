@@ -22,9 +22,18 @@ pub struct Llm {
     pub agent: ureq::Agent,
 }
 
-/// The session's current branch as chat messages.
-fn conversation(api: &Client, session: &str) -> Result<Vec<Value>, RunnerError> {
-    let page = api.call("GET", &format!("/api/sessions/{session}/messages"), None)?;
+/// The session's current branch as chat messages (up to `head`, for a
+/// retry: the message answered again).
+fn conversation(
+    api: &Client,
+    session: &str,
+    head: Option<&str>,
+) -> Result<Vec<Value>, RunnerError> {
+    let path = match head {
+        Some(h) => format!("/api/sessions/{session}/messages?head={h}"),
+        None => format!("/api/sessions/{session}/messages"),
+    };
+    let page = api.call("GET", &path, None)?;
     Ok(page["messages"]
         .as_array()
         .map(Vec::as_slice)
@@ -126,25 +135,40 @@ impl Llm {
     }
 }
 
-/// Answer the claimed run of `session`; the turn ends `failed` with the
-/// error when the LLM fails. Nothing more is written once `cancelled`.
-pub fn run(
-    api: &Client,
-    llm: &Llm,
-    session: &str,
-    cancelled: &AtomicBool,
-) -> Result<(), RunnerError> {
+/// One claimed run.
+pub struct Run<'a> {
+    pub session: &'a str,
+    /// A retry: the message the new answer follows.
+    pub predecessor: Option<&'a str>,
+    /// Set when the user stops the run.
+    pub cancelled: &'a AtomicBool,
+}
+
+/// Answer a claimed run; the turn ends `failed` with the error when the
+/// LLM fails. Nothing more is written once cancelled. The reply names the
+/// runner and the model (`metadata.runner`, `metadata.model`).
+pub fn run(api: &Client, llm: &Llm, run: Run<'_>) -> Result<(), RunnerError> {
+    let Run {
+        session,
+        predecessor,
+        cancelled,
+    } = run;
     let meta = api.call("GET", &format!("/api/sessions/{session}"), None)?;
     let model = meta["model"]
         .as_str()
         .filter(|m| !m.is_empty())
         .unwrap_or(&llm.model)
         .to_string();
-    let messages = conversation(api, session)?;
+    let messages = conversation(api, session, predecessor)?;
+    let mut reply =
+        json!({"role": "assistant", "content": "", "metadata": {"runner": "llm", "model": model}});
+    if let Some(p) = predecessor {
+        reply["predecessor"] = json!(p);
+    }
     let node = api.call(
         "POST",
         &format!("/api/sessions/{session}/messages"),
-        Some(json!({"role": "assistant", "content": "", "metadata": {"runner": "llm", "model": model}})),
+        Some(reply),
     )?;
     let id = node["node"]["id"].as_str().unwrap_or_default().to_string();
     let path = format!("/api/sessions/{session}/messages/{id}");

@@ -140,8 +140,15 @@ fn serve(
                 let cancelled = Arc::new(AtomicBool::new(false));
                 running.insert(session.clone(), cancelled.clone());
                 let (api, model) = (api.clone(), model.clone());
+                // A retry names the message its answer follows.
+                let predecessor = data["predecessor"].as_str().map(str::to_string);
                 std::thread::spawn(move || {
-                    if let Err(e) = llm::run(&api, &model, &session, &cancelled) {
+                    let run = llm::Run {
+                        session: &session,
+                        predecessor: predecessor.as_deref(),
+                        cancelled: &cancelled,
+                    };
+                    if let Err(e) = llm::run(&api, &model, run) {
                         tracing::warn!(session = %session, error = %e, "the run failed");
                     }
                 });

@@ -131,6 +131,7 @@ async fn dispatch(c: &Call<'_>, v: Value) -> Result<Frames, Value> {
         "git_switch" => sessions::git_switch(c, v).await,
         "rewind_list" => branches::rewind_list(c, v).await,
         "rewind" => branches::rewind(c, v).await,
+        "retry" => super::retry::retry(c, v).await,
         "load_session" => transcript::load(c, v).await,
         "list_branches" => branches::list(c, v).await,
         "checkout_branch" => branches::checkout(c, v).await,
@@ -276,6 +277,14 @@ async fn chat(c: &Call<'_>, v: Value) -> Result<Frames, Value> {
         .session_id
         .clone()
         .unwrap_or_else(openprogram_actors::ids::new_id);
+    // A retry waiting for its runner holds the session (no turn is open
+    // yet for the engine to refuse with).
+    if c.state.runners.is_retry(&session_id) {
+        return Ok(vec![frame(
+            "chat_response",
+            json!({ "type": "error", "code": "run_active", "content": RUN_ACTIVE, "session_id": session_id }),
+        )]);
+    }
     let spec = CreateSpec {
         project_id: m.project_id,
         model: m.model,

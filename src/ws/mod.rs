@@ -17,6 +17,7 @@ mod contexts;
 mod files;
 pub(crate) mod frames;
 mod projects;
+mod retry;
 pub mod runners;
 pub mod runs;
 mod runtime;

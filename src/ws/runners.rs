@@ -65,6 +65,14 @@ pub struct RunRequest {
     /// The change feed's cursor when the message was stored: what a
     /// runner reads to follow the session from there.
     pub history_cursor: Option<String>,
+    /// A retry: the reply answered again.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub retry_of: Option<String>,
+    /// A retry: the message the new answer follows (`msg_id`); the runner
+    /// appends its reply with this `predecessor`, which opens the retried
+    /// turn on a branch of its own.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub predecessor: Option<String>,
 }
 
 struct Runner {
@@ -207,6 +215,20 @@ impl Runners {
         !self.lock().runs.is_empty()
     }
 
+    /// Whether a registered runner's scope takes `req`.
+    pub fn answers(&self, req: &RunRequest) -> bool {
+        self.lock().runners.values().any(|r| r.scope.matches(req))
+    }
+
+    /// Whether the run of `session_id` is a retry (no turn is open for it
+    /// until its runner writes).
+    pub fn is_retry(&self, session_id: &str) -> bool {
+        self.lock()
+            .runs
+            .get(session_id)
+            .is_some_and(|r| r.req.retry_of.is_some())
+    }
+
     /// Whether a run of `session_id` is known.
     pub fn has_run(&self, session_id: &str) -> bool {
         self.lock().runs.contains_key(session_id)
@@ -302,9 +324,8 @@ impl Runners {
     }
 
     /// The user stops the run of `session_id`: the runner answering it is
-    /// told (`run_cancelled`). The user message of the run, if there was
-    /// one.
-    pub fn cancel(&self, session_id: &str) -> Option<String> {
+    /// told (`run_cancelled`). The run, if there was one.
+    pub fn cancel(&self, session_id: &str) -> Option<RunRequest> {
         let mut inner = self.lock();
         let run = inner.runs.remove(session_id)?;
         if let Some(r) = run.claimed_by.and_then(|by| inner.runners.get(&by)) {
@@ -313,7 +334,7 @@ impl Runners {
                 json!({"session_id": session_id, "msg_id": run.req.msg_id}),
             ));
         }
-        Some(run.req.msg_id)
+        Some(run.req)
     }
 }
 

@@ -134,6 +134,8 @@ pub async fn request_for(
         project_id,
         cwd,
         history_cursor,
+        retry_of: None,
+        predecessor: None,
     }
 }
 
@@ -184,17 +186,24 @@ pub async fn follow_released(
 }
 
 /// Stop the run of `session_id`: its runner is told, the open turn ends
-/// `cancelled` (the session `failed`), its nodes kept and committed.
+/// `cancelled` (the session `idle` again, the partial reply marked
+/// `stopped`), its nodes kept and committed. A retry stopped before its
+/// runner wrote anything leaves the session as it was.
 pub async fn stop(
     state: &crate::startup::AppState,
     session_id: &str,
 ) -> Result<openprogram_actors::session::TurnOutcome, openprogram_actors::EngineError> {
-    if let Some(msg_id) = state.runners.cancel(session_id) {
+    if let Some(run) = state.runners.cancel(session_id) {
         // The original web client closes the reply it was streaming.
         state.engine.publish(
             "chat_response",
-            json!({"type": "cancelled", "msg_id": msg_id, "session_id": session_id}),
+            json!({"type": "cancelled", "msg_id": run.msg_id, "session_id": session_id}),
         );
+        if run.retry_of.is_some() {
+            if let Some(out) = super::retry::withdrawn(state, session_id).await? {
+                return Ok(out);
+            }
+        }
     }
     let end = openprogram_actors::session::EndTurn {
         outcome: openprogram_actors::session::Outcome::Cancelled,
@@ -206,6 +215,11 @@ pub async fn stop(
 /// The turn names its runner: `metadata.runner` on the user message (a
 /// node of the open turn), shown by the web UI.
 async fn name_runner(state: &crate::startup::AppState, req: &RunRequest) {
+    // A retry's message belongs to an ended turn: its reply names the
+    // runner instead (the runner writes it).
+    if req.retry_of.is_some() {
+        return;
+    }
     let name = state.runners.claimer(&req.session_id).unwrap_or_default();
     let mut metadata = serde_json::Map::new();
     metadata.insert("runner".into(), Value::String(name));

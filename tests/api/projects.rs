@@ -57,6 +57,31 @@ pub(crate) fn open_turn(s: &TestServer, sid: &str, project: &str, text: &str) {
     );
 }
 
+/// The agent's commit is signed with the model that wrote the turn: the
+/// reply's `metadata.model` (as the built-in runner writes it) over the
+/// session's own model.
+#[test]
+fn the_agent_commit_names_the_model_of_the_reply() {
+    let s = TestServer::start();
+    let (_tmp, dir) = user_repo();
+    let pid = create_project(&s, &dir);
+    s.append(
+        "pm1",
+        json!({"role": "user", "content": "Add a file", "session": {"project_id": pid}}),
+    );
+    s.append(
+        "pm1",
+        json!({"role": "assistant", "content": "done", "metadata": {"runner": "llm", "model": "stand-in-7b"}}),
+    );
+    std::fs::write(dir.join("added.rs"), "// added\n").unwrap();
+    let out = s.end_turn("pm1", json!({}));
+    assert!(out["project_commit"].is_string(), "{out}");
+    assert_eq!(
+        git(&dir, &["log", "-1", "--format=%an|%cn"]).trim(),
+        "agent (stand-in-7b via OpenProgram)|agent (stand-in-7b via OpenProgram)"
+    );
+}
+
 #[test]
 fn clean_tree_gets_one_attributed_agent_commit() {
     let s = TestServer::start();

@@ -239,7 +239,7 @@ fn stopping_a_run_tells_the_runner_and_ends_the_turn_cancelled() {
     ui.send(json!({"action": "stop_run", "session_id": "stopme"}));
     let before = ui.frames_until("run_stopped", |_| true);
     let stopped = before.last().unwrap();
-    assert_eq!(stopped["data"]["status"], "failed");
+    assert_eq!(stopped["data"]["status"], "idle", "a stop is not a failure");
     // The original web client's reply is closed (the broadcast may come
     // before or after the answer).
     let is_cancelled = |f: &Value| {
@@ -258,9 +258,21 @@ fn stopping_a_run_tells_the_runner_and_ends_the_turn_cancelled() {
             meta["status"].as_str(),
             meta["last_turn"]["outcome"].as_str()
         ),
-        (Some("failed"), Some("cancelled")),
+        (Some("idle"), Some("cancelled")),
         "{meta}"
     );
+    // The partial answer says it was stopped, in git too.
+    let (_, nodes) = s.get("/api/sessions/stopme/nodes");
+    let so_far = nodes
+        .as_array()
+        .or_else(|| nodes["nodes"].as_array())
+        .unwrap()
+        .iter()
+        .find(|n| n["id"] == "so-far")
+        .cloned()
+        .unwrap();
+    assert_eq!(so_far["metadata"]["stopped"], true, "{so_far}");
+    assert!(git(&s.session_dir("stopme"), &["grep", "-l", "stopped", "HEAD"]).contains("so-far"));
     let files = git(
         &s.session_dir("stopme"),
         &["ls-tree", "-r", "--name-only", "HEAD"],
@@ -269,6 +281,112 @@ fn stopping_a_run_tells_the_runner_and_ends_the_turn_cancelled() {
     // Nothing left to stop.
     let (st, v) = s.post("/api/sessions/stopme/runs/stop", json!({}));
     assert_eq!((st, v["code"].as_str()), (409, Some("no_open_turn")));
+}
+
+/// The web UI's retry: `retry {session_id, node_id}` offers the message a
+/// reply answered to the runners like a new message, with the reply's
+/// predecessor; the runner's answer opens the retried turn on a branch of
+/// its own. With no runner, for a message that is not a reply, or while a
+/// run holds the session it is refused and nothing changes; a retry
+/// stopped before its runner wrote anything leaves the session as it was.
+#[test]
+fn a_retry_is_offered_to_a_runner_and_its_answer_gets_a_branch_of_its_own() {
+    let s = TestServer::start();
+    let mut ui = WsClient::connect(&s);
+    for (u, a) in [("u1", "a1"), ("u2", "a2")] {
+        s.append(
+            "again",
+            json!({"id": u, "role": "user", "content": format!("question {u}")}),
+        );
+        s.append(
+            "again",
+            json!({"id": a, "role": "assistant", "content": format!("answer {a}")}),
+        );
+        s.end_turn("again", json!({}));
+    }
+    let error_of = |ui: &mut WsClient| {
+        ui.next_where(|f| f["type"] == "action_error")["data"]["code"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string()
+    };
+    ui.send(json!({"action": "retry", "session_id": "again", "node_id": "a1"}));
+    assert_eq!(error_of(&mut ui), "no_runner");
+    let mut runner = register(&s, "retrier");
+    ui.send(json!({"action": "retry", "session_id": "again", "node_id": "u1"}));
+    assert_eq!(error_of(&mut ui), "invalid_input");
+    let (_, before) = s.get("/api/sessions/again/branches");
+    assert_eq!(before["current"], "main");
+
+    ui.send(json!({"action": "retry", "session_id": "again", "node_id": "a1"}));
+    let ack = ui.expect("retry_ack", |_| true);
+    assert_eq!(
+        (ack["data"]["msg_id"].as_str(), ack["data"]["turn"].as_u64()),
+        (Some("u1"), Some(1)),
+        "{ack}"
+    );
+    let req = requested(&mut runner, "again");
+    assert_eq!(
+        (
+            req["msg_id"].as_str(),
+            req["predecessor"].as_str(),
+            req["retry_of"].as_str(),
+            req["text"].as_str(),
+            req["turn"].as_u64()
+        ),
+        (
+            Some("u1"),
+            Some("u1"),
+            Some("a1"),
+            Some("question u1"),
+            Some(1)
+        ),
+        "{req}"
+    );
+    // While it waits, a message and another retry are refused.
+    ui.send(json!({"action": "chat", "session_id": "again", "text": "hello?"}));
+    let refused = ui.expect("chat_response", |f| f["data"]["session_id"] == "again");
+    assert_eq!(refused["data"]["code"], "run_active");
+    ui.send(json!({"action": "retry", "session_id": "again", "node_id": "a2"}));
+    assert_eq!(error_of(&mut ui), "run_active");
+    assert_eq!(s.get("/api/sessions/again/branches").1, before);
+
+    assert_eq!(claim(&mut runner, &req)["type"], "run_claimed");
+    s.append(
+        "again",
+        json!({"id": "a1b", "role": "assistant", "predecessor": "u1", "content": "a second answer"}),
+    );
+    let end = s.end_turn("again", json!({}));
+    assert_eq!(end["turn"], 1, "{end}");
+    let (_, branches) = s.get("/api/sessions/again/branches");
+    assert_eq!(branches["current"], "retry-a1b", "{branches}");
+    let (_, msgs) = s.get("/api/sessions/again/messages");
+    let ids: Vec<&str> = msgs["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["u1", "a1b"]);
+    let dir = s.session_dir("again");
+    assert_eq!(turn_commits(&dir, "main"), "2", "main keeps both turns");
+    assert_eq!(turn_commits(&dir, "retry-a1b"), "1");
+
+    // A retry stopped before its runner writes: nothing changes.
+    ui.send(json!({"action": "retry", "session_id": "again", "node_id": "a1b"}));
+    ui.expect("retry_ack", |_| true);
+    let req = requested(&mut runner, "again");
+    assert_eq!(claim(&mut runner, &req)["type"], "run_claimed");
+    let (st, v) = s.post("/api/sessions/again/runs/stop", json!({}));
+    assert_eq!((st, v["status"].as_str()), (200, Some("idle")), "{v}");
+    runner.expect("run_cancelled", |f| f["data"]["session_id"] == "again");
+    assert_eq!(s.get("/api/sessions/again/branches").1, branches);
+    let (_, meta) = s.get("/api/sessions/again");
+    assert_eq!(
+        (meta["status"].as_str(), meta["open_turn"].is_null()),
+        (Some("idle"), true),
+        "{meta}"
+    );
 }
 
 #[test]
@@ -384,6 +502,45 @@ fn the_built_in_runner_streams_the_llms_answer_and_reports_its_failure() {
         sent["messages"].as_array().unwrap().last().unwrap()["content"],
         "Where is the parser?"
     );
+    // The reply names the runner and the model.
+    assert_eq!(
+        (
+            last["metadata"]["runner"].as_str(),
+            last["metadata"]["model"].as_str()
+        ),
+        (Some("llm"), Some("stand-in")),
+        "{last}"
+    );
+
+    // Retry: the LLM is asked the same question again (without the first
+    // answer), and the new answer is on a branch of its own.
+    let first = last["id"].as_str().unwrap().to_string();
+    ui.send(json!({"action": "retry", "session_id": "llm1", "node_id": first}));
+    ui.expect("retry_ack", |f| f["data"]["session_id"] == "llm1");
+    ui.frames_until("turn_ended", |f| f["data"]["session_id"] == "llm1");
+    let asked = llm.requests();
+    let again = &asked.last().unwrap().1["messages"];
+    assert_eq!(
+        again.as_array().unwrap().last().unwrap()["content"],
+        "Where is the parser?",
+        "{again}"
+    );
+    assert!(!again.to_string().contains("src/parse.rs"), "{again}");
+    let (_, branches) = s.get("/api/sessions/llm1/branches");
+    assert!(
+        branches["current"].as_str().unwrap().starts_with("retry-"),
+        "{branches}"
+    );
+    let (_, msgs) = s.get("/api/sessions/llm1/messages");
+    let replies: Vec<&Value> = msgs["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "assistant")
+        .collect();
+    assert_eq!(replies.len(), 1, "{msgs}");
+    assert_ne!(replies[0]["id"], first.as_str());
+    assert_eq!(replies[0]["content"], answer);
 
     // The LLM fails: the turn ends failed, saying why.
     chat(&mut ui, "llm2", "fail please");

@@ -123,6 +123,24 @@ impl SessionCore {
         self.open_nodes.get(at).filter(|n| n.id == id)
     }
 
+    /// The model that wrote the open turn: the last reply naming one in
+    /// its metadata (`metadata.model`, as runners write it), else the
+    /// session's model.
+    pub(super) fn turn_model(&self) -> Option<String> {
+        self.open_nodes
+            .iter()
+            .rev()
+            .filter(|n| n.role == crate::node::Role::Assistant)
+            .find_map(|n| {
+                n.metadata
+                    .get("model")
+                    .and_then(|m| m.as_str())
+                    .filter(|m| !m.trim().is_empty())
+                    .map(str::to_string)
+            })
+            .or_else(|| self.meta.model.clone().filter(|m| !m.is_empty()))
+    }
+
     /// Keep `node` whole while its turn is open (replacing an older copy;
     /// kept in sequence order).
     pub(super) fn keep_open(&mut self, node: &Node) {

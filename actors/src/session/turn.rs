@@ -63,6 +63,9 @@ impl SessionCore {
                 open: open.number,
             });
         }
+        if req.outcome == Outcome::Cancelled && !interrupted {
+            self.mark_stopped(open.first_seq)?;
+        }
         let idempotency_key = req.idempotency_key.clone();
         let context_file = self.write_context(req.context, req.context_id, open.number)?;
         let ended_at = req.at.unwrap_or_else(now);
@@ -155,11 +158,33 @@ impl SessionCore {
         let background = background || self.meta.channel.is_some();
         match (interrupted, outcome, background) {
             (true, _, _) => (Status::Idle, self.meta.unread),
-            (_, Outcome::Failed | Outcome::Cancelled, _) => (Status::Failed, self.meta.unread),
+            (_, Outcome::Failed, _) => (Status::Failed, self.meta.unread),
+            (_, Outcome::Cancelled, _) => (Status::Idle, self.meta.unread),
             (_, Outcome::NeedsInput, _) => (Status::NeedsInput, self.meta.unread),
             (_, Outcome::Ok, true) => (Status::Done, true),
             (_, Outcome::Ok, false) => (Status::Idle, self.meta.unread),
         }
+    }
+
+    /// A stopped turn: its last reply (the partial answer) says so
+    /// (`metadata.stopped: true`), committed with it.
+    fn mark_stopped(&mut self, first_seq: u64) -> Result<(), SessionError> {
+        let reply = self
+            .open_nodes
+            .iter()
+            .rev()
+            .find(|n| n.seq >= first_seq && n.role == Role::Assistant && n.caller.is_none())
+            .map(|n| n.id.clone());
+        let Some(id) = reply else {
+            return Ok(());
+        };
+        let mut metadata = serde_json::Map::new();
+        metadata.insert("stopped".into(), serde_json::Value::Bool(true));
+        let patch = super::wire::NodePatch {
+            metadata: Some(metadata),
+            ..Default::default()
+        };
+        self.update_node(&id, patch).map(|_| ())
     }
 
     /// Make the commit of the ended turn whose commit failed. `Ok` when

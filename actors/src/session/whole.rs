@@ -248,7 +248,7 @@ impl SessionActor {
                     .cached_node(&open.user_node)
                     .map(Node::text)
                     .unwrap_or_default(),
-                model: meta.model.clone(),
+                model: core.turn_model(),
                 baseline,
                 files,
             };

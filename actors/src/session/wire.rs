@@ -57,8 +57,9 @@ pub enum Outcome {
     Ok,
     Failed,
     NeedsInput,
-    /// Stopped by the user: the session ends `failed`, the turn record
-    /// says `cancelled`.
+    /// Stopped by the user: the session is `idle` again (a stop is not a
+    /// failure), the turn record says `cancelled` and the turn's last reply
+    /// carries `metadata.stopped: true`.
     Cancelled,
 }
 
