@@ -11,6 +11,9 @@
 mod helpers;
 
 mod browser;
+#[path = "../api/fake_llm.rs"]
+#[allow(dead_code)]
+mod fake_llm;
 #[path = "../shared/ports.rs"]
 mod ports;
 mod runner;
@@ -1086,7 +1089,7 @@ fn a_message_nobody_answers_says_so_and_a_run_can_be_stopped() {
             meta["status"].as_str(),
             meta["last_turn"]["outcome"].as_str()
         ),
-        (Some("failed"), Some("cancelled")),
+        (Some("idle"), Some("cancelled")),
         "{meta}"
     );
     let files = git(
@@ -1094,6 +1097,121 @@ fn a_message_nobody_answers_says_so_and_a_run_can_be_stopped() {
         &["ls-tree", "-r", "--name-only", "HEAD"],
     );
     assert!(files.contains("na-partial"), "{files}");
+}
+
+/// The built-in runner answers from the composer with a Markdown table
+/// (drawn as a table, the runner and model on the reply); the reply's
+/// Retry button gets a second answer on a branch of its own with the
+/// `‹ 2 / 2 ›` switch; a run stopped mid-stream shows its partial answer
+/// marked "stopped", and the session carries no failure dot.
+#[test]
+fn a_reply_is_retried_from_its_button_and_a_stopped_one_says_so() {
+    let long: String = (1..=300).map(|k| format!("w{k} ")).collect();
+    // Answers by the question (the titler asks this LLM too).
+    let retried = std::sync::atomic::AtomicBool::new(false);
+    let llm = fake_llm::FakeLlm::start(std::time::Duration::ZERO, move |_, body| {
+        let asked = body["messages"]
+            .as_array()
+            .and_then(|m| m.last())
+            .and_then(|m| m["content"].as_str())
+            .unwrap_or_default()
+            .to_string();
+        let text = match asked.as_str() {
+            "Which files?" if !retried.swap(true, std::sync::atomic::Ordering::SeqCst) => "Here are the files:\n\n| file | role |\n|:---|---:|\n| `src/parse.rs` | parser |\n| src/lex.rs | lexer \\| tokens |\n\nBoth are _tested_.".to_string(),
+            "Which files?" => "A second, shorter answer.".to_string(),
+            "Count slowly" => long.clone(),
+            _ => "A title".to_string(),
+        };
+        (200, text)
+    });
+    let server = TestServer::start_with_env(&[
+        ("OPENPROGRAM_RUNNER_BUILTIN", "llm"),
+        ("OPENPROGRAM_LLM_BASE_URL", &llm.base_url),
+        ("OPENPROGRAM_LLM_MODEL", "stand-in"),
+    ]);
+    server.turn("rt", "hello", "hi there", &[]);
+    let Some(b) = Browser::start(1280, 800) else {
+        return;
+    };
+    b.goto(&format!("{}/s/rt", server.url));
+    b.wait_js(
+        "return document.getElementById('messages').textContent.includes('hi there')",
+        "the session",
+    );
+    b.type_into("#composer-text", "Which files?");
+    b.click("#send");
+    b.wait_js(
+        "const rows = document.querySelectorAll('#messages table tbody tr'); return rows.length === 2 && document.getElementById('messages').textContent.includes('Both are tested.')",
+        "the answer's table, whole",
+    );
+    let table = b.js(
+        "const t = document.querySelector('#messages table');
+         return {head: [...t.querySelectorAll('th')].map((c) => c.textContent),
+                 cells: [...t.querySelectorAll('td')].map((c) => c.textContent),
+                 code: t.querySelectorAll('td code').length,
+                 right: t.querySelector('th:nth-child(2)').style.textAlign,
+                 em: document.querySelectorAll('#messages em').length};",
+        vec![],
+    );
+    assert_eq!(
+        table,
+        json!({"head": ["file", "role"], "cells": ["src/parse.rs", "parser", "src/lex.rs", "lexer | tokens"],
+               "code": 1, "right": "right", "em": 1})
+    );
+    b.wait_js(
+        "const r = [...document.querySelectorAll('#messages .msg.assistant')].pop(); return r.querySelector('.runner')?.textContent === 'answered by llm · stand-in'",
+        "the runner and model on the reply",
+    );
+    b.screenshot("markdown-table-and-runner");
+
+    // Retry from the reply's button: a second answer, the switch shows 2 / 2.
+    b.wait_js(
+        "const r = [...document.querySelectorAll('#messages .msg.assistant')].pop(); const x = r.querySelector('button.retry'); if (!x) return false; x.click(); return true;",
+        "the Retry button",
+    );
+    b.wait_js(
+        "const m = document.getElementById('messages'); return m.textContent.includes('A second, shorter answer.') && !m.querySelector('table') && m.querySelector('.retry-pos')?.textContent === '2 / 2'",
+        "the second answer and its switch",
+    );
+    let (_, branches) = server.get("/api/sessions/rt/branches");
+    assert!(
+        branches["current"].as_str().unwrap().starts_with("retry-"),
+        "{branches}"
+    );
+    b.screenshot("retry-second-answer");
+    b.click(".retry-prev");
+    b.wait_js(
+        "const m = document.getElementById('messages'); return !!m.querySelector('table') && m.querySelector('.retry-pos')?.textContent === '1 / 2'",
+        "back to the first answer",
+    );
+
+    // A long answer stopped mid-stream.
+    b.type_into("#composer-text", "Count slowly");
+    b.click("#send");
+    b.wait_js(
+        "return document.getElementById('messages').textContent.includes('w5 ') && !document.getElementById('stop').hidden",
+        "the answer streaming",
+    );
+    b.click("#stop");
+    b.wait_js(
+        "const r = [...document.querySelectorAll('#messages .msg.assistant')].pop(); return r.classList.contains('stopped') && r.querySelector('.stopped-mark')?.textContent === 'stopped'",
+        "the partial answer marked stopped",
+    );
+    let row = b.wait_js(
+        "const r = document.querySelector('#session-list [data-id=\"rt\"]') || [...document.querySelectorAll('#session-list [role=option], #session-list li')].find((e) => e.textContent.includes('hello')); return r ? r.getAttribute('aria-label') : false",
+        "the session's row",
+    );
+    assert!(!row.as_str().unwrap_or("").contains("failed"), "{row}");
+    let (_, meta) = server.get("/api/sessions/rt");
+    assert_eq!(
+        (
+            meta["status"].as_str(),
+            meta["last_turn"]["outcome"].as_str()
+        ),
+        (Some("idle"), Some("cancelled")),
+        "{meta}"
+    );
+    b.screenshot("stopped-run");
 }
 
 /// A row's preview is plain text (no `**` or `_` markers), and a search

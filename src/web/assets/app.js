@@ -305,7 +305,14 @@ function render() {
   const onTurnEnd = bound
     ? (n, msgEl) => attachTurnCard(msgEl, sid, n.id, ws, () => loadSession())
     : null;
-  renderConversation($('messages'), state.messages, state.nodes, { onSwitch: switchTo, time, live, onTurnEnd });
+  renderConversation($('messages'), state.messages, state.nodes, {
+    onSwitch: switchTo,
+    time,
+    live,
+    onTurnEnd,
+    // No retry while a run holds the session.
+    onRetry: row && ['running', 'needs_input'].includes(row.status) ? null : retry,
+  });
   renderBar(
     { prev: $('prev-turn'), next: $('next-turn'), latest: $('latest-turn'), label: $('turn-pos'), note: $('readonly-note') },
     state.history && state.history.position,
@@ -313,6 +320,24 @@ function render() {
   $('replay-bar').hidden = !state.sessionId;
   const m = $('messages');
   m.scrollTop = m.scrollHeight;
+}
+
+// ---- retry ---------------------------------------------------------------
+// A new answer to the message a reply answered: offered to the runners
+// like a new message; the answer lands on a branch of its own and the
+// `‹ n / m ›` switch appears. A refusal (no runner, a run active) shows in
+// the composer's note.
+async function retry(node, button) {
+  const id = state.sessionId;
+  if (!id) return;
+  button.disabled = true;
+  try {
+    await ws.request('retry', { session_id: id, node_id: node.id });
+    $('composer-note').textContent = 'Retrying: a new answer is on its way.';
+  } catch (e) {
+    $('composer-note').textContent = e.message;
+    button.disabled = false;
+  }
 }
 
 // ---- replay --------------------------------------------------------------

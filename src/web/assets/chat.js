@@ -50,9 +50,21 @@ function withRuntimeNotes(messages, allNodes, live) {
   return [...messages, ...notes].sort((a, b) => (a.seq || 0) - (b.seq || 0));
 }
 
+// Who answered: the reply's own `metadata.runner` / `metadata.model` (the
+// built-in runner writes both), else the runner named on the message it
+// answers (set when a runner claimed it).
+function answeredBy(n, asked) {
+  const meta = n.metadata || {};
+  const runner = typeof meta.runner === 'string' ? meta.runner : asked && asked.metadata && typeof asked.metadata.runner === 'string' ? asked.metadata.runner : '';
+  const model = typeof meta.model === 'string' ? meta.model : '';
+  if (!runner && !model) return '';
+  return `answered by ${[runner, model].filter(Boolean).join(' · ')}`;
+}
+
 // `onSwitch(node)` is called with the sibling to show.
 // `onTurnEnd(node, element)` is called for each reply that ends a turn.
-export function renderConversation(container, chain, allNodes, { onSwitch, time, live, onTurnEnd }) {
+// `onRetry(node)`: a reply's Retry button (none while replaying).
+export function renderConversation(container, chain, allNodes, { onSwitch, time, live, onTurnEnd, onRetry }) {
   const messages = withRuntimeNotes(chain, allNodes, live);
   const frag = document.createDocumentFragment();
   const byCaller = new Map();
@@ -67,7 +79,9 @@ export function renderConversation(container, chain, allNodes, { onSwitch, time,
   const talk = messages.filter((m) => (m.role === 'user' || m.role === 'assistant') && !m.caller && !isRuntime(m));
   const ends = new Set(talk.filter((m, i) => m.role === 'assistant' && (i === talk.length - 1 || talk[i + 1].role === 'user')).map((m) => m.id));
   const cards = [];
+  let asked = null;
   for (const n of messages) {
+    if (n.role === 'user' && !n.caller) asked = n;
     if (n.role === 'tool' && n.caller && messages.some((m) => m.id === n.caller)) continue;
     if (n.role === 'system' && !isRuntime(n)) {
       // A system prompt or note: folded, opened on demand.
@@ -94,9 +108,14 @@ export function renderConversation(container, chain, allNodes, { onSwitch, time,
     const head = el('header', 'msg-head');
     head.append(el('span', 'who', n.role === 'user' ? 'You' : n.role === 'assistant' ? 'Assistant' : n.name || n.role));
     if (n.created_at) head.append(el('time', 'when', time(n.created_at)));
-    // The runner that took this message (set when it claimed the run).
-    if (n.role === 'user' && n.metadata && typeof n.metadata.runner === 'string') {
-      head.append(el('span', 'runner', `answered by ${n.metadata.runner}`));
+    if (n.role === 'assistant') {
+      const by = answeredBy(n, asked);
+      if (by) head.append(el('span', 'runner', by));
+      // A run the user stopped: its answer is partial.
+      if (n.metadata && n.metadata.stopped === true) {
+        msg.classList.add('stopped');
+        head.append(el('span', 'stopped-mark', 'stopped'));
+      }
     }
     const sibs = siblingsOf(n, allNodes);
     if (sibs.length > 1) {
@@ -116,6 +135,15 @@ export function renderConversation(container, chain, allNodes, { onSwitch, time,
       next.addEventListener('click', () => onSwitch(sibs[i + 1]));
       sw.append(prev, el('span', 'retry-pos', `${i + 1} / ${sibs.length}`), next);
       head.append(sw);
+    }
+    // Another answer to the same message, on a branch of its own.
+    if (onRetry && live && ends.has(n.id)) {
+      const again = el('button', 'retry', 'Retry');
+      again.type = 'button';
+      again.title = 'Ask again: a new answer on a branch of its own';
+      again.setAttribute('aria-label', 'Retry this answer');
+      again.addEventListener('click', () => onRetry(n, again));
+      head.append(again);
     }
     msg.append(head);
     const body = el('div', 'msg-body');

@@ -3,7 +3,7 @@
 // message can reach the page. Supports what chat replies use: paragraphs,
 // headings, fenced code, inline code, bold, italic (`*x*` and `_x_`),
 // links (http, https and mailto only) and autolinks (`<https://…>`),
-// lists, quotes and rules.
+// lists, quotes, rules and tables (GitHub's pipe tables, with alignment).
 
 function el(tag, cls) {
   const e = document.createElement(tag);
@@ -64,6 +64,45 @@ function inline(parent, text) {
   }
 }
 
+// A table's delimiter row: `| --- | :-: | --: |`.
+const DELIMITER = /^\s*\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?\s*$/;
+
+// The cells of one table row (`\|` is a pipe inside a cell).
+function cells(line) {
+  let s = line.trim();
+  if (s.startsWith('|')) s = s.slice(1);
+  if (s.endsWith('|') && !s.endsWith('\\|')) s = s.slice(0, -1);
+  return s.split(/(?<!\\)\|/).map((c) => c.trim().replace(/\\\|/g, '|'));
+}
+
+// A pipe table starting at `lines[i]` (its header), or null.
+function table(lines, i) {
+  if (!lines[i].includes('|') || i + 1 >= lines.length || !DELIMITER.test(lines[i + 1])) return null;
+  const head = cells(lines[i]);
+  const align = cells(lines[i + 1]).map((d) => (d.startsWith(':') && d.endsWith(':') ? 'center' : d.endsWith(':') ? 'right' : d.startsWith(':') ? 'left' : ''));
+  if (align.length !== head.length) return null;
+  const t = el('table');
+  const row = (values, tag) => {
+    const tr = el('tr');
+    head.forEach((_, k) => {
+      const c = el(tag);
+      if (align[k]) c.style.textAlign = align[k];
+      inline(c, values[k] || '');
+      tr.append(c);
+    });
+    return tr;
+  };
+  const thead = el('thead');
+  thead.append(row(head, 'th'));
+  const tbody = el('tbody');
+  let j = i + 2;
+  while (j < lines.length && lines[j].trim() !== '' && lines[j].includes('|')) tbody.append(row(cells(lines[j++]), 'td'));
+  t.append(thead, tbody);
+  const wrap = el('div', 'table-wrap');
+  wrap.append(t);
+  return { node: wrap, next: j };
+}
+
 export function render(source) {
   const root = el('div', 'md');
   const lines = String(source ?? '').replace(/\r\n?/g, '\n').split('\n');
@@ -95,6 +134,13 @@ export function render(source) {
       code.textContent = body.join('\n');
       pre.append(code);
       root.append(pre);
+      continue;
+    }
+    const tab = table(lines, i);
+    if (tab) {
+      flush();
+      root.append(tab.node);
+      i = tab.next;
       continue;
     }
     const h = /^(#{1,6})\s+(.*)$/.exec(line);
