@@ -17,8 +17,10 @@ mod views;
 
 use openprogram_actors::engine::Engine;
 use rmcp::handler::server::router::tool::ToolRouter;
+use rmcp::handler::server::tool::ToolCallContext;
 use rmcp::model::{
-    CallToolResult, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ListToolsResult,
+    PaginatedRequestParams, ServerCapabilities, ServerConfig,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{tool_handler, ErrorData, ServerHandler};
@@ -103,6 +105,36 @@ impl ServerHandler for MemoryServer {
              and what changed since a time. Every answer names the session, branch, turn and \
              commit it comes from.",
         )
+    }
+
+    /// The router's call, with a `code` on every failure: arguments the
+    /// SDK could not read (a wrong type, a missing field) are the tool
+    /// error `invalid_input` with the SDK's words; an unknown tool is the
+    /// protocol error it is, with `data.code: "unknown_tool"`.
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let known = self.tool_router.has_route(&request.name);
+        let call = ToolCallContext::new(self, request, context);
+        match self.tool_router.call(call).await {
+            Ok(CallToolResponse::Complete(result))
+                if result.is_error == Some(true) && result.structured_content.is_none() =>
+            {
+                let words: Vec<String> = result
+                    .content
+                    .iter()
+                    .filter_map(|c| c.as_text().map(|t| t.text.clone()))
+                    .collect();
+                refused("invalid_input", words.join(" ")).map(CallToolResponse::from)
+            }
+            Err(mut e) if !known => {
+                e.data = Some(serde_json::json!({"code": "unknown_tool"}));
+                Err(e)
+            }
+            other => other,
+        }
     }
 
     async fn list_tools(

@@ -447,9 +447,33 @@ fn limits_out_of_range_are_tool_errors_and_numbers_as_strings_are_taken() {
         .as_array()
         .map(Vec::len);
     assert_eq!(rows, Some(2), "{v}");
+    // Arguments the SDK cannot read are tool errors with a code too.
     let v = call(21, json!({"limit": "two"}));
-    assert!(
-        v["error"].is_object() || v["result"]["isError"] == true,
+    assert_eq!(v["result"]["isError"], true, "{v}");
+    assert_eq!(
+        v["result"]["structuredContent"]["code"], "invalid_input",
         "{v}"
     );
+    let v = rpc(
+        &s,
+        22,
+        "tools/call",
+        json!({"name": "sessions_search", "arguments": {}}),
+    );
+    assert_eq!(
+        (
+            v["result"]["isError"].as_bool(),
+            v["result"]["structuredContent"]["code"].as_str()
+        ),
+        (Some(true), Some("invalid_input")),
+        "a missing argument: {v}"
+    );
+    // An unknown tool is a protocol error, with its code.
+    let v = rpc(
+        &s,
+        23,
+        "tools/call",
+        json!({"name": "no_such_tool", "arguments": {}}),
+    );
+    assert_eq!(v["error"]["data"]["code"], "unknown_tool", "{v}");
 }
