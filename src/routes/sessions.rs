@@ -306,15 +306,28 @@ pub async fn fork(
 
 /// `GET /api/sessions/{id}/export`: a git bundle of the session with all its
 /// branches (`git clone <file>` accepts it).
-#[utoipa::path(get, path = "/api/sessions/{id}/export", tag = "transfer", summary = "The session as a git bundle", params(("id" = String, Path, description = "session id")), responses((status = 200, description = "the git bundle", body = crate::openapi::GitBundle, content_type = "application/x-git-bundle"), (status = 400, description = "invalid_id", body = crate::openapi::ErrorBody), (status = 404, description = "unknown_session", body = crate::openapi::ErrorBody), (status = 500, description = "storage_error", body = crate::openapi::ErrorBody)))]
-#[tracing::instrument(name = "export_session", skip(state))]
+#[utoipa::path(get, path = "/api/sessions/{id}/export", tag = "transfer", summary = "The session as a git bundle", params(("id" = String, Path, description = "session id")), responses((status = 200, description = "the git bundle (`application/octet-stream` when the request's Accept asks for it and not for `application/x-git-bundle`)", content((crate::openapi::GitBundle = "application/x-git-bundle"), (crate::openapi::GitBundle = "application/octet-stream"))), (status = 400, description = "invalid_id", body = crate::openapi::ErrorBody), (status = 404, description = "unknown_session", body = crate::openapi::ErrorBody), (status = 500, description = "storage_error", body = crate::openapi::ErrorBody)))]
+#[tracing::instrument(name = "export_session", skip(state, req))]
 pub async fn export(
     state: web::Data<AppState>,
     id: web::Path<String>,
+    req: actix_web::HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
     let bundle = state.engine.export(&id).await?;
+    // Generated clients ask for the generic binary type.
+    let accept = req
+        .headers()
+        .get(actix_web::http::header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default();
+    let content_type =
+        if accept.contains("application/octet-stream") && !accept.contains("x-git-bundle") {
+            "application/octet-stream"
+        } else {
+            "application/x-git-bundle"
+        };
     Ok(HttpResponse::Ok()
-        .content_type("application/x-git-bundle")
+        .content_type(content_type)
         .insert_header((
             "Content-Disposition",
             format!("attachment; filename=\"{id}.bundle\""),
@@ -327,7 +340,7 @@ pub const MAX_BUNDLE: usize = 256 << 20;
 
 /// `POST /api/sessions/import`: register a git bundle (as made by export)
 /// as a session; a new id if its id is taken.
-#[utoipa::path(post, path = "/api/sessions/import", tag = "transfer", summary = "Import a session from a git bundle", request_body(content = crate::openapi::GitBundle, description = "a git bundle (GET /export)", content_type = "application/x-git-bundle"), responses((status = 201, description = "the imported session metadata", body = openprogram_actors::meta::SessionMeta), (status = 400, description = "invalid_bundle", body = crate::openapi::ErrorBody), (status = 409, description = "session_exists", body = crate::openapi::ErrorBody), (status = 413, description = "body_too_large", body = crate::openapi::ErrorBody), (status = 415, description = "unsupported_media_type", body = crate::openapi::ErrorBody), (status = 500, description = "storage_error", body = crate::openapi::ErrorBody)))]
+#[utoipa::path(post, path = "/api/sessions/import", tag = "transfer", summary = "Import a session from a git bundle", request_body(description = "a git bundle (GET /export)", content((crate::openapi::GitBundle = "application/octet-stream"), (crate::openapi::GitBundle = "application/x-git-bundle"))), responses((status = 201, description = "the imported session metadata", body = openprogram_actors::meta::SessionMeta), (status = 400, description = "invalid_bundle", body = crate::openapi::ErrorBody), (status = 409, description = "session_exists", body = crate::openapi::ErrorBody), (status = 413, description = "body_too_large", body = crate::openapi::ErrorBody), (status = 415, description = "unsupported_media_type", body = crate::openapi::ErrorBody), (status = 500, description = "storage_error", body = crate::openapi::ErrorBody)))]
 #[tracing::instrument(name = "import_session", skip(state, body))]
 pub async fn import(
     state: web::Data<AppState>,

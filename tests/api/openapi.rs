@@ -381,3 +381,87 @@ fn every_answer_matches_the_openapi_document() {
     // was answered and checked.
     assert_eq!(seen.len(), operations - 4, "{seen:?}");
 }
+
+/// A Python client generated from the document (`openapi-python-client`,
+/// as a user would make one) exports a session as a bundle (bytes, not an
+/// array of numbers), imports it back, and reads it with typed models.
+#[test]
+fn a_client_generated_from_the_document_exports_imports_and_reads_typed_models() {
+    let Ok(python) = std::env::var("OPENPROGRAM_SDK_PYTHON") else {
+        assert!(
+            std::env::var("OPENPROGRAM_SDK_REQUIRED").is_err(),
+            "OPENPROGRAM_SDK_PYTHON is not set"
+        );
+        eprintln!("skipped: OPENPROGRAM_SDK_PYTHON is not set");
+        return;
+    };
+    let s = TestServer::start();
+    s.turn("gen1", "a question for the client", "an answer", &[]);
+    let tmp = tempfile::tempdir().unwrap();
+    let doc: Value = ureq::get(&format!("{}/api/openapi.json", s.url))
+        .call()
+        .unwrap()
+        .into_json()
+        .unwrap();
+    let doc_path = tmp.path().join("openapi.json");
+    std::fs::write(&doc_path, doc.to_string()).unwrap();
+    let out = std::process::Command::new(&python)
+        .args([
+            "-m",
+            "openapi_python_client",
+            "generate",
+            "--meta",
+            "none",
+            "--path",
+        ])
+        .arg(&doc_path)
+        .arg("--output-path")
+        .arg(tmp.path().join("opclient"))
+        .output()
+        .expect("python");
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "generation failed:\n{said}");
+    assert!(
+        !said.contains("Endpoint will not be generated"),
+        "every route is generated:\n{said}"
+    );
+    let script = r##"
+import io, json, sys
+sys.path.insert(0, sys.argv[1])
+from opclient import Client
+from opclient.api.transfer import export, import_
+from opclient.api.sessions import get
+from opclient.models import SessionMeta
+from opclient.types import File
+c = Client(base_url=sys.argv[2], raise_on_unexpected_status=True)
+bundle = export.sync("gen1", client=c)
+data = bundle.payload.read()
+assert data.startswith(b"# v2 git bundle"), data[:40]
+made = import_.sync(client=c, body=File(payload=io.BytesIO(data), mime_type="application/octet-stream"))
+assert isinstance(made, SessionMeta), made
+again = get.sync(made.id, client=c)
+assert type(again).__name__ == "SessionAnswer", again
+print(json.dumps({"id": made.id, "title": again.title, "turns": again.turn_count, "bytes": len(data)}))
+"##;
+    let out = std::process::Command::new(&python)
+        .arg("-c")
+        .arg(script)
+        .arg(tmp.path())
+        .arg(&s.url)
+        .output()
+        .expect("python");
+    assert!(
+        out.status.success(),
+        "the generated client failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_ne!(v["id"], "gen1", "a new id: the original is still there");
+    assert_eq!(v["turns"], 1, "{v}");
+    let (st, _) = s.get(&format!("/api/sessions/{}", v["id"].as_str().unwrap()));
+    assert_eq!(st, 200);
+}

@@ -44,7 +44,8 @@ pub struct ScanReport {
     pub secrets: usize,
     /// Sessions with at least one secret, by id.
     pub sessions: Vec<SessionSecrets>,
-    /// Sessions that could not be read, with why.
+    /// Sessions that could not be read, with why: `[id, why]` pairs.
+    #[cfg_attr(feature = "openapi", schema(value_type = Vec<Vec<String>>))]
     pub unreadable: Vec<(String, String)>,
 }
 
