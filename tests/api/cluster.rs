@@ -765,6 +765,10 @@ fn a_session_taken_over_alone_gets_its_replicas_back_when_nodes_return() {
         }
         std::thread::sleep(Duration::from_millis(200));
     }
+    // Once both nodes are live again, the next turn names two replicas
+    // (the one back first may have been the only live one at turn 2).
+    cluster.wait_all_live();
+    assert_eq!(whole_turn(&agent, &url, "r-1", 3), Ok(201));
     let (now, replicas) = leases(&cluster)["r-1"].clone();
     assert_eq!(now, cluster.names[b]);
     assert_eq!(replicas.len(), 2, "{replicas:?}");
@@ -779,7 +783,7 @@ fn a_session_taken_over_alone_gets_its_replicas_back_when_nodes_return() {
     assert_eq!(git(&first, &["rev-parse", "main"]), tip);
     assert_eq!(
         user_turns(&cluster.proxy.url(), "r-1"),
-        ["turn 1 of r-1", "turn 2 of r-1"]
+        ["turn 1 of r-1", "turn 2 of r-1", "turn 3 of r-1"]
     );
 }
 

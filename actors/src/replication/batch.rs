@@ -96,23 +96,17 @@ pub fn push_batch(
         .iter()
         .map(|(id, dir)| {
             let a = match answers.remove(id) {
-                // A purged session's rewritten branches replace the old
-                // ones under a lease, pushed on their own.
-                Some(Err(PushError::Diverged(_))) if has_purges(dir) => {
-                    push_session(remote, id, dir)
-                }
+                // Judged again on its own, where a purged session's
+                // rewritten branches, or a turn committed again after a
+                // crash, replace the remote's under a lease (a true
+                // divergence is reported as such there).
+                Some(Err(PushError::Diverged(_))) => push_session(remote, id, dir),
                 Some(a) => a,
                 None => Err(PushError::Local("not pushed".into())),
             };
             (id.clone(), a)
         })
         .collect()
-}
-
-fn has_purges(dir: &Path) -> bool {
-    dir.join(".git")
-        .join(crate::session::purge::RECORDS)
-        .exists()
 }
 
 fn read_member(id: &str, dir: &Path) -> Result<Member, PushError> {

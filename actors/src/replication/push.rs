@@ -58,7 +58,9 @@ pub fn push_session(
                     && repo.graph_descendant_of(*oid, *theirs).unwrap_or(false);
                 if ours_follows {
                     specs.push(format!("{name}:{target}"));
-                } else if purged_into(&repo, &purges, *theirs, *oid) {
+                } else if purged_into(&repo, &purges, *theirs, *oid)
+                    || set_aside_here(&repo, session_id, *theirs, *oid)
+                {
                     // A lease: libgit2 names the advertised commit as the
                     // old value, so a remote moved since refuses it.
                     specs.push(format!("+{name}:{target}"));
@@ -102,6 +104,41 @@ pub fn purged_into(
         return false;
     };
     new == ours || repo.graph_descendant_of(ours, new).unwrap_or(false)
+}
+
+/// Whether the remote's `theirs` is a commit this session made and then
+/// set aside: a turn committed but not acknowledged when the server was
+/// killed, pushed in between, and committed again by the restart (with
+/// other times, so another id). It is in this repository, its trailers
+/// name this session, no local ref reaches it (nothing acknowledged is in
+/// it: every acknowledged commit stays on a ref), and its parent is in
+/// `ours`: only that one commit is replaced on the remote, under a lease.
+/// A commit made anywhere else is not here, and stays a divergence.
+pub fn set_aside_here(repo: &Repository, session_id: &str, theirs: Oid, ours: Oid) -> bool {
+    let Ok(commit) = repo.find_commit(theirs) else {
+        return false;
+    };
+    let ours_session = crate::git::Trailers::parse(commit.message().unwrap_or_default())
+        .session
+        .is_some_and(|s| s == session_id);
+    let parent_kept = commit
+        .parent_id(0)
+        .is_ok_and(|p| p == ours || repo.graph_descendant_of(ours, p).unwrap_or(false));
+    if !ours_session || !parent_kept {
+        return false;
+    }
+    let Ok(refs) = repo.references() else {
+        return false;
+    };
+    for r in refs.flatten() {
+        let Some(tip) = r.target() else {
+            continue;
+        };
+        if tip == theirs || repo.graph_descendant_of(tip, theirs).unwrap_or(true) {
+            return false;
+        }
+    }
+    true
 }
 
 /// Push `specs` over the connected `remote`: the refs the server refused,
@@ -290,6 +327,79 @@ mod tests {
             .unwrap()
             .set_modified(SystemTime::now() - Duration::from_secs(secs))
             .unwrap();
+    }
+
+    fn commit(repo: &Repository, parent: Option<Oid>, message: &str, at: i64) -> Oid {
+        let sig = git2::Signature::new("t", "t@t", &git2::Time::new(at, 0)).unwrap();
+        let tree = repo
+            .find_tree(repo.treebuilder(None).unwrap().write().unwrap())
+            .unwrap();
+        let parents: Vec<git2::Commit> = parent
+            .map(|p| repo.find_commit(p).unwrap())
+            .into_iter()
+            .collect();
+        let refs: Vec<&git2::Commit> = parents.iter().collect();
+        repo.commit(None, &sig, &sig, message, &tree, &refs)
+            .unwrap()
+    }
+
+    #[test]
+    fn only_a_commit_this_session_made_and_set_aside_is_replaced_on_the_remote() {
+        let tmp = tempfile::tempdir().unwrap();
+        let local = Repository::init(tmp.path().join("s1")).unwrap();
+        let init = commit(&local, None, "session init", 1);
+        let turn = "turn 1: hi\n\nOpenprogram-Session: s1\nOpenprogram-Turn: 1\n";
+        // Committed, pushed, never acknowledged; the restart made it again.
+        let lost = commit(&local, Some(init), turn, 2);
+        let again = commit(&local, Some(init), turn, 3);
+        local
+            .reference("refs/heads/main", again, true, "t")
+            .unwrap();
+        local
+            .reference("refs/openprogram/acked/main", again, true, "t")
+            .unwrap();
+        let remote_dir = tmp.path().join("memory.git");
+        let remote_repo = Repository::init_bare(&remote_dir).unwrap();
+        drop(remote_repo);
+        // What the remote had before the kill.
+        local.reference("refs/heads/was", lost, true, "t").unwrap();
+        let config = RemoteConfig {
+            name: "disk".into(),
+            url: format!("file://{}", remote_dir.display()),
+            ..RemoteConfig::default()
+        };
+        let mut r = local.remote_anonymous(&config.url).unwrap();
+        r.push(&["refs/heads/was:refs/sessions/s1/heads/main"], None)
+            .unwrap();
+        local
+            .find_reference("refs/heads/was")
+            .unwrap()
+            .delete()
+            .unwrap();
+        assert!(set_aside_here(&local, "s1", lost, again));
+        assert!(
+            !set_aside_here(&local, "other", lost, again),
+            "another session's"
+        );
+        let pushed = push_session(&config, "s1", &tmp.path().join("s1")).unwrap();
+        assert_eq!(pushed.updated, 1);
+        let remote_repo = Repository::open_bare(&remote_dir).unwrap();
+        assert_eq!(
+            remote_repo
+                .refname_to_id("refs/sessions/s1/heads/main")
+                .unwrap(),
+            again
+        );
+        // A commit some ref here still reaches is not set aside; one made
+        // elsewhere (not in this repository) is a divergence.
+        local
+            .reference("refs/openprogram/kept/x", lost, true, "t")
+            .unwrap();
+        assert!(!set_aside_here(&local, "s1", lost, again));
+        let elsewhere = Repository::init(tmp.path().join("other")).unwrap();
+        let init2 = commit(&elsewhere, None, "session init", 1);
+        let foreign = commit(&elsewhere, Some(init2), turn, 9);
+        assert!(!set_aside_here(&local, "s1", foreign, again));
     }
 
     #[test]
