@@ -700,3 +700,18 @@ pub fn message_texts(msgs: &Value) -> Vec<String> {
         .filter_map(|m| m["content"].as_str().map(str::to_owned))
         .collect()
 }
+
+/// The Python the SDK and client tests run (`OPENPROGRAM_SDK_PYTHON`);
+/// `None` when it is not set: the test says it skipped, unless
+/// `OPENPROGRAM_SDK_REQUIRED` is set (CI), which fails it instead.
+pub fn sdk_python() -> Option<String> {
+    let Ok(python) = std::env::var("OPENPROGRAM_SDK_PYTHON") else {
+        assert!(
+            std::env::var("OPENPROGRAM_SDK_REQUIRED").is_err(),
+            "OPENPROGRAM_SDK_PYTHON is not set"
+        );
+        eprintln!("skipped: OPENPROGRAM_SDK_PYTHON (a Python with the SDKs) is not set");
+        return None;
+    };
+    Some(python)
+}

@@ -387,12 +387,7 @@ fn every_answer_matches_the_openapi_document() {
 /// array of numbers), imports it back, and reads it with typed models.
 #[test]
 fn a_client_generated_from_the_document_exports_imports_and_reads_typed_models() {
-    let Ok(python) = std::env::var("OPENPROGRAM_SDK_PYTHON") else {
-        assert!(
-            std::env::var("OPENPROGRAM_SDK_REQUIRED").is_err(),
-            "OPENPROGRAM_SDK_PYTHON is not set"
-        );
-        eprintln!("skipped: OPENPROGRAM_SDK_PYTHON is not set");
+    let Some(python) = crate::helpers::sdk_python() else {
         return;
     };
     let s = TestServer::start();

@@ -598,12 +598,7 @@ fn serve_starts_the_built_in_runner_when_configured() {
 /// message with a tool call recorded as a tool node of its answer.
 #[test]
 fn the_python_example_runner_records_its_tool_call_as_a_tool_node() {
-    let Ok(python) = std::env::var("OPENPROGRAM_SDK_PYTHON") else {
-        assert!(
-            std::env::var("OPENPROGRAM_SDK_REQUIRED").is_err(),
-            "OPENPROGRAM_SDK_PYTHON is not set"
-        );
-        eprintln!("skipped: OPENPROGRAM_SDK_PYTHON is not set");
+    let Some(python) = crate::helpers::sdk_python() else {
         return;
     };
     let s = TestServer::start();

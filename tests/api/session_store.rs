@@ -245,12 +245,7 @@ fn repo_root() -> std::path::PathBuf {
 /// import and readers (`clients/python/tests/run_sdk.py`).
 #[test]
 fn the_python_adapter_passes_the_sdk_conformance_suite() {
-    let Ok(python) = std::env::var("OPENPROGRAM_SDK_PYTHON") else {
-        assert!(
-            std::env::var("OPENPROGRAM_SDK_REQUIRED").is_err(),
-            "OPENPROGRAM_SDK_PYTHON is not set"
-        );
-        eprintln!("skipped: OPENPROGRAM_SDK_PYTHON (a Python with claude-agent-sdk) is not set");
+    let Some(python) = crate::helpers::sdk_python() else {
         return;
     };
     let s = TestServer::start();
