@@ -350,6 +350,36 @@ fn a_forks_turn_replayed_after_a_kill_is_put_back_after_a_reset() {
 }
 
 #[test]
+fn an_imported_bundles_branch_moved_back_by_hand_comes_back_with_the_same_commit() {
+    let mut s = TestServer::start_process();
+    for n in 1..=3 {
+        s.turn("bo", &format!("turn {n}"), &format!("reply {n}"), &[]);
+    }
+    let (st, bundle) = s.try_get_bytes("/api/sessions/bo/export").unwrap();
+    assert_eq!(st, 200);
+    // Its own id is taken: the import is a new session.
+    let (st, v) = s
+        .try_post_bytes("/api/sessions/import", "application/x-git-bundle", &bundle)
+        .unwrap();
+    assert_eq!(st, 201, "{v}");
+    let id = v["id"].as_str().unwrap().to_string();
+    assert_ne!(id, "bo");
+    let dir = s.session_dir(&id);
+    let tip = git(&dir, &["rev-parse", "main"]);
+    // A user moves the imported branch back; the next start puts it back
+    // on the acknowledged commit, never a new commit of the same turn.
+    git(&dir, &["update-ref", "refs/heads/main", "HEAD~1"]);
+    s.restart_after_kill();
+    let (st, meta) = s.get(&format!("/api/sessions/{id}"));
+    assert_eq!(st, 200, "{meta}");
+    assert_eq!(meta["turn_count"], 3, "{meta}");
+    assert_eq!(git(&dir, &["rev-parse", "main"]), tip, "{}", s.log());
+    // (Its meta.json, renamed to the new id, is committed with its next
+    // turn.)
+    git(&dir, &["fsck", "--strict", "--no-progress"]);
+}
+
+#[test]
 fn a_branch_moved_elsewhere_keeps_its_acknowledged_commits_reachable() {
     let mut s = TestServer::start_process();
     for n in 1..=3 {

@@ -88,7 +88,10 @@ fn sidebar_buckets_200_sessions_and_a_second_tab_sees_rename_archive_delete() {
     // ago (a month bucket, or the year's when that crosses New Year).
     for i in 0..200 {
         let (at, kind) = match i % 4 {
-            0 => (t - 60.0 - i as f64, "today"),
+            // Ahead of the clock: "today" in the browser's time zone
+            // whatever the hour (a minute ago is yesterday just after
+            // midnight).
+            0 => (t + 3600.0 - i as f64, "today"),
             1 => (t - 3.0 * 86400.0 - i as f64, "week"),
             2 => (t - 400.0 * 86400.0 - i as f64, "old"),
             _ => (t - 40.0 * 86400.0 - i as f64, "month"),

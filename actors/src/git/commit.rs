@@ -179,6 +179,23 @@ pub fn acked_ref(branch: &str) -> String {
 /// Where the acknowledged tips are kept.
 pub const ACKED_PREFIX: &str = "refs/openprogram/acked/";
 
+/// Every branch's tip acknowledged as it is now (a session that arrives
+/// whole, e.g. an imported bundle): a user's `git reset` of one of them is
+/// put back on that tip, never committed again under another id.
+pub fn acknowledge_branches(repo: &git2::Repository) -> Result<(), git2::Error> {
+    let mut tips = Vec::new();
+    for item in repo.branches(Some(git2::BranchType::Local))? {
+        let (branch, _) = item?;
+        if let (Some(name), Some(oid)) = (branch.get().name(), branch.get().target()) {
+            tips.push((name.to_string(), oid));
+        }
+    }
+    for (name, oid) in tips {
+        repo.reference(&acked_ref(&name), oid, true, "acknowledged")?;
+    }
+    Ok(())
+}
+
 /// The root tree named on the first line of a raw commit object.
 fn tree_of_commit(raw: &[u8]) -> Result<Oid, GitError> {
     raw.strip_prefix(b"tree ")

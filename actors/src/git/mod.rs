@@ -31,7 +31,7 @@ pub use branches::{
 };
 pub use bundle::{read_bundle, write_bundle, BundleError, ImportLimits};
 pub use commit::{
-    acked_ref, commit_paths, finish_commit, prepare_commit, CommitOutcome, Head, PreparedCommit,
+    acked_ref, acknowledge_branches, commit_paths, finish_commit, prepare_commit, CommitOutcome, Head, PreparedCommit,
     ACKED_PREFIX,
 };
 pub use fork::fork_repo;

@@ -156,19 +156,48 @@ fn check_session(id: &str, dir: &Path, report: &mut Report) {
         }
     }
     report.objects += seen.len();
-    match SessionMeta::read_lenient(&dir.join("meta.json")) {
-        Ok(meta) => {
-            let committed = tips.iter().map(|t| t.trailers.last_seq).max().unwrap_or(0);
-            if let Some(turn) = meta.last_turn.as_ref().filter(|t| t.last_seq > committed) {
-                report.problem(
-                    Some(id),
-                    format!("turn {} ended but has no commit", turn.number),
-                    Fix::Repairable,
-                );
+    // A running server writes meta.json and then moves the branch: a
+    // turn seen between the two is ended and committed a moment later, so
+    // it is reported only when a second look, after that moment, agrees.
+    let first = uncommitted_turn(dir, &tips);
+    let confirmed = match first {
+        Ok(Some(turn)) => {
+            std::thread::sleep(std::time::Duration::from_millis(SECOND_LOOK_MS));
+            match git::list_branches(&repo) {
+                Ok(now) => uncommitted_turn(dir, &now).map(|t| t.filter(|t| *t == turn)),
+                Err(e) => Err(format!("branches unreadable: {e}")),
             }
         }
-        Err(e) => report.problem(Some(id), format!("meta.json unreadable: {e}"), Fix::Manual),
+        other => other,
+    };
+    match confirmed {
+        Ok(Some(turn)) => report.problem(
+            Some(id),
+            format!("turn {turn} ended but has no commit"),
+            Fix::Repairable,
+        ),
+        Ok(None) => {}
+        Err(e) => report.problem(Some(id), e, Fix::Manual),
     }
+}
+
+/// How long fsck waits before it looks again at a turn that seems ended
+/// without its commit.
+const SECOND_LOOK_MS: u64 = 300;
+
+/// The number of the last ended turn when no branch holds its commit.
+fn uncommitted_turn(
+    dir: &Path,
+    tips: &[git::BranchTip],
+) -> Result<Option<u64>, String> {
+    let meta = SessionMeta::read_lenient(&dir.join("meta.json"))
+        .map_err(|e| format!("meta.json unreadable: {e}"))?;
+    let committed = tips.iter().map(|t| t.trailers.last_seq).max().unwrap_or(0);
+    Ok(meta
+        .last_turn
+        .as_ref()
+        .filter(|t| t.last_seq > committed)
+        .map(|t| t.number))
 }
 
 /// Every commit reachable from `start`, its trees and blobs: each must be

@@ -142,6 +142,9 @@ fn restore_one(
     fsio::build_dir_atomically(sessions_dir, "restore", |tmp| -> Result<_, Failed> {
         let repo = crate::git::init_session_repo(tmp).map_err(git)?;
         fetch(&repo, remote, id, refs)?;
+        // What the remote holds was acknowledged: a user's `git reset` of
+        // a restored branch is put back on it.
+        crate::git::acknowledge_branches(&repo).map_err(git)?;
         let head = newest_branch(&repo, refs).ok_or(Failed("no branch to restore".into()))?;
         repo.set_head(&head).map_err(git)?;
         repo.checkout_head(Some(git2::build::CheckoutBuilder::new().force()))

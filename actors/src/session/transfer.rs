@@ -96,6 +96,9 @@ impl SessionCore {
             fsio::create_private_dir_all(&tmp.join(layout::WORKDIR))?;
             // Redacted as any write is: its secrets never reach the store.
             super::purge::redact_arrived(store, tmp, "import", false)?;
+            // Its branches are acknowledged with the answer: a user's
+            // `git reset` in the new session is put back on them.
+            git::acknowledge_branches(&git::open_repo(tmp)?)?;
             // Loaded and verified completely before it is moved into place:
             // a bundle that does not make a working session leaves nothing.
             SessionCore::load_as(store, tmp, Some(&id)).map_err(|e| {
