@@ -6,6 +6,7 @@ pub mod cluster;
 pub mod cluster_search;
 pub mod commands;
 pub mod config;
+pub mod connection;
 pub mod error;
 pub mod mcp;
 pub mod observe;

@@ -5,8 +5,9 @@ use std::fs::File;
 use std::net::{SocketAddr, TcpListener};
 use std::path::{Path, PathBuf};
 
+use actix_service::{IntoServiceFactory, ServiceFactoryExt};
 use actix_web::dev::Server;
-use actix_web::{web, App, HttpServer};
+use actix_web::{web, App};
 use openprogram_actors::engine::EngineConfig;
 use openprogram_actors::registry::Policy;
 use openprogram_actors::titler::LlmConfig;
@@ -454,7 +455,16 @@ fn http_server(
     listener: TcpListener,
 ) -> std::io::Result<actix_web::dev::Server> {
     let body_limit = config.server.body_limit;
-    let mut server = HttpServer::new(move || {
+    let addr = listener.local_addr()?;
+    let request_timeout = std::time::Duration::from_secs(config.server.request_timeout.max(1));
+    let mut builder = actix_server::Server::build()
+        .disable_signals()
+        .shutdown_timeout(config.server.shutdown_timeout);
+    if config.server.workers > 0 {
+        builder = builder.workers(config.server.workers);
+    }
+    let shutdown = builder.graceful_shutdown_signal();
+    let app = move || {
         App::new()
             .app_data(state.clone())
             .app_data(perimeter.clone())
@@ -485,16 +495,35 @@ fn http_server(
             )
             .route("/metrics", web::get().to(crate::observe::metrics::scrape))
             .default_service(web::to(not_found))
-    })
-    .disable_signals()
-    .client_request_timeout(std::time::Duration::from_secs(
-        config.server.request_timeout.max(1),
-    ))
-    .shutdown_timeout(config.server.shutdown_timeout);
-    if config.server.workers > 0 {
-        server = server.workers(config.server.workers);
-    }
-    Ok(server.listen(listener)?.run())
+    };
+    // As actix-web's own server builds it, over a stream that gives the
+    // HTTP layer's own refusals a JSON body (see `connection`).
+    let server = builder.listen("openprogram-http", listener, move || {
+        let shutdown = shutdown.clone();
+        let routes = app()
+            .into_factory()
+            .map_err(|e: actix_web::Error| e.error_response());
+        let http = actix_http::HttpService::build()
+            .graceful_shutdown_signal(move || {
+                let signal = shutdown.clone();
+                async move { signal.notified().await }
+            })
+            .client_request_timeout(request_timeout)
+            .local_addr(addr)
+            .finish(actix_service::map_config(routes, |_| {
+                actix_web::dev::AppConfig::default()
+            }));
+        actix_service::fn_service(|io: actix_rt::net::TcpStream| async move {
+            let peer = io.peer_addr().ok();
+            Ok::<_, actix_http::error::DispatchError>((
+                crate::connection::Answered::new(io),
+                actix_http::Protocol::Http1,
+                peer,
+            ))
+        })
+        .and_then(http)
+    })?;
+    Ok(server.run())
 }
 
 /// `[runner] builtin = "llm"`: the built-in runner, on a thread of its own,

@@ -424,3 +424,86 @@ fn long_titles_dot_git_look_alikes_and_stray_context_ids_are_refused() {
         let _ = std::fs::remove_dir_all(repo.join(name));
     }
 }
+
+/// What a raw socket gets for `bytes`, the connection read to its end.
+fn raw(s: &TestServer, bytes: &[u8]) -> String {
+    use std::io::{Read, Write};
+    let addr = s.url.trim_start_matches("http://").to_string();
+    let mut c = std::net::TcpStream::connect(&addr).unwrap();
+    c.set_read_timeout(Some(std::time::Duration::from_secs(20)))
+        .unwrap();
+    // The server may close before it has read everything sent.
+    let _ = c.write_all(bytes);
+    let mut out = Vec::new();
+    let _ = c.read_to_end(&mut out);
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// The last answer in `text`: its status and its JSON body.
+fn last_answer(text: &str) -> (u16, serde_json::Value) {
+    let answer = text
+        .match_indices("HTTP/1.1 ")
+        .map(|(i, _)| text.split_at(i).1)
+        .filter(|a| a.bytes().skip(9).take(3).all(|c| c.is_ascii_digit()))
+        .last()
+        .expect("an answer");
+    let status = answer
+        .split(' ')
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap();
+    let (head, body) = answer.split_once("\r\n\r\n").unwrap();
+    let length: usize = head
+        .lines()
+        .find_map(|l| l.strip_prefix("content-length: "))
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert_eq!(body.len(), length, "{answer}");
+    assert!(head.contains("content-type: application/json"), "{head}");
+    (status, serde_json::from_str(body).unwrap())
+}
+
+#[test]
+fn bytes_that_are_not_http_get_a_json_refusal_with_a_code() {
+    let s = TestServer::start_with_env(&[("OPENPROGRAM_SERVER_REQUEST_TIMEOUT", "1")]);
+    let host = s.url.trim_start_matches("http://").to_string();
+    // A broken request line; a header with a control character; a length
+    // beside chunked encoding.
+    for bytes in [
+        "GARBAGE\r\n\r\n".to_string(),
+        format!("GET /api/health HTTP/1.1\r\nHost: {host}\r\nX-A: \u{1}\r\n\r\n"),
+        format!("POST /api/sessions/x/messages HTTP/1.1\r\nHost: {host}\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n"),
+    ] {
+        assert_error(last_answer(&raw(&s, bytes.as_bytes())), 400, "bad_request");
+    }
+    // Behind an answered request on the same connection: that answer
+    // whole, then the refusal.
+    let text = raw(
+        &s,
+        format!("GET /api/health HTTP/1.1\r\nHost: {host}\r\n\r\nGARBAGE\r\n\r\n").as_bytes(),
+    );
+    assert!(text.starts_with("HTTP/1.1 200 OK"), "{text}");
+    assert!(text.contains("\"status\":\"ok\""), "{text}");
+    assert_error(last_answer(&text), 400, "bad_request");
+    // A head over the HTTP layer's buffer.
+    let big = format!(
+        "GET /api/health HTTP/1.1\r\nHost: {host}\r\nX-Big: {}",
+        "a".repeat(140 * 1024)
+    );
+    assert_error(
+        last_answer(&raw(&s, big.as_bytes())),
+        431,
+        "headers_too_large",
+    );
+    // A head that never ends.
+    let slow = format!("GET /api/health HTTP/1.1\r\nHost: {host}\r\n");
+    assert_error(
+        last_answer(&raw(&s, slow.as_bytes())),
+        408,
+        "request_timeout",
+    );
+    // Nothing was written; the server answers as before.
+    assert!(!s.session_dir("x").exists());
+    assert_eq!(s.get("/api/health").0, 200);
+}

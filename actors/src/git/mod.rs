@@ -31,8 +31,8 @@ pub use branches::{
 };
 pub use bundle::{read_bundle, write_bundle, BundleError, ImportLimits};
 pub use commit::{
-    acked_ref, acknowledge_branches, commit_paths, finish_commit, prepare_commit, CommitOutcome, Head, PreparedCommit,
-    ACKED_PREFIX,
+    acked_ref, acknowledge_branches, commit_paths, finish_commit, prepare_commit, CommitOutcome,
+    Head, PreparedCommit, ACKED_PREFIX,
 };
 pub use fork::fork_repo;
 pub use git_index::GitIndex;

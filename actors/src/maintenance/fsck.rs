@@ -186,10 +186,7 @@ fn check_session(id: &str, dir: &Path, report: &mut Report) {
 const SECOND_LOOK_MS: u64 = 300;
 
 /// The number of the last ended turn when no branch holds its commit.
-fn uncommitted_turn(
-    dir: &Path,
-    tips: &[git::BranchTip],
-) -> Result<Option<u64>, String> {
+fn uncommitted_turn(dir: &Path, tips: &[git::BranchTip]) -> Result<Option<u64>, String> {
     let meta = SessionMeta::read_lenient(&dir.join("meta.json"))
         .map_err(|e| format!("meta.json unreadable: {e}"))?;
     let committed = tips.iter().map(|t| t.trailers.last_seq).max().unwrap_or(0);
