@@ -2,8 +2,8 @@
 //! engine of `openprogram-actors`.
 
 pub mod cli;
+pub mod client;
 pub mod cluster;
-pub mod cluster_search;
 pub mod commands;
 pub mod config;
 pub mod connection;
@@ -16,6 +16,7 @@ pub mod runner;
 pub mod schemas;
 pub mod security;
 pub mod startup;
+pub mod state;
 pub mod telemetry;
 pub mod web;
 pub mod ws;

@@ -34,7 +34,10 @@ fn main() -> ExitCode {
     // https connection), and a replication remote that accepts a
     // connection and then says nothing must not hold a push (and a `sync`
     // end of turn) for ever.
-    openprogram_actors::replication::transport::init();
+    // SAFETY: first thing in `main`: no other thread exists yet.
+    unsafe {
+        openprogram_actors::replication::transport::init();
+    }
     let cli = openprogram::cli::Cli::parse();
     if cli.command.prints_and_ends() {
         // SAFETY: signal(2) with the default disposition, before any

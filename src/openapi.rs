@@ -2,24 +2,7 @@
 //! handlers' `#[utoipa::path]` attributes, served at `/api/openapi.json`.
 
 use actix_web::HttpResponse;
-use serde::Serialize;
-use utoipa::{OpenApi, ToSchema};
-
-/// A git bundle (the `git bundle` format), raw bytes on the wire: a
-/// binary string to a client generator.
-#[derive(Debug, ToSchema)]
-#[schema(value_type = String, format = Binary)]
-pub struct GitBundle(pub Vec<u8>);
-
-/// Every error answer: a message and a machine code (docs/API.md lists
-/// the codes).
-#[derive(Debug, Serialize, ToSchema)]
-pub struct ErrorBody {
-    /// A human-readable message.
-    pub error: String,
-    /// The machine code, e.g. `unknown_session`.
-    pub code: String,
-}
+use utoipa::OpenApi;
 
 #[derive(OpenApi)]
 #[openapi(
@@ -88,7 +71,7 @@ pub struct ErrorBody {
         crate::observe::metrics::scrape,
         openapi_json,
     ),
-    components(schemas(ErrorBody))
+    components(schemas(crate::schemas::ErrorBody))
 )]
 pub struct ApiDoc;
 

@@ -184,3 +184,19 @@ pub struct TurnAnswer {
     #[serde(flatten)]
     pub outcome: openprogram_actors::session::TurnOutcome,
 }
+
+/// Every error answer: a message and a machine code (docs/API.md lists
+/// the codes).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ErrorBody {
+    /// A human-readable message.
+    pub error: String,
+    /// The machine code, e.g. `unknown_session`.
+    pub code: String,
+}
+
+/// A git bundle (the `git bundle` format), raw bytes on the wire: a
+/// binary string to a client generator.
+#[derive(Debug, ToSchema)]
+#[schema(value_type = String, format = Binary)]
+pub struct GitBundle(pub Vec<u8>);

@@ -12,46 +12,14 @@ use openprogram_actors::engine::EngineConfig;
 use openprogram_actors::registry::Policy;
 use openprogram_actors::titler::LlmConfig;
 use openprogram_actors::{fsio, Engine};
-use serde::{Deserialize, Serialize};
 
 use crate::config::{Config, ConfigError};
 use crate::error;
 use crate::routes;
 
-/// Shared state handed to every handler.
-pub struct AppState {
-    pub engine: Engine,
-    /// Largest WebSocket frame accepted, in bytes.
-    pub ws_frame_limit: usize,
-    /// Turns true when the server is shutting down (WebSocket clients are
-    /// sent a close frame at once).
-    pub shutdown: tokio::sync::watch::Receiver<bool>,
-    /// The automatic deletion rules (`[maintenance]`), shown by health.
-    pub retention: serde_json::Value,
-    /// A request still waiting this long is logged with its stage.
-    pub slow_request: std::time::Duration,
-    /// An LLM is configured for titles (`llm.base_url`).
-    pub llm: bool,
-    /// The imports running through `POST /api/imports`, for their progress.
-    pub imports: crate::routes::imports::Runs,
-    /// The live mirrors running (`[import] watch`, `POST /api/imports/watch`).
-    pub mirrors: openprogram_actors::importers::watch::Mirrors,
-    /// The agent runtimes connected as runners, and their runs.
-    pub runners: std::sync::Arc<crate::ws::runners::Runners>,
-}
+pub use crate::state::AppState;
 
-/// Written to `<state>/server.json` so the CLI and tests find the server.
-#[derive(Debug, Serialize, Deserialize)]
-pub struct ServerInfo {
-    pub url: String,
-    pub pid: u32,
-    /// When the server started (seconds since the epoch).
-    #[serde(default)]
-    pub started_at: f64,
-}
-
-pub const SERVER_INFO: &str = "server.json";
-pub const LOCK_FILE: &str = "server.lock";
+use crate::client::{ServerInfo, LOCK_FILE, SERVER_INFO};
 
 #[derive(Debug, thiserror::Error)]
 pub enum StartupError {
@@ -112,8 +80,8 @@ impl Application {
         crate::observe::metrics::install();
         let mirrors = start_mirror(config, &engine)?;
         let (shutdown, shutdown_rx) = tokio::sync::watch::channel(false);
-        let runners = std::sync::Arc::new(crate::ws::runners::Runners::default());
-        actix_web::rt::spawn(crate::ws::runners::follow_turns(
+        let runners = std::sync::Arc::new(crate::state::runners::Runners::default());
+        actix_web::rt::spawn(crate::state::runners::follow_turns(
             runners.clone(),
             engine.clone(),
             engine.subscribe(),
@@ -483,7 +451,18 @@ fn http_server(
             )
             .app_data(web::QueryConfig::default().error_handler(|e, _| error::query_error(e)))
             .app_data(web::PathConfig::default().error_handler(|e, _| error::path_error(e)))
+            // Before the `/api` scope, which answers every path under it.
+            .route(
+                "/api/openapi.json",
+                web::get().to(crate::openapi::openapi_json),
+            )
             .configure(routes::configure)
+            // Before the cluster's own scope, which answers every path under it.
+            .service(
+                web::resource("/cluster/v1/ws-action")
+                    .app_data(web::PayloadConfig::new(crate::cluster::PUSH_LIMIT))
+                    .route(web::post().to(crate::ws::forward::ws_action)),
+            )
             .configure(crate::cluster::configure)
             .configure(crate::web::configure)
             .route("/ws", web::get().to(crate::ws::connect))

@@ -11,13 +11,12 @@ use std::time::Duration;
 use openprogram_actors::importers::{ImportOptions, ImportSummary, Tool};
 use serde_json::{json, Value};
 
-use super::client::{Client, ClientError};
 use super::progress::Progress;
 use crate::cli::ImportArgs;
+use crate::client::{Client, ClientError};
 use crate::config::{Config, Overrides};
 
-/// A file untouched this long is not being written any more.
-pub const SETTLE: Duration = Duration::from_secs(60);
+use crate::state::imports::SETTLE;
 
 pub fn run(args: &ImportArgs) -> ExitCode {
     if args.tool == "doctor" {

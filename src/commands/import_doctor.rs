@@ -10,8 +10,8 @@ use openprogram_actors::importers::doctor::{self, ToolReport};
 use openprogram_actors::importers::Tool;
 use serde_json::{json, Value};
 
-use super::client::Client;
 use crate::cli::ImportArgs;
+use crate::client::Client;
 use crate::config::{Config, Overrides};
 
 const TOOLS: [Tool; 5] = [

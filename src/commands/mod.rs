@@ -2,11 +2,11 @@
 //! (`sessions`, `projects`), and the operator's tools that work on a state
 //! directory (`migrate`, `fsck`, `gc`, `status`).
 
-pub mod client;
 pub mod fsck;
 pub mod gc;
 pub mod import;
 mod import_doctor;
+pub mod mcp;
 pub mod migrate;
 pub mod progress;
 pub mod projects;
@@ -43,7 +43,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Status(args) => status::run(&args),
         Command::Search(args) => search::run(&args),
         Command::Import(args) => import::run(&args),
-        Command::Mcp(args) => crate::mcp::stdio::run(&args),
+        Command::Mcp(args) => mcp::run(&args),
         Command::Runner(args) => runner::run(&args),
         Command::Replication { target, command } => replication::run(&target, command),
         Command::Restore(args) => replication::restore(&args),

@@ -4,8 +4,8 @@ use std::process::ExitCode;
 
 use serde_json::json;
 
-use super::client::{Client, ClientError};
 use crate::cli::{ProjectsCommand, ServerTarget};
+use crate::client::{Client, ClientError};
 
 pub fn run(target: &ServerTarget, command: ProjectsCommand) -> ExitCode {
     let client = match Client::connect(target) {

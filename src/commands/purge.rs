@@ -9,8 +9,8 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use super::client::{Client, ClientError};
 use crate::cli::PurgeArgs;
+use crate::client::{Client, ClientError};
 use crate::config::{Config, Overrides};
 
 pub fn run(args: &PurgeArgs) -> ExitCode {

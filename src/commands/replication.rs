@@ -9,8 +9,8 @@ use openprogram_actors::locations::Locations;
 use openprogram_actors::replication::{remote::redact, restore, RemoteConfig};
 use serde_json::json;
 
-use super::client::{Client, ClientError};
 use crate::cli::{ReplicationCommand, RestoreArgs, ServerTarget};
+use crate::client::{Client, ClientError};
 
 pub fn run(target: &ServerTarget, command: ReplicationCommand) -> ExitCode {
     let client = match Client::connect(target) {

@@ -4,8 +4,8 @@ use std::process::ExitCode;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
-use super::client::Client;
 use crate::cli::{RunnerArgs, RunnerKind};
+use crate::client::Client;
 use crate::config::{Config, Overrides};
 
 pub fn run(args: &RunnerArgs) -> ExitCode {

@@ -4,8 +4,8 @@ use std::process::ExitCode;
 
 use serde_json::Value;
 
-use super::client::{Client, ClientError};
 use crate::cli::SearchArgs;
+use crate::client::{Client, ClientError};
 use crate::config::state_dir_or_default;
 
 pub fn run(args: &SearchArgs) -> ExitCode {

@@ -4,8 +4,8 @@ use std::process::ExitCode;
 
 use serde_json::{json, Value};
 
-use super::client::{Client, ClientError};
 use crate::cli::{ServerTarget, SessionsCommand};
+use crate::client::{Client, ClientError};
 
 pub fn run(target: &ServerTarget, command: SessionsCommand) -> ExitCode {
     let client = match Client::connect(target) {

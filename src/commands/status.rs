@@ -5,14 +5,14 @@
 use std::process::ExitCode;
 
 use crate::cli::{ServerTarget, StateDirArg};
-use crate::commands::client::Client;
-use crate::startup::{ServerInfo, SERVER_INFO};
+use crate::client::Client;
+use crate::client::{ServerInfo, SERVER_INFO};
 
 /// Whether a server holds the state directory's lock right now.
 pub fn server_running(state_dir: &std::path::Path) -> bool {
     let Ok(file) = std::fs::OpenOptions::new()
         .read(true)
-        .open(state_dir.join(crate::startup::LOCK_FILE))
+        .open(state_dir.join(crate::client::LOCK_FILE))
     else {
         return false;
     };

@@ -11,7 +11,6 @@
 
 mod args;
 pub mod http;
-pub mod stdio;
 mod tools;
 mod views;
 

@@ -8,7 +8,7 @@ use std::sync::OnceLock;
 use actix_web::{web, HttpResponse};
 use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
 
-use crate::startup::AppState;
+use crate::state::AppState;
 
 static HANDLE: OnceLock<Option<PrometheusHandle>> = OnceLock::new();
 

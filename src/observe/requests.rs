@@ -39,7 +39,7 @@ pub async fn log_requests(
     let span = tracing::info_span!("request", request_id = %id, method = %method, session_id = tracing::field::Empty);
     let path = req.path().to_string();
     let slow = req
-        .app_data::<actix_web::web::Data<crate::startup::AppState>>()
+        .app_data::<actix_web::web::Data<crate::state::AppState>>()
         .map_or(SLOW, |s| s.slow_request);
     let stage = openprogram_actors::stage::Stage::default();
     let call =

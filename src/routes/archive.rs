@@ -6,7 +6,7 @@ use openprogram_actors::meta::MetaPatch;
 use serde::Deserialize;
 
 use crate::error::ApiError;
-use crate::startup::AppState;
+use crate::state::AppState;
 
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
 pub struct ArchiveBody {
@@ -41,7 +41,7 @@ struct Archived {
     archived: bool,
 }
 
-#[utoipa::path(post, path = "/api/sessions/archive", tag = "sessions", summary = "Archive a session", request_body(content = crate::routes::archive::ArchiveBody, description = "{session_id}"), responses((status = 200, description = "{session_id, archived: true}", body = crate::schemas::Archived), (status = 400, description = "invalid_body", body = crate::openapi::ErrorBody), (status = 404, description = "unknown_session", body = crate::openapi::ErrorBody), (status = 500, description = "storage_error", body = crate::openapi::ErrorBody)))]
+#[utoipa::path(post, path = "/api/sessions/archive", tag = "sessions", summary = "Archive a session", request_body(content = crate::routes::archive::ArchiveBody, description = "{session_id}"), responses((status = 200, description = "{session_id, archived: true}", body = crate::schemas::Archived), (status = 400, description = "invalid_body", body = crate::schemas::ErrorBody), (status = 404, description = "unknown_session", body = crate::schemas::ErrorBody), (status = 500, description = "storage_error", body = crate::schemas::ErrorBody)))]
 #[tracing::instrument(name = "archive_session", skip(state, body))]
 pub async fn archive(
     state: web::Data<AppState>,
@@ -50,7 +50,7 @@ pub async fn archive(
     set_archived(&state, body, true).await
 }
 
-#[utoipa::path(post, path = "/api/sessions/unarchive", tag = "sessions", summary = "Unarchive a session", request_body(content = crate::routes::archive::ArchiveBody, description = "{session_id}"), responses((status = 200, description = "{session_id, archived: false}", body = crate::schemas::Archived), (status = 400, description = "invalid_body", body = crate::openapi::ErrorBody), (status = 404, description = "unknown_session", body = crate::openapi::ErrorBody), (status = 500, description = "storage_error", body = crate::openapi::ErrorBody)))]
+#[utoipa::path(post, path = "/api/sessions/unarchive", tag = "sessions", summary = "Unarchive a session", request_body(content = crate::routes::archive::ArchiveBody, description = "{session_id}"), responses((status = 200, description = "{session_id, archived: false}", body = crate::schemas::Archived), (status = 400, description = "invalid_body", body = crate::schemas::ErrorBody), (status = 404, description = "unknown_session", body = crate::schemas::ErrorBody), (status = 500, description = "storage_error", body = crate::schemas::ErrorBody)))]
 #[tracing::instrument(name = "unarchive_session", skip(state, body))]
 pub async fn unarchive(
     state: web::Data<AppState>,

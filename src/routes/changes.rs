@@ -13,7 +13,7 @@ use openprogram_actors::Engine;
 use serde::Deserialize;
 
 use crate::error::ApiError;
-use crate::startup::AppState;
+use crate::state::AppState;
 
 #[derive(Debug, Deserialize, utoipa::IntoParams)]
 pub struct ChangesParams {
@@ -45,7 +45,7 @@ fn wait_of(wait: Option<f64>) -> Result<Duration, ApiError> {
 }
 
 /// `GET /api/changes`.
-#[utoipa::path(get, path = "/api/changes", tag = "changes", summary = "The change feed after a cursor (long-poll with wait)", params(ChangesParams), responses((status = 200, description = "a page of events and the cursor to continue from", body = ChangesPage), (status = 400, description = "invalid_cursor, invalid_input", body = crate::openapi::ErrorBody), (status = 404, description = "cursor_expired", body = crate::openapi::ErrorBody)))]
+#[utoipa::path(get, path = "/api/changes", tag = "changes", summary = "The change feed after a cursor (long-poll with wait)", params(ChangesParams), responses((status = 200, description = "a page of events and the cursor to continue from", body = ChangesPage), (status = 400, description = "invalid_cursor, invalid_input", body = crate::schemas::ErrorBody), (status = 404, description = "cursor_expired", body = crate::schemas::ErrorBody)))]
 pub async fn list(
     state: web::Data<AppState>,
     query: web::Query<ChangesParams>,
@@ -91,7 +91,7 @@ fn frame(item: &ChangeItem) -> web::Bytes {
 }
 
 /// `GET /api/changes/stream`.
-#[utoipa::path(get, path = "/api/changes/stream", tag = "changes", summary = "The change feed as server-sent events (id: the event's cursor)", params(StreamParams), responses((status = 200, description = "text/event-stream: `change` events, each `data` one event as in GET /api/changes", content_type = "text/event-stream", body = String), (status = 400, description = "invalid_cursor", body = crate::openapi::ErrorBody)))]
+#[utoipa::path(get, path = "/api/changes/stream", tag = "changes", summary = "The change feed as server-sent events (id: the event's cursor)", params(StreamParams), responses((status = 200, description = "text/event-stream: `change` events, each `data` one event as in GET /api/changes", content_type = "text/event-stream", body = String), (status = 400, description = "invalid_cursor", body = crate::schemas::ErrorBody)))]
 pub async fn stream(
     state: web::Data<AppState>,
     req: HttpRequest,

@@ -8,7 +8,7 @@ use serde::Deserialize;
 
 use super::messages::posted_response;
 use crate::error::ApiError;
-use crate::startup::AppState;
+use crate::state::AppState;
 
 #[derive(Debug, Deserialize, serde::Serialize)]
 #[serde(deny_unknown_fields)]
@@ -30,7 +30,7 @@ pub struct ChannelMessage {
 /// session of its conversation (channel + account + peer), creating it on
 /// the first message. A message is never refused: during a running turn it
 /// is queued durably (202) and opens the next turn, in arrival order.
-#[utoipa::path(post, path = "/api/channels/{channel}/messages", tag = "channels", summary = "A channel message, routed to its conversation session", params(("channel" = String, Path, description = "channel name")), request_body(content = crate::routes::channels::ChannelMessage, description = "account_id, peer_id, peer_display, peer_kind, text, message_id"), responses((status = 201, description = "opened a turn", body = crate::schemas::Appended), (status = 200, description = "the same message again", body = crate::schemas::Appended), (status = 202, description = "queued", body = crate::schemas::QueuedAnswer), (status = 400, description = "invalid_id, invalid_body", body = crate::openapi::ErrorBody), (status = 500, description = "storage_error", body = crate::openapi::ErrorBody)))]
+#[utoipa::path(post, path = "/api/channels/{channel}/messages", tag = "channels", summary = "A channel message, routed to its conversation session", params(("channel" = String, Path, description = "channel name")), request_body(content = crate::routes::channels::ChannelMessage, description = "account_id, peer_id, peer_display, peer_kind, text, message_id"), responses((status = 201, description = "opened a turn", body = crate::schemas::Appended), (status = 200, description = "the same message again", body = crate::schemas::Appended), (status = 202, description = "queued", body = crate::schemas::QueuedAnswer), (status = 400, description = "invalid_id, invalid_body", body = crate::schemas::ErrorBody), (status = 500, description = "storage_error", body = crate::schemas::ErrorBody)))]
 #[tracing::instrument(name = "channel_message", skip(state, body))]
 pub async fn post(
     state: web::Data<AppState>,

@@ -1,8 +1,8 @@
 use actix_web::{web, HttpResponse};
 
-use crate::startup::AppState;
+use crate::state::AppState;
 
-#[utoipa::path(get, path = "/api/health", tag = "operations", summary = "Liveness, version, registry counts", responses((status = 200, description = "ok", body = crate::schemas::Health), (status = 500, description = "storage_error", body = crate::openapi::ErrorBody)))]
+#[utoipa::path(get, path = "/api/health", tag = "operations", summary = "Liveness, version, registry counts", responses((status = 200, description = "ok", body = crate::schemas::Health), (status = 500, description = "storage_error", body = crate::schemas::ErrorBody)))]
 #[tracing::instrument(name = "health", skip(state))]
 pub async fn health(state: web::Data<AppState>) -> HttpResponse {
     let read_only = state.engine.read_only();

@@ -3,16 +3,12 @@
 //! `GET /api/imports`: the imports running, with their progress (the CLI's
 //! progress bar while the server imports).
 
-use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
-
 use actix_web::{web, HttpResponse};
 use openprogram_actors::importers::{ImportOptions, ImportProgress, Tool};
 use serde::{Deserialize, Serialize};
 
 use crate::error::ApiError;
-use crate::startup::AppState;
+use crate::state::AppState;
 
 /// The request of `POST /api/imports`.
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
@@ -39,74 +35,6 @@ fn yes() -> bool {
     true
 }
 
-/// One import running.
-#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
-pub struct Run {
-    pub id: u64,
-    pub tool: String,
-    /// Files read so far, of those found.
-    pub files_done: u64,
-    pub files_total: u64,
-    /// Turns written so far.
-    pub turns: u64,
-    /// When it started (seconds since the epoch).
-    pub started_at: f64,
-}
-
-/// The imports running on this server.
-#[derive(Default, Clone)]
-pub struct Runs {
-    next: Arc<AtomicU64>,
-    running: Arc<Mutex<BTreeMap<u64, Run>>>,
-}
-
-impl Runs {
-    fn start(&self, tool: Tool) -> u64 {
-        let id = self.next.fetch_add(1, Ordering::Relaxed) + 1;
-        if let Ok(mut r) = self.running.lock() {
-            r.insert(
-                id,
-                Run {
-                    id,
-                    tool: tool.as_str().into(),
-                    files_done: 0,
-                    files_total: 0,
-                    turns: 0,
-                    started_at: openprogram_actors::meta::now(),
-                },
-            );
-        }
-        id
-    }
-
-    fn update(&self, id: u64, p: ImportProgress) {
-        if let Some(run) = self
-            .running
-            .lock()
-            .ok()
-            .as_mut()
-            .and_then(|r| r.get_mut(&id))
-        {
-            run.files_done = p.files_done;
-            run.files_total = p.files_total;
-            run.turns = p.turns;
-        }
-    }
-
-    fn end(&self, id: u64) {
-        if let Ok(mut r) = self.running.lock() {
-            r.remove(&id);
-        }
-    }
-
-    fn list(&self) -> Vec<Run> {
-        self.running
-            .lock()
-            .map(|r| r.values().cloned().collect())
-            .unwrap_or_default()
-    }
-}
-
 /// The request of `POST /api/imports/watch`.
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
@@ -128,7 +56,7 @@ pub struct Watching {
 
 /// `POST /api/imports/watch`: follow a tool's folders from now on, as
 /// `[import] watch` does (until the server stops).
-#[utoipa::path(post, path = "/api/imports/watch", tag = "imports", summary = "Mirror a tool's histories live from now on", request_body = WatchRequest, responses((status = 200, description = "the mirror runs", body = Watching), (status = 400, description = "unknown_tool, invalid_input", body = crate::openapi::ErrorBody)))]
+#[utoipa::path(post, path = "/api/imports/watch", tag = "imports", summary = "Mirror a tool's histories live from now on", request_body = WatchRequest, responses((status = 200, description = "the mirror runs", body = Watching), (status = 400, description = "unknown_tool, invalid_input", body = crate::schemas::ErrorBody)))]
 pub async fn watch(
     state: web::Data<AppState>,
     body: web::Json<WatchRequest>,
@@ -175,7 +103,7 @@ fn absolute(paths: Vec<String>) -> Result<Vec<std::path::PathBuf>, ApiError> {
 /// The list of `GET /api/imports`.
 #[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct Running {
-    pub running: Vec<Run>,
+    pub running: Vec<crate::state::imports::Run>,
     /// The live mirrors and how they are doing.
     pub mirrors: Vec<openprogram_actors::importers::watch::MirrorStatus>,
 }
@@ -190,7 +118,7 @@ pub async fn list(state: web::Data<AppState>) -> HttpResponse {
 }
 
 /// `POST /api/imports`: import, answering what was done once it is.
-#[utoipa::path(post, path = "/api/imports", tag = "imports", summary = "Import another agent tool's histories as sessions", request_body = ImportRequest, responses((status = 200, description = "what was imported, skipped and refused", body = openprogram_actors::importers::ImportSummary), (status = 400, description = "unknown_tool, invalid_input", body = crate::openapi::ErrorBody), (status = 503, description = "read_only, unavailable", body = crate::openapi::ErrorBody)))]
+#[utoipa::path(post, path = "/api/imports", tag = "imports", summary = "Import another agent tool's histories as sessions", request_body = ImportRequest, responses((status = 200, description = "what was imported, skipped and refused", body = openprogram_actors::importers::ImportSummary), (status = 400, description = "unknown_tool, invalid_input", body = crate::schemas::ErrorBody), (status = 503, description = "read_only, unavailable", body = crate::schemas::ErrorBody)))]
 #[tracing::instrument(name = "import_history", skip(state, body))]
 pub async fn run(
     state: web::Data<AppState>,
@@ -205,7 +133,7 @@ pub async fn run(
         since: req.since,
         dry_run: req.dry_run,
         projects: req.projects,
-        settle: crate::commands::import::SETTLE,
+        settle: crate::state::imports::SETTLE,
     };
     let runs = state.imports.clone();
     let id = runs.start(tool);

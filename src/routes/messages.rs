@@ -5,7 +5,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use crate::error::ApiError;
-use crate::startup::AppState;
+use crate::state::AppState;
 
 /// The body of `POST /messages`: a node's fields plus `session` and
 /// `queue`. Every field is checked: an unknown one (a typo such as
@@ -50,7 +50,7 @@ impl<'de> Deserialize<'de> for AppendBody {
 /// `POST /api/sessions/{id}/messages`: append a node. A user or system
 /// message to a session that does not exist yet creates it (one atomic
 /// step).
-#[utoipa::path(post, path = "/api/sessions/{id}/messages", tag = "messages", summary = "Append a node (a user message opens a turn)", params(("id" = String, Path, description = "session id")), request_body(content = crate::schemas::AppendRequest, description = "role, content, id, predecessor, caller, metadata, queue, session"), responses((status = 201, description = "appended", body = crate::schemas::Appended), (status = 200, description = "the same node again (idempotent)", body = crate::schemas::Appended), (status = 202, description = "queued behind the running turn", body = crate::schemas::QueuedAnswer), (status = 400, description = "invalid_id, invalid_body, unknown_caller, invalid_caller, unknown_predecessor", body = crate::openapi::ErrorBody), (status = 404, description = "unknown_session, unknown_project", body = crate::openapi::ErrorBody), (status = 409, description = "run_active, no_open_turn, node_conflict, session_full, project_path_missing", body = crate::openapi::ErrorBody), (status = 500, description = "storage_error", body = crate::openapi::ErrorBody)))]
+#[utoipa::path(post, path = "/api/sessions/{id}/messages", tag = "messages", summary = "Append a node (a user message opens a turn)", params(("id" = String, Path, description = "session id")), request_body(content = crate::schemas::AppendRequest, description = "role, content, id, predecessor, caller, metadata, queue, session"), responses((status = 201, description = "appended", body = crate::schemas::Appended), (status = 200, description = "the same node again (idempotent)", body = crate::schemas::Appended), (status = 202, description = "queued behind the running turn", body = crate::schemas::QueuedAnswer), (status = 400, description = "invalid_id, invalid_body, unknown_caller, invalid_caller, unknown_predecessor", body = crate::schemas::ErrorBody), (status = 404, description = "unknown_session, unknown_project", body = crate::schemas::ErrorBody), (status = 409, description = "run_active, no_open_turn, node_conflict, session_full, project_path_missing", body = crate::schemas::ErrorBody), (status = 500, description = "storage_error", body = crate::schemas::ErrorBody)))]
 #[tracing::instrument(name = "append_message", skip(state, body), fields(role))]
 pub async fn append(
     state: web::Data<AppState>,
@@ -99,7 +99,7 @@ pub fn posted_response(session_id: &str, posted: Posted) -> HttpResponse {
 }
 
 /// `PATCH /api/sessions/{id}/messages/{node_id}`: fill a node of the open turn.
-#[utoipa::path(patch, path = "/api/sessions/{id}/messages/{node_id}", tag = "messages", summary = "Patch a node of the open turn", params(("id" = String, Path, description = "session id"), ("node_id" = String, Path, description = "node id")), request_body(content = openprogram_actors::session::NodePatch, description = "content, output, metadata"), responses((status = 200, description = "the node", body = openprogram_actors::node::Node), (status = 400, description = "invalid_id, invalid_body", body = crate::openapi::ErrorBody), (status = 404, description = "unknown_session, unknown_node", body = crate::openapi::ErrorBody), (status = 409, description = "node_immutable", body = crate::openapi::ErrorBody), (status = 500, description = "storage_error", body = crate::openapi::ErrorBody)))]
+#[utoipa::path(patch, path = "/api/sessions/{id}/messages/{node_id}", tag = "messages", summary = "Patch a node of the open turn", params(("id" = String, Path, description = "session id"), ("node_id" = String, Path, description = "node id")), request_body(content = openprogram_actors::session::NodePatch, description = "content, output, metadata"), responses((status = 200, description = "the node", body = openprogram_actors::node::Node), (status = 400, description = "invalid_id, invalid_body", body = crate::schemas::ErrorBody), (status = 404, description = "unknown_session, unknown_node", body = crate::schemas::ErrorBody), (status = 409, description = "node_immutable", body = crate::schemas::ErrorBody), (status = 500, description = "storage_error", body = crate::schemas::ErrorBody)))]
 #[tracing::instrument(name = "update_message", skip(state, body))]
 pub async fn update(
     state: web::Data<AppState>,
@@ -121,7 +121,7 @@ pub struct ListQuery {
 }
 
 /// `GET /api/sessions/{id}/messages[?head=NODE]`: the rendered branch.
-#[utoipa::path(get, path = "/api/sessions/{id}/messages", tag = "messages", summary = "The rendered conversation of the head (or ?head=)", params(("id" = String, Path, description = "session id")), responses((status = 200, description = "{session_id, messages}", body = crate::schemas::MessagesPage), (status = 400, description = "invalid_id, invalid_query", body = crate::openapi::ErrorBody), (status = 404, description = "unknown_session, unknown_node", body = crate::openapi::ErrorBody), (status = 500, description = "storage_error", body = crate::openapi::ErrorBody)))]
+#[utoipa::path(get, path = "/api/sessions/{id}/messages", tag = "messages", summary = "The rendered conversation of the head (or ?head=)", params(("id" = String, Path, description = "session id")), responses((status = 200, description = "{session_id, messages}", body = crate::schemas::MessagesPage), (status = 400, description = "invalid_id, invalid_query", body = crate::schemas::ErrorBody), (status = 404, description = "unknown_session, unknown_node", body = crate::schemas::ErrorBody), (status = 500, description = "storage_error", body = crate::schemas::ErrorBody)))]
 #[tracing::instrument(name = "list_messages", skip(state))]
 pub async fn list(
     state: web::Data<AppState>,

@@ -3,6 +3,7 @@
 pub mod archive;
 pub mod changes;
 pub mod channels;
+pub mod cluster_search;
 pub mod health;
 pub mod imports;
 pub mod messages;
@@ -35,7 +36,6 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(
         web::scope("/api")
             .route("/health", web::get().to(health::health))
-            .route("/openapi.json", web::get().to(crate::openapi::openapi_json))
             .route("/sessions", web::post().to(sessions::create))
             .route("/sessions", web::get().to(sessions::list))
             .route("/sessions/archive", web::post().to(archive::archive))

@@ -7,7 +7,7 @@ use openprogram_actors::engine::{Pointer, Resolved, MAX_POINTERS};
 use serde::{Deserialize, Serialize};
 
 use crate::error::ApiError;
-use crate::startup::AppState;
+use crate::state::AppState;
 
 /// One pointer, or many.
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
@@ -24,7 +24,7 @@ pub struct ResolveAnswer {
 }
 
 /// `POST /api/provenance/resolve`.
-#[utoipa::path(post, path = "/api/provenance/resolve", tag = "provenance", summary = "Resolve provenance pointers to the nodes as their commit holds them", request_body = ResolveRequest, responses((status = 200, description = "one result per pointer, each with its status", body = ResolveAnswer), (status = 400, description = "invalid_input, invalid_body", body = crate::openapi::ErrorBody)))]
+#[utoipa::path(post, path = "/api/provenance/resolve", tag = "provenance", summary = "Resolve provenance pointers to the nodes as their commit holds them", request_body = ResolveRequest, responses((status = 200, description = "one result per pointer, each with its status", body = ResolveAnswer), (status = 400, description = "invalid_input, invalid_body", body = crate::schemas::ErrorBody)))]
 pub async fn resolve(
     state: web::Data<AppState>,
     body: web::Json<ResolveRequest>,

@@ -9,7 +9,7 @@ use openprogram_actors::session::purge::PurgeRecord;
 use serde::Deserialize;
 
 use crate::error::ApiError;
-use crate::startup::AppState;
+use crate::state::AppState;
 
 #[derive(Debug, Default, Deserialize, utoipa::ToSchema)]
 pub struct PurgeBody {
@@ -30,7 +30,7 @@ fn by_of(body: &Option<web::Json<PurgeBody>>) -> String {
 }
 
 /// `POST /api/sessions/{id}/purge`.
-#[utoipa::path(post, path = "/api/sessions/{id}/purge", tag = "secrets", summary = "Rewrite the session's history with its secrets replaced", params(("id" = String, Path, description = "session id")), request_body(content = PurgeBody, description = "by (optional)"), responses((status = 200, description = "the purge record (null when nothing held a secret) and the remotes or replicas that did not take the rewritten branches", body = Purged), (status = 400, description = "invalid_id", body = crate::openapi::ErrorBody), (status = 404, description = "unknown_session", body = crate::openapi::ErrorBody), (status = 503, description = "unavailable", body = crate::openapi::ErrorBody)))]
+#[utoipa::path(post, path = "/api/sessions/{id}/purge", tag = "secrets", summary = "Rewrite the session's history with its secrets replaced", params(("id" = String, Path, description = "session id")), request_body(content = PurgeBody, description = "by (optional)"), responses((status = 200, description = "the purge record (null when nothing held a secret) and the remotes or replicas that did not take the rewritten branches", body = Purged), (status = 400, description = "invalid_id", body = crate::schemas::ErrorBody), (status = 404, description = "unknown_session", body = crate::schemas::ErrorBody), (status = 503, description = "unavailable", body = crate::schemas::ErrorBody)))]
 #[tracing::instrument(name = "purge_session", skip(state, body))]
 pub async fn purge(
     state: web::Data<AppState>,
@@ -42,7 +42,7 @@ pub async fn purge(
 }
 
 /// `POST /api/purge`.
-#[utoipa::path(post, path = "/api/purge", tag = "secrets", summary = "Purge every session", request_body(content = PurgeBody, description = "all: true (required), by"), responses((status = 200, description = "the sessions purged", body = Vec<Purged>), (status = 400, description = "invalid_body", body = crate::openapi::ErrorBody)))]
+#[utoipa::path(post, path = "/api/purge", tag = "secrets", summary = "Purge every session", request_body(content = PurgeBody, description = "all: true (required), by"), responses((status = 200, description = "the sessions purged", body = Vec<Purged>), (status = 400, description = "invalid_body", body = crate::schemas::ErrorBody)))]
 #[tracing::instrument(name = "purge_all", skip(state, body))]
 pub async fn purge_all(
     state: web::Data<AppState>,
@@ -59,7 +59,7 @@ pub async fn purge_all(
 }
 
 /// `GET /api/sessions/{id}/purges`.
-#[utoipa::path(get, path = "/api/sessions/{id}/purges", tag = "secrets", summary = "The purges of the session (old and new commit ids)", params(("id" = String, Path, description = "session id")), responses((status = 200, description = "the purge records, oldest first", body = Vec<PurgeRecord>), (status = 404, description = "unknown_session", body = crate::openapi::ErrorBody)))]
+#[utoipa::path(get, path = "/api/sessions/{id}/purges", tag = "secrets", summary = "The purges of the session (old and new commit ids)", params(("id" = String, Path, description = "session id")), responses((status = 200, description = "the purge records, oldest first", body = Vec<PurgeRecord>), (status = 404, description = "unknown_session", body = crate::schemas::ErrorBody)))]
 pub async fn list(
     state: web::Data<AppState>,
     id: web::Path<String>,

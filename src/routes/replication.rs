@@ -8,7 +8,7 @@ use openprogram_actors::replication::RemoteView;
 use serde::{Deserialize, Serialize};
 
 use crate::error::ApiError;
-use crate::startup::AppState;
+use crate::state::AppState;
 
 #[derive(Serialize, utoipa::ToSchema)]
 pub struct RemotesAnswer {
@@ -38,7 +38,7 @@ pub struct PushAnswer {
 }
 
 /// `POST /api/replication/push`.
-#[utoipa::path(post, path = "/api/replication/push", tag = "replication", summary = "Queue every session for a remote (push --all)", request_body(content = PushRequest, description = "remote (optional)"), responses((status = 202, description = "the sessions are queued", body = PushAnswer), (status = 400, description = "invalid_body", body = crate::openapi::ErrorBody), (status = 404, description = "unknown_remote", body = crate::openapi::ErrorBody), (status = 503, description = "storage_full", body = crate::openapi::ErrorBody)))]
+#[utoipa::path(post, path = "/api/replication/push", tag = "replication", summary = "Queue every session for a remote (push --all)", request_body(content = PushRequest, description = "remote (optional)"), responses((status = 202, description = "the sessions are queued", body = PushAnswer), (status = 400, description = "invalid_body", body = crate::schemas::ErrorBody), (status = 404, description = "unknown_remote", body = crate::schemas::ErrorBody), (status = 503, description = "storage_full", body = crate::schemas::ErrorBody)))]
 #[tracing::instrument(name = "replication_push", skip(state, body))]
 pub async fn push(
     state: web::Data<AppState>,

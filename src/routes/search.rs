@@ -8,7 +8,7 @@ use openprogram_actors::search::Hit;
 use serde::{Deserialize, Serialize};
 
 use crate::error::ApiError;
-use crate::startup::AppState;
+use crate::state::AppState;
 
 /// The fields of a search, from a query string or a WebSocket frame.
 #[derive(Debug, Deserialize)]
@@ -94,9 +94,9 @@ const KNOWN: &[&str] = &[
     ),
     responses(
         (status = 200, description = "{total, hits} or {total, sessions}", body = SearchAnswer),
-        (status = 400, description = "bad_query, invalid_query", body = crate::openapi::ErrorBody),
-        (status = 500, description = "storage_error", body = crate::openapi::ErrorBody),
-        (status = 503, description = "search_disabled", body = crate::openapi::ErrorBody),
+        (status = 400, description = "bad_query, invalid_query", body = crate::schemas::ErrorBody),
+        (status = 500, description = "storage_error", body = crate::schemas::ErrorBody),
+        (status = 503, description = "search_disabled", body = crate::schemas::ErrorBody),
     ))]
 #[tracing::instrument(name = "search", skip(state))]
 pub async fn search(
@@ -115,9 +115,9 @@ pub async fn search(
     if let Some(cluster) = state.engine.cluster().cloned() {
         if !req
             .headers()
-            .contains_key(crate::cluster_search::LOCAL_ONLY)
+            .contains_key(crate::routes::cluster_search::LOCAL_ONLY)
         {
-            return crate::cluster_search::search(&state, cluster, &req, q).await;
+            return crate::routes::cluster_search::search(&state, cluster, &req, q).await;
         }
     }
     let found = state.engine.search(q).await?;
@@ -127,8 +127,8 @@ pub async fn search(
 #[utoipa::path(post, path = "/api/search/reindex", tag = "search", summary = "Rebuild the search index from the session repositories (in the background)",
     responses(
         (status = 202, description = "{sessions}: how many are being indexed", body = crate::schemas::Reindexing),
-        (status = 500, description = "storage_error", body = crate::openapi::ErrorBody),
-        (status = 503, description = "search_disabled", body = crate::openapi::ErrorBody),
+        (status = 500, description = "storage_error", body = crate::schemas::ErrorBody),
+        (status = 503, description = "search_disabled", body = crate::schemas::ErrorBody),
     ))]
 #[tracing::instrument(name = "reindex", skip(state))]
 pub async fn reindex(state: web::Data<AppState>) -> Result<HttpResponse, ApiError> {

@@ -5,7 +5,7 @@ use actix_web::{web, HttpResponse};
 use openprogram_actors::maintenance::secrets::ScanReport;
 
 use crate::error::ApiError;
-use crate::startup::AppState;
+use crate::state::AppState;
 
 /// `GET /api/secrets`.
 #[utoipa::path(get, path = "/api/secrets", tag = "secrets", summary = "Scan what is stored for secrets", responses((status = 200, description = "sessions_scanned, nodes_scanned, secrets, and each session holding any: its kinds with count, turns and node ids (never the secret)", body = ScanReport)))]

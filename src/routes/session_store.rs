@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::error::ApiError;
-use crate::startup::AppState;
+use crate::state::AppState;
 
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
 pub struct AppendBody {
@@ -52,7 +52,7 @@ pub struct Subkeys {
 }
 
 /// `POST /api/session-store/append`.
-#[utoipa::path(post, path = "/api/session-store/append", tag = "session store", summary = "Store transcript entries under a key (an entry's uuid is stored once)", request_body = AppendBody, responses((status = 200, description = "what was stored", body = StoreAppended), (status = 400, description = "invalid_input, invalid_body", body = crate::openapi::ErrorBody)))]
+#[utoipa::path(post, path = "/api/session-store/append", tag = "session store", summary = "Store transcript entries under a key (an entry's uuid is stored once)", request_body = AppendBody, responses((status = 200, description = "what was stored", body = StoreAppended), (status = 400, description = "invalid_input, invalid_body", body = crate::schemas::ErrorBody)))]
 pub async fn append(
     state: web::Data<AppState>,
     body: web::Json<AppendBody>,
@@ -63,7 +63,7 @@ pub async fn append(
 }
 
 /// `POST /api/session-store/load`.
-#[utoipa::path(post, path = "/api/session-store/load", tag = "session store", summary = "Every entry stored under a key, in order", request_body = KeyBody, responses((status = 200, description = "the entries, or null", body = Loaded), (status = 400, description = "invalid_input", body = crate::openapi::ErrorBody)))]
+#[utoipa::path(post, path = "/api/session-store/load", tag = "session store", summary = "Every entry stored under a key, in order", request_body = KeyBody, responses((status = 200, description = "the entries, or null", body = Loaded), (status = 400, description = "invalid_input", body = crate::schemas::ErrorBody)))]
 pub async fn load(
     state: web::Data<AppState>,
     body: web::Json<KeyBody>,
@@ -83,7 +83,7 @@ pub async fn sessions(
 }
 
 /// `GET /api/session-store/subkeys`.
-#[utoipa::path(get, path = "/api/session-store/subkeys", tag = "session store", summary = "The sub-agent transcripts (subpaths) stored under a session", params(SubkeyParams), responses((status = 200, description = "subpaths", body = Subkeys), (status = 400, description = "invalid_input", body = crate::openapi::ErrorBody)))]
+#[utoipa::path(get, path = "/api/session-store/subkeys", tag = "session store", summary = "The sub-agent transcripts (subpaths) stored under a session", params(SubkeyParams), responses((status = 200, description = "subpaths", body = Subkeys), (status = 400, description = "invalid_input", body = crate::schemas::ErrorBody)))]
 pub async fn subkeys(
     state: web::Data<AppState>,
     query: web::Query<SubkeyParams>,
@@ -96,7 +96,7 @@ pub async fn subkeys(
 }
 
 /// `POST /api/session-store/delete`.
-#[utoipa::path(post, path = "/api/session-store/delete", tag = "session store", summary = "Delete a transcript (the main one with its sub-agents')", request_body = KeyBody, responses((status = 200, description = "deleted (also when there was nothing)", body = Object), (status = 400, description = "invalid_input", body = crate::openapi::ErrorBody)))]
+#[utoipa::path(post, path = "/api/session-store/delete", tag = "session store", summary = "Delete a transcript (the main one with its sub-agents')", request_body = KeyBody, responses((status = 200, description = "deleted (also when there was nothing)", body = Object), (status = 400, description = "invalid_input", body = crate::schemas::ErrorBody)))]
 pub async fn delete(
     state: web::Data<AppState>,
     body: web::Json<KeyBody>,

@@ -7,10 +7,10 @@ use openprogram_actors::session::CreateSpec;
 use serde::{Deserialize, Serialize};
 
 use crate::error::ApiError;
-use crate::startup::AppState;
+use crate::state::AppState;
 
 /// `POST /api/sessions`: create a session explicitly (no message yet).
-#[utoipa::path(post, path = "/api/sessions", tag = "sessions", summary = "Create a session", request_body(content = openprogram_actors::session::CreateSpec, description = "session id, agent, project, model"), responses((status = 201, description = "the session metadata", body = openprogram_actors::meta::SessionMeta), (status = 400, description = "invalid_id, invalid_body", body = crate::openapi::ErrorBody), (status = 404, description = "unknown_project", body = crate::openapi::ErrorBody), (status = 409, description = "session_exists", body = crate::openapi::ErrorBody), (status = 500, description = "storage_error", body = crate::openapi::ErrorBody)))]
+#[utoipa::path(post, path = "/api/sessions", tag = "sessions", summary = "Create a session", request_body(content = openprogram_actors::session::CreateSpec, description = "session id, agent, project, model"), responses((status = 201, description = "the session metadata", body = openprogram_actors::meta::SessionMeta), (status = 400, description = "invalid_id, invalid_body", body = crate::schemas::ErrorBody), (status = 404, description = "unknown_project", body = crate::schemas::ErrorBody), (status = 409, description = "session_exists", body = crate::schemas::ErrorBody), (status = 500, description = "storage_error", body = crate::schemas::ErrorBody)))]
 #[tracing::instrument(name = "create_session", skip(state, body))]
 pub async fn create(
     state: web::Data<AppState>,
@@ -24,7 +24,7 @@ pub async fn create(
 
 /// `GET /api/sessions/{id}`: the session's metadata, plus `cwd` (where its
 /// tools run) and `project_path_missing`.
-#[utoipa::path(get, path = "/api/sessions/{id}", tag = "sessions", summary = "One session: metadata, cwd, project_path_missing", params(("id" = String, Path, description = "session id")), responses((status = 200, description = "the session metadata", body = crate::schemas::SessionAnswer), (status = 400, description = "invalid_id", body = crate::openapi::ErrorBody), (status = 404, description = "unknown_session", body = crate::openapi::ErrorBody), (status = 500, description = "storage_error", body = crate::openapi::ErrorBody)))]
+#[utoipa::path(get, path = "/api/sessions/{id}", tag = "sessions", summary = "One session: metadata, cwd, project_path_missing", params(("id" = String, Path, description = "session id")), responses((status = 200, description = "the session metadata", body = crate::schemas::SessionAnswer), (status = 400, description = "invalid_id", body = crate::schemas::ErrorBody), (status = 404, description = "unknown_session", body = crate::schemas::ErrorBody), (status = 500, description = "storage_error", body = crate::schemas::ErrorBody)))]
 #[tracing::instrument(name = "get_session", skip(state))]
 pub async fn get(
     state: web::Data<AppState>,
@@ -91,7 +91,7 @@ pub struct WorkingDir {
 
 /// `POST /api/sessions/{id}/working_dirs`: add an additional working
 /// directory (allowed at any time, unlike the project binding).
-#[utoipa::path(post, path = "/api/sessions/{id}/working_dirs", tag = "projects", summary = "Add a working directory", params(("id" = String, Path, description = "session id")), request_body(content = crate::routes::sessions::WorkingDir, description = "{path}"), responses((status = 200, description = "{session_id, working_dirs}", body = crate::schemas::WorkingDirs), (status = 400, description = "invalid_id, invalid_body, invalid_path", body = crate::openapi::ErrorBody), (status = 404, description = "unknown_session", body = crate::openapi::ErrorBody), (status = 500, description = "storage_error", body = crate::openapi::ErrorBody)))]
+#[utoipa::path(post, path = "/api/sessions/{id}/working_dirs", tag = "projects", summary = "Add a working directory", params(("id" = String, Path, description = "session id")), request_body(content = crate::routes::sessions::WorkingDir, description = "{path}"), responses((status = 200, description = "{session_id, working_dirs}", body = crate::schemas::WorkingDirs), (status = 400, description = "invalid_id, invalid_body, invalid_path", body = crate::schemas::ErrorBody), (status = 404, description = "unknown_session", body = crate::schemas::ErrorBody), (status = 500, description = "storage_error", body = crate::schemas::ErrorBody)))]
 #[tracing::instrument(name = "add_working_dir", skip(state, body))]
 pub async fn add_working_dir(
     state: web::Data<AppState>,
@@ -116,7 +116,7 @@ fn working_dirs(id: &str, meta: SessionMeta) -> HttpResponse {
 }
 
 /// `DELETE /api/sessions/{id}/working_dirs?path=…`: remove one.
-#[utoipa::path(delete, path = "/api/sessions/{id}/working_dirs", tag = "projects", summary = "Remove a working directory (?path=)", params(("id" = String, Path, description = "session id")), responses((status = 200, description = "{session_id, working_dirs}", body = crate::schemas::WorkingDirs), (status = 400, description = "invalid_id, invalid_query", body = crate::openapi::ErrorBody), (status = 404, description = "unknown_session", body = crate::openapi::ErrorBody), (status = 500, description = "storage_error", body = crate::openapi::ErrorBody)))]
+#[utoipa::path(delete, path = "/api/sessions/{id}/working_dirs", tag = "projects", summary = "Remove a working directory (?path=)", params(("id" = String, Path, description = "session id")), responses((status = 200, description = "{session_id, working_dirs}", body = crate::schemas::WorkingDirs), (status = 400, description = "invalid_id, invalid_query", body = crate::schemas::ErrorBody), (status = 404, description = "unknown_session", body = crate::schemas::ErrorBody), (status = 500, description = "storage_error", body = crate::schemas::ErrorBody)))]
 #[tracing::instrument(name = "remove_working_dir", skip(state, query))]
 pub async fn remove_working_dir(
     state: web::Data<AppState>,
@@ -128,7 +128,7 @@ pub async fn remove_working_dir(
 }
 
 /// `GET /api/sessions/{id}/nodes`: every node, in sequence order.
-#[utoipa::path(get, path = "/api/sessions/{id}/nodes", tag = "messages", summary = "Every node of the session graph", params(("id" = String, Path, description = "session id")), responses((status = 200, description = "{session_id, nodes}", body = crate::schemas::NodesPage), (status = 400, description = "invalid_id", body = crate::openapi::ErrorBody), (status = 404, description = "unknown_session", body = crate::openapi::ErrorBody), (status = 500, description = "storage_error", body = crate::openapi::ErrorBody)))]
+#[utoipa::path(get, path = "/api/sessions/{id}/nodes", tag = "messages", summary = "Every node of the session graph", params(("id" = String, Path, description = "session id")), responses((status = 200, description = "{session_id, nodes}", body = crate::schemas::NodesPage), (status = 400, description = "invalid_id", body = crate::schemas::ErrorBody), (status = 404, description = "unknown_session", body = crate::schemas::ErrorBody), (status = 500, description = "storage_error", body = crate::schemas::ErrorBody)))]
 #[tracing::instrument(name = "list_nodes", skip(state))]
 pub async fn nodes(
     state: web::Data<AppState>,
@@ -153,7 +153,7 @@ pub struct CommitsQuery {
 }
 
 /// `GET /api/sessions/{id}/commits[?limit=N]`: the turn commits, newest first.
-#[utoipa::path(get, path = "/api/sessions/{id}/commits", tag = "history", summary = "The current branch commits, newest first", params(("id" = String, Path, description = "session id")), responses((status = 200, description = "{session_id, commits}", body = crate::schemas::CommitsPage), (status = 400, description = "invalid_id, invalid_query", body = crate::openapi::ErrorBody), (status = 404, description = "unknown_session", body = crate::openapi::ErrorBody), (status = 500, description = "storage_error", body = crate::openapi::ErrorBody)))]
+#[utoipa::path(get, path = "/api/sessions/{id}/commits", tag = "history", summary = "The current branch commits, newest first", params(("id" = String, Path, description = "session id")), responses((status = 200, description = "{session_id, commits}", body = crate::schemas::CommitsPage), (status = 400, description = "invalid_id, invalid_query", body = crate::schemas::ErrorBody), (status = 404, description = "unknown_session", body = crate::schemas::ErrorBody), (status = 500, description = "storage_error", body = crate::schemas::ErrorBody)))]
 #[tracing::instrument(name = "list_commits", skip(state))]
 pub async fn commits(
     state: web::Data<AppState>,
@@ -172,7 +172,7 @@ pub async fn commits(
 }
 
 /// `GET /api/sessions`: the session list, from memory.
-#[utoipa::path(get, path = "/api/sessions", tag = "sessions", summary = "The session list, from memory", responses((status = 200, description = "{total, sessions}", body = crate::schemas::SessionsPage), (status = 400, description = "invalid_query", body = crate::openapi::ErrorBody), (status = 500, description = "storage_error", body = crate::openapi::ErrorBody)))]
+#[utoipa::path(get, path = "/api/sessions", tag = "sessions", summary = "The session list, from memory", responses((status = 200, description = "{total, sessions}", body = crate::schemas::SessionsPage), (status = 400, description = "invalid_query", body = crate::schemas::ErrorBody), (status = 500, description = "storage_error", body = crate::schemas::ErrorBody)))]
 #[tracing::instrument(name = "list_sessions", skip(state))]
 pub async fn list(
     state: web::Data<AppState>,
@@ -204,7 +204,7 @@ pub struct SessionPatch {
 /// `PATCH /api/sessions/{id}`: change title and flags. Only the fields
 /// given are written; the list order (updated_at) is not touched. A title
 /// typed by the user locks it against automatic naming.
-#[utoipa::path(patch, path = "/api/sessions/{id}", tag = "sessions", summary = "Rename, pin, archive, group, mark read", params(("id" = String, Path, description = "session id")), request_body(content = crate::routes::sessions::SessionPatch, description = "title, pinned, archived, group, unread, status"), responses((status = 200, description = "the session metadata", body = openprogram_actors::meta::SessionMeta), (status = 400, description = "invalid_id, invalid_body", body = crate::openapi::ErrorBody), (status = 404, description = "unknown_session", body = crate::openapi::ErrorBody), (status = 500, description = "storage_error", body = crate::openapi::ErrorBody)))]
+#[utoipa::path(patch, path = "/api/sessions/{id}", tag = "sessions", summary = "Rename, pin, archive, group, mark read", params(("id" = String, Path, description = "session id")), request_body(content = crate::routes::sessions::SessionPatch, description = "title, pinned, archived, group, unread, status"), responses((status = 200, description = "the session metadata", body = openprogram_actors::meta::SessionMeta), (status = 400, description = "invalid_id, invalid_body", body = crate::schemas::ErrorBody), (status = 404, description = "unknown_session", body = crate::schemas::ErrorBody), (status = 500, description = "storage_error", body = crate::schemas::ErrorBody)))]
 #[tracing::instrument(name = "update_session", skip(state, body))]
 pub async fn update(
     state: web::Data<AppState>,
@@ -251,7 +251,7 @@ fn only_title(p: &SessionPatch) -> bool {
 
 /// `DELETE /api/sessions/{id}`: remove the session directory (with `.git/`)
 /// and its registry row.
-#[utoipa::path(delete, path = "/api/sessions/{id}", tag = "sessions", summary = "Delete a session and its repository", params(("id" = String, Path, description = "session id")), responses((status = 200, description = "{session_id, deleted: true}", body = crate::schemas::Deleted), (status = 400, description = "invalid_id", body = crate::openapi::ErrorBody), (status = 404, description = "unknown_session", body = crate::openapi::ErrorBody), (status = 500, description = "storage_error", body = crate::openapi::ErrorBody)))]
+#[utoipa::path(delete, path = "/api/sessions/{id}", tag = "sessions", summary = "Delete a session and its repository", params(("id" = String, Path, description = "session id")), responses((status = 200, description = "{session_id, deleted: true}", body = crate::schemas::Deleted), (status = 400, description = "invalid_id", body = crate::schemas::ErrorBody), (status = 404, description = "unknown_session", body = crate::schemas::ErrorBody), (status = 500, description = "storage_error", body = crate::schemas::ErrorBody)))]
 #[tracing::instrument(name = "delete_session", skip(state))]
 pub async fn delete(
     state: web::Data<AppState>,
@@ -270,7 +270,7 @@ pub async fn delete(
 
 /// `POST /api/sessions/{id}/title/regenerate`: ask the LLM for a title now
 /// (from the last 20 messages). It does not lock the title.
-#[utoipa::path(post, path = "/api/sessions/{id}/title/regenerate", tag = "sessions", summary = "Make a new title with the LLM now", params(("id" = String, Path, description = "session id")), responses((status = 200, description = "the session metadata", body = openprogram_actors::meta::SessionMeta), (status = 400, description = "invalid_id", body = crate::openapi::ErrorBody), (status = 404, description = "unknown_session", body = crate::openapi::ErrorBody), (status = 502, description = "llm_failed", body = crate::openapi::ErrorBody), (status = 503, description = "llm_not_configured, unavailable", body = crate::openapi::ErrorBody), (status = 500, description = "storage_error", body = crate::openapi::ErrorBody)))]
+#[utoipa::path(post, path = "/api/sessions/{id}/title/regenerate", tag = "sessions", summary = "Make a new title with the LLM now", params(("id" = String, Path, description = "session id")), responses((status = 200, description = "the session metadata", body = openprogram_actors::meta::SessionMeta), (status = 400, description = "invalid_id", body = crate::schemas::ErrorBody), (status = 404, description = "unknown_session", body = crate::schemas::ErrorBody), (status = 502, description = "llm_failed", body = crate::schemas::ErrorBody), (status = 503, description = "llm_not_configured, unavailable", body = crate::schemas::ErrorBody), (status = 500, description = "storage_error", body = crate::schemas::ErrorBody)))]
 #[tracing::instrument(name = "regenerate_title", skip(state))]
 pub async fn regenerate_title(
     state: web::Data<AppState>,
@@ -292,7 +292,7 @@ pub struct ForkBody {
 /// `POST /api/sessions/{id}/fork`: a new session holding this one's history
 /// up to `commit` (or up to the turn that committed `node_id`, or up to the
 /// last turn), which then lives on its own.
-#[utoipa::path(post, path = "/api/sessions/{id}/fork", tag = "transfer", summary = "Fork the session at a commit", params(("id" = String, Path, description = "session id")), request_body(content = crate::routes::sessions::ForkBody, description = "new_id, commit"), responses((status = 201, description = "the new session metadata", body = openprogram_actors::meta::SessionMeta), (status = 400, description = "invalid_id, invalid_body", body = crate::openapi::ErrorBody), (status = 404, description = "unknown_session, unknown_commit", body = crate::openapi::ErrorBody), (status = 409, description = "session_exists", body = crate::openapi::ErrorBody), (status = 500, description = "storage_error", body = crate::openapi::ErrorBody)))]
+#[utoipa::path(post, path = "/api/sessions/{id}/fork", tag = "transfer", summary = "Fork the session at a commit", params(("id" = String, Path, description = "session id")), request_body(content = crate::routes::sessions::ForkBody, description = "new_id, commit"), responses((status = 201, description = "the new session metadata", body = openprogram_actors::meta::SessionMeta), (status = 400, description = "invalid_id, invalid_body", body = crate::schemas::ErrorBody), (status = 404, description = "unknown_session, unknown_commit", body = crate::schemas::ErrorBody), (status = 409, description = "session_exists", body = crate::schemas::ErrorBody), (status = 500, description = "storage_error", body = crate::schemas::ErrorBody)))]
 #[tracing::instrument(name = "fork_session", skip(state, body))]
 pub async fn fork(
     state: web::Data<AppState>,
@@ -306,7 +306,7 @@ pub async fn fork(
 
 /// `GET /api/sessions/{id}/export`: a git bundle of the session with all its
 /// branches (`git clone <file>` accepts it).
-#[utoipa::path(get, path = "/api/sessions/{id}/export", tag = "transfer", summary = "The session as a git bundle", params(("id" = String, Path, description = "session id")), responses((status = 200, description = "the git bundle (`application/octet-stream` when the request's Accept asks for it and not for `application/x-git-bundle`)", content((crate::openapi::GitBundle = "application/x-git-bundle"), (crate::openapi::GitBundle = "application/octet-stream"))), (status = 400, description = "invalid_id", body = crate::openapi::ErrorBody), (status = 404, description = "unknown_session", body = crate::openapi::ErrorBody), (status = 500, description = "storage_error", body = crate::openapi::ErrorBody)))]
+#[utoipa::path(get, path = "/api/sessions/{id}/export", tag = "transfer", summary = "The session as a git bundle", params(("id" = String, Path, description = "session id")), responses((status = 200, description = "the git bundle (`application/octet-stream` when the request's Accept asks for it and not for `application/x-git-bundle`)", content((crate::schemas::GitBundle = "application/x-git-bundle"), (crate::schemas::GitBundle = "application/octet-stream"))), (status = 400, description = "invalid_id", body = crate::schemas::ErrorBody), (status = 404, description = "unknown_session", body = crate::schemas::ErrorBody), (status = 500, description = "storage_error", body = crate::schemas::ErrorBody)))]
 #[tracing::instrument(name = "export_session", skip(state, req))]
 pub async fn export(
     state: web::Data<AppState>,
@@ -340,7 +340,7 @@ pub const MAX_BUNDLE: usize = 256 << 20;
 
 /// `POST /api/sessions/import`: register a git bundle (as made by export)
 /// as a session; a new id if its id is taken.
-#[utoipa::path(post, path = "/api/sessions/import", tag = "transfer", summary = "Import a session from a git bundle", request_body(description = "a git bundle (GET /export)", content((crate::openapi::GitBundle = "application/octet-stream"), (crate::openapi::GitBundle = "application/x-git-bundle"))), responses((status = 201, description = "the imported session metadata", body = openprogram_actors::meta::SessionMeta), (status = 400, description = "invalid_bundle", body = crate::openapi::ErrorBody), (status = 409, description = "session_exists", body = crate::openapi::ErrorBody), (status = 413, description = "body_too_large", body = crate::openapi::ErrorBody), (status = 415, description = "unsupported_media_type", body = crate::openapi::ErrorBody), (status = 500, description = "storage_error", body = crate::openapi::ErrorBody)))]
+#[utoipa::path(post, path = "/api/sessions/import", tag = "transfer", summary = "Import a session from a git bundle", request_body(description = "a git bundle (GET /export)", content((crate::schemas::GitBundle = "application/octet-stream"), (crate::schemas::GitBundle = "application/x-git-bundle"))), responses((status = 201, description = "the imported session metadata", body = openprogram_actors::meta::SessionMeta), (status = 400, description = "invalid_bundle", body = crate::schemas::ErrorBody), (status = 409, description = "session_exists", body = crate::schemas::ErrorBody), (status = 413, description = "body_too_large", body = crate::schemas::ErrorBody), (status = 415, description = "unsupported_media_type", body = crate::schemas::ErrorBody), (status = 500, description = "storage_error", body = crate::schemas::ErrorBody)))]
 #[tracing::instrument(name = "import_session", skip(state, body))]
 pub async fn import(
     state: web::Data<AppState>,

@@ -5,7 +5,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use crate::error::ApiError;
-use crate::startup::AppState;
+use crate::state::AppState;
 
 /// The body of `POST /turns`: the end-of-turn fields, and for a whole turn
 /// in one request its `nodes` (and the session's fields when it creates
@@ -54,7 +54,7 @@ impl<'de> Deserialize<'de> for TurnBody {
 /// With `nodes`, a whole turn in one request: the nodes are checked
 /// together (a bad one rejects the turn, nothing written), appended in
 /// order and the turn ended (`{session_id, nodes, turn, commit, …}`).
-#[utoipa::path(post, path = "/api/sessions/{id}/turns", tag = "messages", summary = "End the open turn (or write a whole turn): one commit", params(("id" = String, Path, description = "session id")), request_body(content = crate::schemas::TurnRequest, description = "outcome, background, duration_s, tokens, tool_calls, context, context_id, turn; nodes (and session) for a whole turn"), responses((status = 201, description = "the turn ended: {turn, commit, short_sha, status, project_commit?, project_commit_skipped?}", body = crate::schemas::TurnAnswer), (status = 200, description = "the same end of turn again (its idempotency key)", body = crate::schemas::TurnAnswer), (status = 400, description = "invalid_id, invalid_body, invalid_input, missing_name, missing_caller, invalid_caller, unknown_predecessor", body = crate::openapi::ErrorBody), (status = 404, description = "unknown_session", body = crate::openapi::ErrorBody), (status = 409, description = "no_open_turn, wrong_turn, run_active, project_path_missing", body = crate::openapi::ErrorBody), (status = 503, description = "commit_pending, unavailable", body = crate::openapi::ErrorBody), (status = 500, description = "storage_error", body = crate::openapi::ErrorBody)))]
+#[utoipa::path(post, path = "/api/sessions/{id}/turns", tag = "messages", summary = "End the open turn (or write a whole turn): one commit", params(("id" = String, Path, description = "session id")), request_body(content = crate::schemas::TurnRequest, description = "outcome, background, duration_s, tokens, tool_calls, context, context_id, turn; nodes (and session) for a whole turn"), responses((status = 201, description = "the turn ended: {turn, commit, short_sha, status, project_commit?, project_commit_skipped?}", body = crate::schemas::TurnAnswer), (status = 200, description = "the same end of turn again (its idempotency key)", body = crate::schemas::TurnAnswer), (status = 400, description = "invalid_id, invalid_body, invalid_input, missing_name, missing_caller, invalid_caller, unknown_predecessor", body = crate::schemas::ErrorBody), (status = 404, description = "unknown_session", body = crate::schemas::ErrorBody), (status = 409, description = "no_open_turn, wrong_turn, run_active, project_path_missing", body = crate::schemas::ErrorBody), (status = 503, description = "commit_pending, unavailable", body = crate::schemas::ErrorBody), (status = 500, description = "storage_error", body = crate::schemas::ErrorBody)))]
 #[tracing::instrument(name = "end_turn", skip(state, body, req))]
 pub async fn end_turn(
     state: web::Data<AppState>,
@@ -140,12 +140,12 @@ pub fn announce_skipped(engine: &Engine, id: &str, outcome: &TurnOutcome) {
 
 /// `POST /api/sessions/{id}/runs/stop`: stop the running turn. The runner
 /// answering it is told (`run_cancelled`); the turn ends `cancelled` (the
-/// session `failed`), its nodes kept and committed.
-#[utoipa::path(post, path = "/api/sessions/{id}/runs/stop", tag = "messages", summary = "Stop the running turn (its runner is told; the turn ends cancelled, committed)", params(("id" = String, Path, description = "session id")), responses((status = 200, description = "the turn ended: {turn, commit, short_sha, status}", body = crate::schemas::TurnAnswer), (status = 404, description = "unknown_session", body = crate::openapi::ErrorBody), (status = 409, description = "no_open_turn", body = crate::openapi::ErrorBody)))]
+/// session `idle`), its nodes kept and committed.
+#[utoipa::path(post, path = "/api/sessions/{id}/runs/stop", tag = "messages", summary = "Stop the running turn (its runner is told; the turn ends cancelled, committed)", params(("id" = String, Path, description = "session id")), responses((status = 200, description = "the turn ended: {turn, commit, short_sha, status}", body = crate::schemas::TurnAnswer), (status = 404, description = "unknown_session", body = crate::schemas::ErrorBody), (status = 409, description = "no_open_turn", body = crate::schemas::ErrorBody)))]
 pub async fn stop_run(
     state: web::Data<AppState>,
     id: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
-    let outcome = crate::ws::runs::stop(&state, &id).await?;
+    let outcome = crate::state::runners::stop(&state, &id).await?;
     Ok(HttpResponse::Ok().json(outcome))
 }

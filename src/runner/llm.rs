@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 use super::RunnerError;
-use crate::commands::client::Client;
+use crate::client::Client;
 
 /// How often the streamed answer is written (pieces in between are joined).
 const PIECE_EVERY: Duration = Duration::from_millis(100);

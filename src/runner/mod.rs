@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use crate::commands::client::Client;
+use crate::client::Client;
 use tungstenite::client::IntoClientRequest;
 use tungstenite::stream::MaybeTlsStream;
 use tungstenite::{Message, WebSocket};
@@ -22,7 +22,7 @@ use tungstenite::{Message, WebSocket};
 #[derive(Debug, thiserror::Error)]
 pub enum RunnerError {
     #[error("server: {0}")]
-    Api(#[from] crate::commands::client::ClientError),
+    Api(#[from] crate::client::ClientError),
     #[error("{0}")]
     Llm(String),
     #[error("websocket: {0}")]

@@ -11,7 +11,7 @@ use serde_json::{json, Value};
 
 use super::frames::{action_error, frame, to_text, Call, Frames};
 use super::{branches, contexts, files, projects, runtime, sessions, transcript, undo};
-use crate::startup::AppState;
+use crate::state::AppState;
 
 /// Actions that may take seconds (an LLM call, a work-tree rewrite, many
 /// deletions): the connection runs them beside its loop, so pings,
@@ -67,14 +67,14 @@ pub fn error_frame(error: &str) -> String {
 }
 
 pub async fn handle(state: &AppState, text: &str) -> Vec<String> {
-    if let Some(answered) = crate::cluster::ws_forward(state, text).await {
+    if let Some(answered) = super::forward::ws_forward(state, text).await {
         return answered;
     }
     handle_here(state, text).await
 }
 
 /// Answer an action on this node (a cluster node forwards the actions
-/// of sessions another node owns; see `crate::cluster::ws_forward`).
+/// of sessions another node owns; see `super::forward::ws_forward`).
 pub async fn handle_here(state: &AppState, text: &str) -> Vec<String> {
     let mut v: Value = match serde_json::from_str(text) {
         Ok(v) => v,
@@ -237,7 +237,7 @@ struct StopRun {
 /// `cancelled`, its nodes committed.
 async fn stop_run(c: &Call<'_>, v: Value) -> Result<Frames, Value> {
     let m: StopRun = c.parse(v)?;
-    let out = super::runs::stop(c.state, &m.session_id)
+    let out = crate::state::runners::stop(c.state, &m.session_id)
         .await
         .map_err(|e| c.fail(e))?;
     Ok(vec![frame(

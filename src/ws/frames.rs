@@ -8,7 +8,7 @@ use serde::Serialize;
 use serde_json::{json, Value};
 
 use crate::error::ApiError;
-use crate::startup::AppState;
+use crate::state::AppState;
 
 /// The frames an action answers its client with.
 pub type Frames = Vec<Value>;

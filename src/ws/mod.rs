@@ -15,10 +15,11 @@ pub(crate) mod actions;
 mod branches;
 mod contexts;
 mod files;
+pub mod forward;
 pub(crate) mod frames;
 mod projects;
 mod retry;
-pub mod runners;
+
 pub mod runs;
 mod runtime;
 mod sessions;
@@ -33,7 +34,7 @@ use actix_ws::{AggregatedMessage, Session};
 use tokio::sync::broadcast::error::RecvError;
 use tokio::sync::{mpsc, Semaphore};
 
-use crate::startup::AppState;
+use crate::state::AppState;
 
 const HEARTBEAT: Duration = Duration::from_secs(5);
 const CLIENT_TIMEOUT: Duration = Duration::from_secs(20);
@@ -139,7 +140,7 @@ async fn run(
         runner: None,
     };
     // Frames for this client as a runner (run offers, cancellations).
-    let (runner_tx, mut runner_rx) = mpsc::channel::<String>(runners::RUNNER_QUEUE);
+    let (runner_tx, mut runner_rx) = mpsc::channel::<String>(crate::state::runners::RUNNER_QUEUE);
     loop {
         tokio::select! {
             // The server is stopping: a close frame at once ("going away").

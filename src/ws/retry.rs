@@ -7,9 +7,9 @@
 //! nobody answers yet holds the session like a waiting message; stopping
 //! it leaves the session as it was.
 
-use openprogram_actors::meta::{MetaPatch, Status};
+use openprogram_actors::meta::Status;
 use openprogram_actors::node::Role;
-use openprogram_actors::session::{TurnOutcome, RUN_ACTIVE};
+use openprogram_actors::session::RUN_ACTIVE;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
@@ -65,38 +65,4 @@ pub async fn retry(c: &Call<'_>, v: Value) -> Result<Frames, Value> {
         json!({"session_id": m.session_id, "msg_id": user.id, "retry_of": m.node_id,
                "turn": turn, "runner": runner}),
     )])
-}
-
-/// A retry stopped before its runner wrote anything: no turn was opened,
-/// so nothing ends; the session is `idle` again, at the turn it was at.
-pub async fn withdrawn(
-    state: &crate::startup::AppState,
-    session_id: &str,
-) -> Result<Option<TurnOutcome>, openprogram_actors::EngineError> {
-    let meta = state.engine.meta(session_id).await?;
-    if meta.open_turn.is_some() {
-        return Ok(None);
-    }
-    let patch = MetaPatch {
-        status: Some(Status::Idle),
-        ..Default::default()
-    };
-    state.engine.update_meta(session_id, patch).await?;
-    let tip = state
-        .engine
-        .branches(session_id)
-        .await?
-        .into_iter()
-        .find(|b| b.current);
-    Ok(Some(TurnOutcome {
-        turn: meta.last_turn.map(|t| t.number).unwrap_or(meta.turn_count),
-        commit: tip.as_ref().map(|b| b.commit.clone()).unwrap_or_default(),
-        short_sha: tip.map(|b| b.short_sha).unwrap_or_default(),
-        status: Status::Idle,
-        project_commit: None,
-        project_commit_skipped: None,
-        title_plan: None,
-        next_turn: None,
-        repeated: false,
-    }))
 }

@@ -8,7 +8,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 use tokio::sync::mpsc;
 
-use super::runners::{AllTag, RunRequest, Scope};
+use crate::state::runners::{AllTag, RunRequest, Scope};
 
 #[derive(Deserialize)]
 struct Register {
@@ -31,7 +31,7 @@ struct Claim {
 /// `claim_run`): they need the connection itself, so the socket's loop
 /// answers them; `None` for every other frame.
 pub async fn connection_action(
-    state: &crate::startup::AppState,
+    state: &crate::state::AppState,
     text: &str,
     tx: &mpsc::Sender<String>,
     id: &mut Option<u64>,
@@ -142,7 +142,7 @@ pub async fn request_for(
 /// Offer a user message to the runners. With none to answer it, the
 /// session waits (`needs_input`: not `running`, which nothing would end).
 /// The ack's `runner` field: `{offered, waiting}`.
-pub async fn dispatch(state: &crate::startup::AppState, req: RunRequest) -> Value {
+pub async fn dispatch(state: &crate::state::AppState, req: RunRequest) -> Value {
     let session_id = req.session_id.clone();
     let (matching, offered) = state.runners.offer(req);
     if matching == 0 {
@@ -162,7 +162,7 @@ pub async fn dispatch(state: &crate::startup::AppState, req: RunRequest) -> Valu
 /// claims them or the user stops them. A run another runner claimed
 /// meanwhile is left alone.
 pub async fn follow_released(
-    runners: std::sync::Arc<super::runners::Runners>,
+    runners: std::sync::Arc<crate::state::runners::Runners>,
     engine: openprogram_actors::Engine,
 ) {
     let mut released = runners.released();
@@ -185,36 +185,9 @@ pub async fn follow_released(
     }
 }
 
-/// Stop the run of `session_id`: its runner is told, the open turn ends
-/// `cancelled` (the session `idle` again, the partial reply marked
-/// `stopped`), its nodes kept and committed. A retry stopped before its
-/// runner wrote anything leaves the session as it was.
-pub async fn stop(
-    state: &crate::startup::AppState,
-    session_id: &str,
-) -> Result<openprogram_actors::session::TurnOutcome, openprogram_actors::EngineError> {
-    if let Some(run) = state.runners.cancel(session_id) {
-        // The original web client closes the reply it was streaming.
-        state.engine.publish(
-            "chat_response",
-            json!({"type": "cancelled", "msg_id": run.msg_id, "session_id": session_id}),
-        );
-        if run.retry_of.is_some() {
-            if let Some(out) = super::retry::withdrawn(state, session_id).await? {
-                return Ok(out);
-            }
-        }
-    }
-    let end = openprogram_actors::session::EndTurn {
-        outcome: openprogram_actors::session::Outcome::Cancelled,
-        ..Default::default()
-    };
-    state.engine.end_turn(session_id, end).await
-}
-
 /// The turn names its runner: `metadata.runner` on the user message (a
 /// node of the open turn), shown by the web UI.
-async fn name_runner(state: &crate::startup::AppState, req: &RunRequest) {
+async fn name_runner(state: &crate::state::AppState, req: &RunRequest) {
     // A retry's message belongs to an ended turn: its reply names the
     // runner instead (the runner writes it).
     if req.retry_of.is_some() {
@@ -242,7 +215,7 @@ const RECOVER_AT_MOST: usize = 100;
 /// The runs a restart forgot: sessions waiting for a runner (`needs_input`
 /// with their turn still open on a user message) are kept as waiting runs,
 /// so the runner registering now is offered them.
-async fn recover_waiting(state: &crate::startup::AppState) {
+async fn recover_waiting(state: &crate::state::AppState) {
     use openprogram_actors::meta::Status;
     let query = openprogram_actors::registry::ListQuery {
         status: Some(Status::NeedsInput),

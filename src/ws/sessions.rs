@@ -9,7 +9,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::frames::{frame, reply_error, Call, Frames};
-use crate::startup::AppState;
+use crate::state::AppState;
 
 /// The `sessions_list` frame: `{"type": "sessions_list", "data": [rows]}`
 /// with the `request_id` it answers, if any. The rows are every session

@@ -26,15 +26,20 @@ const CERT_FILE_VAR: &str = "SSL_CERT_FILE";
 static USER_BUNDLE: OnceLock<Option<OsString>> = OnceLock::new();
 
 /// Start libgit2 with an empty CA bundle and give its transports their
-/// time limits. Call first thing in `main`, before any other thread
-/// exists: it sets and restores `SSL_CERT_FILE` around libgit2's start.
-pub fn init() {
+/// time limits.
+///
+/// # Safety
+/// Call first thing in `main`, before any other thread exists: it sets and
+/// restores `SSL_CERT_FILE` around libgit2's start (a thread reading the
+/// environment meanwhile would race the write), and libgit2's global
+/// options may only be set while nothing else uses libgit2.
+pub unsafe fn init() {
     let user = std::env::var_os(CERT_FILE_VAR);
     let _ = USER_BUNDLE.set(user.clone());
     std::env::set_var(CERT_FILE_VAR, "/dev/null");
-    // SAFETY: called from `main` before any other thread is started, as
-    // these options require; they only store two integers (and start
-    // libgit2, which reads the variable set above).
+    // SAFETY: the caller promises no other thread exists (see above);
+    // these options only store two integers (and start libgit2, which
+    // reads the variable set above).
     unsafe {
         let _ = git2::opts::set_server_connect_timeout_in_milliseconds(CONNECT_TIMEOUT_MS);
         let _ = git2::opts::set_server_timeout_in_milliseconds(IO_TIMEOUT_MS);

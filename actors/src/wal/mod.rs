@@ -17,6 +17,8 @@
 
 mod checkpoint;
 mod entry;
+#[cfg(test)]
+mod entry_props;
 mod replay;
 mod spare;
 mod unapplied;

@@ -31,6 +31,8 @@
 mod entry;
 mod frozen;
 #[cfg(test)]
+mod props;
+#[cfg(test)]
 mod tests;
 
 use std::collections::BTreeMap;

@@ -12,6 +12,8 @@ mod scan;
 mod write;
 
 #[cfg(test)]
+mod props;
+#[cfg(test)]
 mod tests;
 
 pub use concat::concat;

@@ -15,7 +15,7 @@ use std::process::ExitCode;
 use serde_json::Value;
 
 use crate::cli::McpArgs;
-use crate::commands::client::{Client, ClientError};
+use crate::client::{Client, ClientError};
 use crate::config::{Config, Overrides};
 
 pub fn run(args: &McpArgs) -> ExitCode {
@@ -96,7 +96,8 @@ fn in_process(args: &McpArgs) -> Result<(), String> {
     let base_url = format!("http://{}", config.server.bind);
     actix_web::rt::System::new().block_on(async move {
         let (engine, _lock) = crate::startup::start_engine(&config).map_err(|e| e.to_string())?;
-        let server = super::MemoryServer::new(engine.clone(), base_url, config.mcp.allow_writes);
+        let server =
+            crate::mcp::MemoryServer::new(engine.clone(), base_url, config.mcp.allow_writes);
         let served = match server.serve(rmcp::transport::stdio()).await {
             Ok(running) => running
                 .waiting()

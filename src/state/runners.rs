@@ -13,6 +13,8 @@
 use std::collections::HashMap;
 use std::sync::Mutex;
 
+use openprogram_actors::meta::{MetaPatch, Status};
+use openprogram_actors::session::TurnOutcome;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use tokio::sync::mpsc;
@@ -399,4 +401,65 @@ pub async fn follow_turns(
             );
         }
     }
+}
+
+/// Stop the run of `session_id`: its runner is told, the open turn ends
+/// `cancelled` (the session `idle` again, the partial reply marked
+/// `stopped`), its nodes kept and committed. A retry stopped before its
+/// runner wrote anything leaves the session as it was.
+pub async fn stop(
+    state: &super::AppState,
+    session_id: &str,
+) -> Result<openprogram_actors::session::TurnOutcome, openprogram_actors::EngineError> {
+    if let Some(run) = state.runners.cancel(session_id) {
+        // The original web client closes the reply it was streaming.
+        state.engine.publish(
+            "chat_response",
+            json!({"type": "cancelled", "msg_id": run.msg_id, "session_id": session_id}),
+        );
+        if run.retry_of.is_some() {
+            if let Some(out) = withdrawn(state, session_id).await? {
+                return Ok(out);
+            }
+        }
+    }
+    let end = openprogram_actors::session::EndTurn {
+        outcome: openprogram_actors::session::Outcome::Cancelled,
+        ..Default::default()
+    };
+    state.engine.end_turn(session_id, end).await
+}
+
+/// A retry stopped before its runner wrote anything: no turn was opened,
+/// so nothing ends; the session is `idle` again, at the turn it was at.
+async fn withdrawn(
+    state: &super::AppState,
+    session_id: &str,
+) -> Result<Option<TurnOutcome>, openprogram_actors::EngineError> {
+    let meta = state.engine.meta(session_id).await?;
+    if meta.open_turn.is_some() {
+        return Ok(None);
+    }
+    let patch = MetaPatch {
+        status: Some(Status::Idle),
+        ..Default::default()
+    };
+    state.engine.update_meta(session_id, patch).await?;
+    let tip = state
+        .engine
+        .branches(session_id)
+        .await?
+        .into_iter()
+        .find(|b| b.current);
+    Ok(Some(TurnOutcome {
+        turn: meta.last_turn.map(|t| t.number).unwrap_or(meta.turn_count),
+        commit: tip.as_ref().map(|b| b.commit.clone()).unwrap_or_default(),
+        short_sha: tip.map(|b| b.short_sha).unwrap_or_default(),
+        status: Status::Idle,
+        project_commit: None,
+        project_commit_skipped: None,
+        title_plan: None,
+        next_turn: None,
+        repeated: false,
+    }))
 }

@@ -12,9 +12,9 @@ use openprogram_actors::cluster::Cluster;
 use openprogram_actors::engine::SearchQuery;
 use serde_json::Value;
 
+use super::search::SearchAnswer;
 use crate::error::ApiError;
-use crate::routes::search::SearchAnswer;
-use crate::startup::AppState;
+use crate::state::AppState;
 
 /// Set on the search a node sends another: answer from your own index.
 pub const LOCAL_ONLY: &str = "X-OpenProgram-Local-Only";

@@ -1,12 +1,13 @@
-//! A small blocking HTTP client for the CLI.
+//! A small blocking HTTP client for the CLI and the runners, and the
+//! `server.json` file through which it finds a running server.
 
 use std::time::Duration;
 
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::cli::ServerTarget;
 use crate::config::state_dir_or_default;
-use crate::startup::{ServerInfo, SERVER_INFO};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ClientError {
@@ -158,3 +159,16 @@ impl Client {
         }
     }
 }
+
+/// Written to `<state>/server.json` so the CLI and tests find the server.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct ServerInfo {
+    pub url: String,
+    pub pid: u32,
+    /// When the server started (seconds since the epoch).
+    #[serde(default)]
+    pub started_at: f64,
+}
+
+pub const SERVER_INFO: &str = "server.json";
+pub const LOCK_FILE: &str = "server.lock";
