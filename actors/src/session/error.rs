@@ -69,7 +69,7 @@ pub enum SessionError {
     NoSuchTurn(String),
     #[error("turn {given} is not the open turn ({open})")]
     WrongTurn { given: u64, open: u64 },
-    #[error("the project folder {} is missing (moved or renamed?): relocate the project (POST /api/projects/{{id}}/relocate, or \"Locate folder…\" in the web UI) to open this session again", .0.display())]
+    #[error("the project folder {} is missing (moved or renamed?): relocate the project to its new folder to open this session again", .0.display())]
     ProjectPathMissing(std::path::PathBuf),
     #[error("turn {0} is ended but its commit could not be made yet; it is retried in the background, retry later")]
     CommitPending(u64),
