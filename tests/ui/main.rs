@@ -1182,7 +1182,13 @@ fn a_reply_is_retried_from_its_button_and_a_stopped_one_says_so() {
         "{branches}"
     );
     b.screenshot("retry-second-answer");
-    b.click(".retry-prev");
+    // Found and clicked in one step: the list is drawn again when the
+    // retried turn's commit arrives, which would leave a reference taken
+    // a moment before pointing at a removed button.
+    b.wait_js(
+        "const x = document.querySelector('.retry-prev'); if (!x) return false; x.click(); return true;",
+        "the previous answer's button",
+    );
     b.wait_js(
         "const m = document.getElementById('messages'); return !!m.querySelector('table') && m.querySelector('.retry-pos')?.textContent === '1 / 2'",
         "back to the first answer",
