@@ -58,14 +58,19 @@ const REFUSALS: [(&str, &str, &str); 3] = [
     ),
 ];
 
+/// The longest refusal head searched for, in bytes.
+const MAX_HEAD: usize = 256;
+
 /// Where, in `buf`, a refusal's head that ends `buf` starts, and its
 /// code and sentence.
 fn refusal_at_end(buf: &[u8]) -> Option<(usize, &'static str, &'static str)> {
     if !buf.ends_with(b"\r\n\r\n") {
         return None;
     }
+    // Such a head is under 200 bytes: only the end of `buf` is searched.
+    let from = buf.len().saturating_sub(MAX_HEAD);
     for (line, code, sentence) in REFUSALS {
-        let Some(start) = find_last(buf, line.as_bytes()) else {
+        let Some(start) = find_last(&buf[from..], line.as_bytes()).map(|at| from + at) else {
             continue;
         };
         let Ok(head) = std::str::from_utf8(&buf[start..]) else {
